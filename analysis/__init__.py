@@ -1,0 +1,1 @@
+"""Offline analysis of recordings: pandas tables, reports."""

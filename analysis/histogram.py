@@ -1,0 +1,41 @@
+"""Log2 histograms: slot s counts values in [2^s, 2^(s+1)); slot 0 also counts 0."""
+from __future__ import annotations
+
+import pandas as pd
+
+BAR_WIDTH = 40
+
+
+def slot_bounds(slot: int) -> tuple[int, int]:
+    return (0 if slot == 0 else 1 << slot), (1 << (slot + 1)) - 1
+
+
+def percentile(hist: pd.Series, q: float) -> float | None:
+    """Estimate the q-quantile (0..1), interpolating linearly inside the slot it falls in."""
+    total = int(hist.sum())
+    if not total:
+        return None
+    rank = q * total
+    seen = 0
+    for slot, count in hist.sort_index().items():
+        if count and seen + count >= rank:
+            low, high = slot_bounds(int(slot))
+            return low + (high - low) * (rank - seen) / count
+        seen += count
+    return float(slot_bounds(int(hist.index.max()))[1])
+
+
+def format_log2(hist: pd.Series, unit: str) -> str:
+    """A histogram as bcc's tools print it, from slot 0 to the highest non-empty one."""
+    counts = hist[hist > 0]
+    if counts.empty:
+        return f"     {unit:<20}: (no events)"
+    top = int(counts.index.max())
+    peak = int(counts.max())
+    lines = [f"{unit:>15}{'':<10}: count    distribution"]
+    for slot in range(top + 1):
+        n = int(hist.get(slot, 0))
+        low, high = slot_bounds(slot)
+        bar = "*" * (n * BAR_WIDTH // peak)
+        lines.append(f"{low:>15} -> {high:<10}: {n:<8} |{bar:<{BAR_WIDTH}}|")
+    return "\n".join(lines)

@@ -1,0 +1,68 @@
+"""Load a recording directory into pandas, refusing anything we cannot read in one line."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import pandas as pd
+import pyarrow
+
+from innostall.collector import recording as fmt
+from innostall.errors import UserError
+
+
+@dataclass
+class Recording:
+    path: str
+    meta: dict
+    counters: pd.DataFrame  # interval, t_s, name, value
+    hists: pd.DataFrame  # interval, t_s, name, slot, count
+
+    def counter_total(self, name: str) -> int:
+        return int(self.counters.loc[self.counters["name"] == name, "value"].sum())
+
+    def hist(self, name: str) -> pd.Series:
+        """Counts per log2 slot over the whole recording."""
+        rows = self.hists[self.hists["name"] == name]
+        return rows.groupby("slot")["count"].sum().astype("int64")
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.counters["t_s"].max()) if len(self.counters) else 0.0
+
+
+def load(path: str) -> Recording:
+    meta = _read_meta(path)
+    counters_path = os.path.join(path, fmt.COUNTERS)
+    if meta.get("complete") and os.path.exists(counters_path):
+        try:
+            counters = pd.read_parquet(counters_path)
+            hists = pd.read_parquet(os.path.join(path, fmt.HISTS))
+        except (OSError, pyarrow.ArrowException) as e:
+            raise UserError(f"{path}: damaged table ({e.__class__.__name__}: {str(e).splitlines()[0]})")
+    else:  # cut short: rebuild the tables from the journal
+        journal = os.path.join(path, fmt.JOURNAL)
+        if not os.path.exists(journal):
+            raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
+        counters, hists = fmt.journal_to_tables(fmt.read_journal(journal))
+    return Recording(path, meta, counters, hists)
+
+
+def _read_meta(path: str) -> dict:
+    if not os.path.isdir(path):
+        raise UserError(f"{path}: no such recording directory")
+    meta_path = os.path.join(path, fmt.META)
+    try:
+        with open(meta_path) as f:
+            meta = json.load(f)
+    except FileNotFoundError:
+        raise UserError(f"{path}: not a recording (no {fmt.META})")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError(f"{meta_path}: damaged metadata (not valid JSON)")
+    if not isinstance(meta, dict) or meta.get("format") != fmt.FORMAT:
+        raise UserError(f"{meta_path}: not an innostall recording")
+    if not isinstance(meta.get("version"), int) or meta["version"] > fmt.FORMAT_VERSION:
+        raise UserError(f"{path}: recording format {meta.get('version')} is newer than this "
+                        f"innostall reads ({fmt.FORMAT_VERSION}); upgrade innostall")
+    return meta

@@ -1,0 +1,1 @@
+"""Discovery (binary -> resolved probes), attach (the BPF loader) and recording."""

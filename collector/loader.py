@@ -1,0 +1,47 @@
+"""The BPF loader process (collector/loader.c): find it, start it, read its snapshots."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from innostall.errors import UserError
+
+
+def loader_path() -> str:
+    candidates = [os.environ.get("INNOSTALL_LOADER"),
+                  str(Path(__file__).resolve().parent.parent / "build" / "innostall-loader"),
+                  shutil.which("innostall-loader")]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    raise UserError("innostall-loader not found: run 'make build' (or set INNOSTALL_LOADER)")
+
+
+def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
+          duration_s: float | None, stderr) -> subprocess.Popen:
+    cmd = [loader_path(), "--binary", binary, "--interval-ms", str(int(interval_s * 1000))]
+    if pid:
+        cmd += ["--pid", str(pid)]
+    if duration_s:
+        cmd += ["--duration-ms", str(int(duration_s * 1000))]
+    for spec in attach:
+        cmd += ["--attach", spec]
+    # Its own session: a terminal's Ctrl-C reaches only us, and we end it cleanly.
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            start_new_session=True)
+
+
+def snapshots(proc: subprocess.Popen):
+    """Yield (raw line, parsed record) until the loader closes its output."""
+    for line in proc.stdout:
+        yield line, json.loads(line)
+
+
+def failure(proc: subprocess.Popen, log_path: str) -> str:
+    """The loader's last error line (it logs to log_path), or its exit status."""
+    with open(log_path) as log:
+        lines = [line.strip() for line in log if line.strip()]
+    return lines[-1] if lines else f"innostall-loader exited with status {proc.returncode}"

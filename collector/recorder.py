@@ -1,0 +1,105 @@
+"""Record: run the loader against a target, journal its snapshots, write the recording."""
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import signal
+import socket
+import sys
+import time
+from typing import Callable
+
+from innostall import __version__
+from innostall.errors import UserError
+
+from . import loader, recording
+from .discover import ResolvedProbe
+from .target import Target
+
+
+def prepare_dir(path: str) -> None:
+    if os.path.exists(os.path.join(path, recording.META)):
+        raise UserError(f"{path} already holds a recording; choose another -o directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot create {path}: {e.strerror}")
+
+
+def describe(target: Target, probes: list[ResolvedProbe], interval_s: float) -> dict:
+    return {
+        "tool_version": __version__,
+        "host": socket.gethostname(),
+        "kernel": platform.release(),
+        "target": {"pid": target.pid, "exe": target.exe, "family": target.family,
+                   "version": target.version, "build_id": target.elf.build_id},
+        "interval_s": interval_s,
+        "probes": [{"name": p.name, "attached": p.ok, "fallback": p.fallback,
+                    "symbol": p.symbol.name if p.symbol else None,
+                    "offset": p.offset, "reason": p.reason} for p in probes],
+    }
+
+
+@contextlib.contextmanager
+def signals_forwarded_to(proc):
+    """Ctrl-C, SIGTERM and SIGHUP ask the loader to stop; we keep reading its last lines."""
+    def forward(signum, frame):
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGINT)
+
+    caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {s: signal.signal(s, forward) for s in caught}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def live_line(record: dict, started: float) -> None:
+    counters = record["counters"]
+    sys.stderr.write(f"\rrecording {time.monotonic() - started:5.0f}s  "
+                     f"purge batches {counters.get('purge_batches', 0):>8}  "
+                     f"pages {counters.get('purge_pages', 0):>10}")
+    sys.stderr.flush()
+
+
+def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
+           interval_s: float = 1.0, on_event: Callable[[str], None] | None = None) -> dict:
+    """Trace until the duration ends, a signal arrives or the target exits. Returns meta."""
+    attach = [spec for p in probes if p.ok for spec in p.attach_args()]
+    if not attach:
+        raise UserError("no probe could be resolved; see 'innostall probes'")
+    prepare_dir(out_dir)
+    meta = describe(target, probes, interval_s)
+    recording.write_meta(out_dir, {**meta, "complete": False})
+    log_path = os.path.join(out_dir, "loader.log")
+    with open(log_path, "w") as log:
+        proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log)
+    live = sys.stderr.isatty()
+    attached_at = None
+    with signals_forwarded_to(proc), open(os.path.join(out_dir, recording.JOURNAL), "a") as journal:
+        for line, rec in loader.snapshots(proc):
+            journal.write(line)
+            journal.flush()
+            if rec["type"] == "attached":
+                attached_at = time.monotonic()
+                meta["start_real_ns"] = rec["real_ns"]
+            elif rec["type"] == "final":
+                meta["stop_real_ns"] = rec["real_ns"]
+            elif rec["type"] == "end":
+                meta["end_reason"] = rec["reason"]
+            elif live:
+                live_line(rec, attached_at)
+            if on_event and rec["type"] in ("attached", "final"):
+                on_event(rec["type"])
+        proc.wait()
+    if live and attached_at:
+        sys.stderr.write("\n")
+    if attached_at is None:
+        raise UserError(loader.failure(proc, log_path))
+    recording.write_tables(out_dir)
+    meta["complete"] = True
+    recording.write_meta(out_dir, meta)
+    return meta

@@ -1,0 +1,3 @@
+from innostall.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""The innostall command: record a running server, report a recording."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from innostall import __version__
+from innostall.errors import UserError
+
+
+def positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def add_target_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--pid", type=int, help="a running mysqld/mariadbd")
+    group.add_argument("--binary", help="a server executable (traces every process running it)")
+
+
+def resolve_target(args):
+    from innostall.collector import target
+
+    return target.from_pid(args.pid) if args.pid is not None else target.from_binary(args.binary)
+
+
+def cmd_probes(args) -> int:
+    from innostall.collector import discover
+
+    tgt = resolve_target(args)
+    probes = discover.resolve(tgt)
+    if args.json:
+        print(json.dumps({"server": {"family": tgt.family, "version": tgt.version,
+                                     "build_id": tgt.elf.build_id},
+                          "probes": [{"name": p.name, "symbol": p.symbol.name if p.symbol else None,
+                                      "offset": p.offset, "fallback": p.fallback,
+                                      "reason": p.reason} for p in probes]}, indent=2))
+    else:
+        print(f"{tgt.label} ({tgt.exe}, build-id {tgt.elf.build_id or 'none'})")
+        for p in probes:
+            where = f"{p.symbol.name} @ {p.offset:#x}" if p.ok else f"missing: {p.reason}"
+            print(f"  {p.name:<16} {where}{'  (fallback)' if p.fallback else ''}")
+    return 0 if all(p.ok for p in probes) else 2
+
+
+def cmd_record(args) -> int:
+    from innostall.collector import discover, recorder
+
+    if os.geteuid() != 0:
+        raise UserError("recording needs root (uprobes and BPF): run with sudo")
+    tgt = resolve_target(args)
+    probes = discover.resolve(tgt)
+    meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
+                           interval_s=args.interval)
+    print(f"recorded {tgt.label} into {args.output} (ended by {meta.get('end_reason')})",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from innostall.analysis import recording, report
+
+    rec = recording.load(args.recording)
+    if args.json:
+        print(json.dumps(report.summary(rec), indent=2))
+    else:
+        print(report.render_text(rec))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="innostall", description=__doc__)
+    p.add_argument("--version", action="version", version=f"innostall {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    probes = sub.add_parser("probes", help="which probes resolve on a server binary")
+    add_target_args(probes)
+    probes.add_argument("--json", action="store_true")
+    probes.set_defaults(func=cmd_probes)
+
+    record = sub.add_parser("record", help="trace a running server into a recording directory")
+    add_target_args(record)
+    record.add_argument("--duration", type=positive, help="seconds (default: until Ctrl-C)")
+    record.add_argument("--interval", type=positive, default=1.0, help="seconds per sample (1)")
+    record.add_argument("-o", "--output", required=True, help="recording directory to create")
+    record.set_defaults(func=cmd_record)
+
+    report = sub.add_parser("report", help="print the report of a recording")
+    report.add_argument("recording")
+    report.add_argument("--json", action="store_true", help="machine-readable summary")
+    report.set_defaults(func=cmd_report)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except UserError as e:
+        print(f"innostall: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

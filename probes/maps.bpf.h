@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Maps and helpers every measurement shares. common.bpf.c defines the maps; the other
+ * objects see them as externs, and `bpftool gen object` links them into one object. */
+#ifndef __MAPS_BPF_H
+#define __MAPS_BPF_H
+
+#include "innostall.h"
+#include "bits.bpf.h"
+
+#ifdef INNOSTALL_DEFINE_SHARED
+#define SHARED
+#else
+#define SHARED extern
+#endif
+
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NR_HISTS);
+	__type(key, __u32);
+	__type(value, struct hist);
+} hists SEC(".maps");
+
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NR_COUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Set by the loader before load: only this process is traced (0 = any process). */
+SHARED const volatile pid_t targ_tgid;
+
+static __always_inline bool traced_process(void)
+{
+	return !targ_tgid || (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
+}
+
+static __always_inline __u32 current_tid(void)
+{
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
+static __always_inline void counter_add(__u32 id, __u64 n)
+{
+	__u64 *value = bpf_map_lookup_elem(&counters, &id);
+
+	if (value)
+		__sync_fetch_and_add(value, n);
+}
+
+static __always_inline void hist_add(__u32 id, __u64 value)
+{
+	struct hist *h = bpf_map_lookup_elem(&hists, &id);
+	__u32 slot = log2_u64(value);
+
+	if (!h)
+		return;
+	if (slot >= MAX_SLOTS)
+		slot = MAX_SLOTS - 1;
+	__sync_fetch_and_add(&h->slots[slot], 1);
+}
+
+#endif /* __MAPS_BPF_H */

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Install what innostall needs on Debian 12, as root. Idempotent; silent on success,
+# one line naming the failed step otherwise. Logs go to build/setup.log.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+mkdir -p "$build"
+log=$build/setup.log
+: > "$log"
+
+step() {  # step NAME CMD... : run CMD, quiet unless it fails
+  local name=$1; shift
+  if ! "$@" >>"$log" 2>&1; then
+    echo "setup: step '$name' failed (see $log)" >&2
+    exit 1
+  fi
+}
+
+debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config make gcc
+      sysbench libaio1 libnuma1 libncurses6 maven python3 python3-venv python3-pip binutils)
+
+need_debs() {
+  local missing=()
+  for p in "${debs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+mount_tracefs() {  # bpftrace needs tracefs to detach its probes
+  [ -e /sys/kernel/tracing/uprobe_events ] && return 0
+  mount -t tracefs nodev /sys/kernel/tracing
+}
+
+python_env() {
+  [ -x "$build/venv/bin/python" ] || python3 -m venv "$build/venv" || return 1
+  # Reinstall only when the project metadata changed since the last install.
+  local stamp=$build/venv/.installed
+  if [ ! -f "$stamp" ] || [ "$top/pyproject.toml" -nt "$stamp" ]; then
+    "$build/venv/bin/pip" install -q --upgrade pip &&
+      "$build/venv/bin/pip" install -q -e "$top[test]" && touch "$stamp"
+  fi
+}
+
+[ "$(id -u)" -eq 0 ] || { echo "setup: must run as root (uprobes and BPF need it)" >&2; exit 1; }
+step "install Debian packages" need_debs
+step "mount tracefs" mount_tracefs
+step "create Python environment" python_env

@@ -1,0 +1,34 @@
+"""Read (never write) a traced process's code, to see whether a uprobe is installed:
+the kernel puts an int3 (0xcc) at a probed instruction and restores it on detach."""
+from __future__ import annotations
+
+import os
+
+INT3 = 0xCC
+
+
+def runtime_address(pid: int, file_offset: int) -> int:
+    """Where a file offset of the process's executable is mapped in its address space."""
+    exe = os.path.realpath(f"/proc/{pid}/exe")
+    with open(f"/proc/{pid}/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            if len(fields) < 6 or fields[5] != exe:
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            offset = int(fields[2], 16)
+            if offset <= file_offset < offset + (end - start):
+                return start + file_offset - offset
+    raise LookupError(f"offset {file_offset:#x} of {exe} is not mapped in pid {pid}")
+
+
+def code_byte(pid: int, file_offset: int) -> int:
+    with open(f"/proc/{pid}/mem", "rb") as mem:
+        mem.seek(runtime_address(pid, file_offset))
+        return mem.read(1)[0]
+
+
+def file_byte(path: str, file_offset: int) -> int:
+    with open(path, "rb") as f:
+        f.seek(file_offset)
+        return f.read(1)[0]

@@ -1,0 +1,74 @@
+"""The recording format: deltas from cumulative snapshots, torn journals, bad directories."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import INNOSTALL
+from innostall.analysis import recording
+from innostall.collector import recording as fmt
+from innostall.errors import UserError
+
+
+def snapshot(kind, t, batches, slots):
+    return {"type": kind, "mono_ns": int(t * 1e9), "real_ns": 0,
+            "counters": {"purge_batches": batches}, "hists": {"purge_batch_latency": slots}}
+
+
+SNAPSHOTS = [
+    {"type": "attached", "mono_ns": 0, "real_ns": 0, "programs": []},
+    snapshot("interval", 1, 3, [0, 3, 0]),
+    snapshot("interval", 2, 5, [0, 4, 1]),
+    snapshot("final", 2.5, 5, [0, 4, 1]),
+]
+
+
+def test_journal_becomes_per_interval_deltas():
+    counters, hists = fmt.journal_to_tables(SNAPSHOTS)
+    assert counters["value"].tolist() == [3, 2, 0]
+    assert counters["t_s"].tolist() == [1.0, 2.0, 2.5]
+    assert hists[["interval", "slot", "count"]].values.tolist() == [[0, 1, 3], [1, 1, 1], [1, 2, 1]]
+
+
+def write_recording(directory, lines, complete=False, **meta):
+    fmt.write_meta(str(directory), {"complete": complete, "interval_s": 1, "probes": [],
+                                    "target": {}, **meta})
+    (directory / fmt.JOURNAL).write_text("".join(lines))
+
+
+def test_torn_last_line_is_dropped(tmp_path):
+    lines = [json.dumps(s) + "\n" for s in SNAPSHOTS[:3]]
+    write_recording(tmp_path, lines + ['{"type": "interval", "mono_'])
+    rec = recording.load(str(tmp_path))
+    assert rec.counter_total("purge_batches") == 5
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: None, "no meta.json"),
+    (lambda d: (d / fmt.META).write_text("{not json"), "damaged metadata"),
+    (lambda d: (d / fmt.META).write_text('{"format": "other"}'), "not an innostall recording"),
+    (lambda d: (d / fmt.META).write_text(json.dumps({"format": fmt.FORMAT, "version": 99})),
+     "newer than this innostall reads"),
+])
+def test_bad_recordings_give_one_line(tmp_path, damage, message):
+    damage(tmp_path)
+    with pytest.raises(UserError, match=message):
+        recording.load(str(tmp_path))
+
+
+def test_truncated_parquet_is_one_line_from_the_cli(tmp_path):
+    write_recording(tmp_path, [json.dumps(s) + "\n" for s in SNAPSHOTS], complete=True)
+    fmt.write_tables(str(tmp_path))
+    table = tmp_path / fmt.COUNTERS
+    table.write_bytes(table.read_bytes()[:100])
+    result = subprocess.run(INNOSTALL + ["report", str(tmp_path)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.startswith("innostall: ") and "damaged table" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_missing_directory_from_the_cli(tmp_path):
+    result = subprocess.run(INNOSTALL + ["report", str(tmp_path / "nope")],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and result.stderr.strip() == \
+        f"innostall: {tmp_path / 'nope'}: no such recording directory"
