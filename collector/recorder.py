@@ -66,7 +66,7 @@ def live_line(record: dict, started: float) -> None:
 
 
 def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
-           interval_s: float = 1.0, on_event: Callable[[str], None] | None = None) -> dict:
+           interval_s: float = 1.0, on_event: Callable[[dict], None] | None = None) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta."""
     attach = [spec for p in probes if p.ok for spec in p.attach_args()]
     if not attach:
@@ -93,7 +93,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
             elif live:
                 live_line(rec, attached_at)
             if on_event and rec["type"] in ("attached", "final"):
-                on_event(rec["type"])
+                on_event(rec)
         proc.wait()
     if live and attached_at:
         sys.stderr.write("\n")

