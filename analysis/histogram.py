@@ -32,10 +32,11 @@ def format_log2(hist: pd.Series, unit: str) -> str:
         return f"     {unit:<20}: (no events)"
     top = int(counts.index.max())
     peak = int(counts.max())
-    lines = [f"{unit:>15}{'':<10}: count    distribution"]
+    width = max(len(unit), len(str(slot_bounds(top)[1])))
+    lines = [f"{unit:>{width}}{'':<{width + 4}} : count    distribution"]
     for slot in range(top + 1):
         n = int(hist.get(slot, 0))
         low, high = slot_bounds(slot)
         bar = "*" * (n * BAR_WIDTH // peak)
-        lines.append(f"{low:>15} -> {high:<10}: {n:<8} |{bar:<{BAR_WIDTH}}|")
+        lines.append(f"{low:>{width}} -> {high:<{width}} : {n:<8} |{bar:<{BAR_WIDTH}}|")
     return "\n".join(lines)

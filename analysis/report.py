@@ -9,6 +9,7 @@ from innostall.collector.target import server_label
 
 from .histogram import format_log2, percentile, slot_bounds
 from .recording import Recording
+from .timeline import per_interval, sparkline
 
 
 def latency_summary(rec: Recording, name: str) -> dict:
@@ -33,6 +34,23 @@ def summary(rec: Recording) -> dict:
             "latency_us": latency_summary(rec, "purge_batch_latency"),
         },
     }
+
+
+def findings(series) -> list[str]:
+    """Plain-words reading of the purge series (one row per interval)."""
+    if not series["purge_batches"].sum():
+        return ["No purge batch ran: purge had no history to work on, or it is disabled."]
+    stalled = (series["purge_batches"] > 0) & (series["purge_empty_batches"] == series["purge_batches"])
+    if stalled.sum() >= max(2, len(series) // 5):
+        working = series[~stalled & (series["purge_pages"] > 0)]
+        text = (f"In {stalled.sum()} of {len(series)} intervals every purge batch found nothing "
+                "to purge: an old read view (a long transaction or consistent snapshot) kept the "
+                "history from being purged.")
+        if len(working):
+            text += (f" Purge did its work in {len(working)} interval(s): "
+                     f"{working['purge_pages'].sum()} undo pages.")
+        return [text]
+    return []
 
 
 def demangle(symbol: str | None) -> str:
@@ -75,6 +93,12 @@ def render_text(rec: Recording) -> str:
     if s["batches"]:
         lines.append(f"  batch latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
                      f"max <= {lat['max']} us")
+    series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
+    lines += [f"  finding: {text}" for text in findings(series)]
+    lines += ["", "Purge over time (one character per interval, scaled to the peak)"]
+    for name, label in [("purge_batches", "batches"), ("purge_empty_batches", "empty"),
+                        ("purge_pages", "pages")]:
+        lines.append(f"  {label:<8} |{sparkline(series[name])}| peak {series[name].max()}")
     lines += ["", "Purge batch latency", format_log2(rec.hist("purge_batch_latency"), "usecs"),
               "", "Undo pages per purge batch", format_log2(rec.hist("purge_batch_pages"), "pages")]
     return "\n".join(lines)

@@ -25,13 +25,15 @@ echo "demo: starting $server with sysbench tables ..."
 "$fixture" "$server" start || die "could not start $server"
 "$fixture" "$server" load 2 20000 || die "could not load sysbench tables"
 
-echo "demo: seed-like load for $((seconds + 10)) s, recording $seconds s of it ..."
-setsid "$top/scripts/seed-load.sh" "$server" $((seconds + 10)) >"$build/demo-load.log" 2>&1 &
+# The recording outlasts the load: it sees purge stall behind the snapshot, then catch up
+# once the snapshot commits at the end of the load.
+echo "demo: seed-like load for $seconds s, recording $((seconds + 7)) s from its 3rd second ..."
+setsid "$top/scripts/seed-load.sh" "$server" "$seconds" >"$build/demo-load.log" 2>&1 &
 load_pid=$!
-sleep 5  # let history build up behind the snapshot
+sleep 3
 rm -rf "$out" && mkdir -p "$out"
-"$innostall" record --pid "$("$fixture" "$server" pid)" --duration "$seconds" -o "$out/recording" ||
-  die "recording failed"
+"$innostall" record --pid "$("$fixture" "$server" pid)" --duration $((seconds + 7)) \
+  -o "$out/recording" || die "recording failed"
 "$innostall" report "$out/recording" | tee "$out/report.txt"
 echo
 echo "demo: recording in $out/recording, report in $out/report.txt"
