@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from innostall.errors import UserError
+
 from .elf import Symbol
 from .target import Target, parse_version
 
@@ -33,6 +35,21 @@ class ResolvedProbe:
 def catalog() -> dict:
     text = resources.files("innostall.collector").joinpath("catalog.toml").read_text()
     return tomllib.loads(text)["probe"]
+
+
+def select(spec: str | None) -> list[str]:
+    """Probe names from a comma-separated list of set names and probe names."""
+    entries = catalog()
+    names: list[str] = []
+    for item in (spec or "default").split(","):
+        item = item.strip()
+        members = [n for n, e in entries.items() if item in e["sets"]] if item not in entries else [item]
+        if not members:
+            sets = sorted({s for e in entries.values() for s in e["sets"]})
+            raise UserError(f"unknown probe or set '{item}' (sets: {', '.join(sets)}; "
+                            f"probes: {', '.join(entries)})")
+        names += [n for n in members if n not in names]
+    return names
 
 
 def in_range(version: tuple[int, ...], spec: str) -> bool:

@@ -56,8 +56,9 @@ def cmd_record(args) -> int:
 
     if os.geteuid() != 0:
         raise UserError("recording needs root (uprobes and BPF): run with sudo")
+    names = discover.select(args.probes)
     tgt = resolve_target(args)
-    probes = discover.resolve(tgt)
+    probes = discover.resolve(tgt, names)
     meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
                            interval_s=args.interval)
     print(f"recorded {tgt.label} into {args.output} (ended by {meta.get('end_reason')})",
@@ -90,6 +91,7 @@ def parser() -> argparse.ArgumentParser:
     add_target_args(record)
     record.add_argument("--duration", type=positive, help="seconds (default: until Ctrl-C)")
     record.add_argument("--interval", type=positive, default=1.0, help="seconds per sample (1)")
+    record.add_argument("--probes", help="comma-separated probe sets or probe names (default)")
     record.add_argument("-o", "--output", required=True, help="recording directory to create")
     record.set_defaults(func=cmd_record)
 
