@@ -1,9 +1,9 @@
-"""Discovery: walk the probe catalog for one target and resolve each logical probe to a
-symbol and the file offset its uprobes attach at, or to the reason it cannot be."""
+"""Discovery: walk the probe catalog for one target and resolve each logical probe to the
+symbols and file offsets its uprobes attach at, or to the reason it cannot be."""
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -17,18 +17,31 @@ from .target import Target, parse_version
 class ResolvedProbe:
     name: str
     description: str
+    core: bool
+    cost: str
     programs: dict[str, str]  # role (entry/return) -> BPF program name
-    symbol: Symbol | None = None
-    offset: int | None = None
+    symbols: list[Symbol] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    globals: dict[str, int] = field(default_factory=dict)  # data symbol -> address
+    decode: dict[str, str] = field(default_factory=dict)
+    exact: bool = True  # False: approximate (a subset, a threshold or an estimate; see the catalog)
     fallback: bool = False  # found outside the variants listed for this version
     reason: str | None = None  # why it is missing
 
     @property
     def ok(self) -> bool:
-        return self.offset is not None
+        return bool(self.offsets)
+
+    @property
+    def symbol(self) -> Symbol | None:
+        return self.symbols[0] if self.symbols else None
+
+    @property
+    def offset(self) -> int | None:
+        return self.offsets[0] if self.offsets else None
 
     def attach_args(self) -> list[str]:
-        return [f"{prog}={self.offset:#x}" for prog in self.programs.values()]
+        return [f"{prog}={offset:#x}" for offset in self.offsets for prog in self.programs.values()]
 
 
 @cache
@@ -43,7 +56,7 @@ def select(spec: str | None) -> list[str]:
     names: list[str] = []
     for item in (spec or "default").split(","):
         item = item.strip()
-        members = [n for n, e in entries.items() if item in e["sets"]] if item not in entries else [item]
+        members = [item] if item in entries else [n for n, e in entries.items() if item in e["sets"]]
         if not members:
             sets = sorted({s for e in entries.values() for s in e["sets"]})
             raise UserError(f"unknown probe or set '{item}' (sets: {', '.join(sets)}; "
@@ -57,13 +70,32 @@ def in_range(version: tuple[int, ...], spec: str) -> bool:
     return low <= version[:len(low)] and version[:len(high)] <= high
 
 
-def candidate_symbols(variants: list[dict], target: Target) -> tuple[list[str], list[str]]:
-    """Symbols of the variants matching the target's version, then the family's others."""
+def ordered_variants(variants: list[dict], target: Target) -> list[tuple[dict, bool]]:
+    """(variant, matches the version) for the target's family, version matches first."""
     version = target.version_tuple()
     family = [v for v in variants if target.family in v["families"]]
-    exact = [s for v in family if version and in_range(version, v["versions"]) for s in v["symbols"]]
-    others = [s for v in family for s in v["symbols"] if s not in exact]
-    return exact, others
+    exact = [v for v in family if version and in_range(version, v["versions"])]
+    return [(v, True) for v in exact] + [(v, False) for v in family if v not in exact]
+
+
+def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool:
+    found = target.find_functions(variant["symbols"])
+    present = [found[name] for name in variant["symbols"] if name in found]
+    if not present:
+        return False
+    if variant.get("match", "first") == "first":
+        present = present[:1]
+    wanted_globals = variant.get("globals", [])
+    globals_found = target.find_objects(wanted_globals)
+    if len(globals_found) < len(wanted_globals):
+        return False
+    probe.symbols = present
+    probe.offsets = [target.elf.file_offset(s.vaddr) for s in present]
+    probe.globals = {name: s.vaddr for name, s in globals_found.items()}
+    probe.programs = dict(variant.get("programs", probe.programs))
+    probe.decode = dict(variant.get("decode", {}))
+    probe.exact = variant.get("exact", True)
+    return True
 
 
 def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProbe]:
@@ -71,24 +103,23 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
     resolved = []
     for name in names or list(entries):
         entry = entries[name]
-        probe = ResolvedProbe(name, entry["description"], dict(entry["programs"]))
-        exact, others = candidate_symbols(entry["variant"], target)
-        found = target.elf.find_functions(exact + others)
-        for symbol_name in exact + others:
-            if symbol_name in found:
-                probe.symbol = found[symbol_name]
-                probe.offset = target.elf.file_offset(probe.symbol.vaddr)
-                probe.fallback = symbol_name not in exact
+        probe = ResolvedProbe(name, entry["description"], entry.get("core", False),
+                              entry["cost"], dict(entry["programs"]))
+        variants = ordered_variants(entry["variant"], target)
+        for variant, version_matches in variants:
+            if resolve_variant(probe, variant, target):
+                probe.fallback = not version_matches
                 break
         else:
-            probe.reason = missing_reason(target, exact + others)
+            probe.reason = missing_reason(target, variants)
         resolved.append(probe)
     return resolved
 
 
-def missing_reason(target: Target, tried: list[str]) -> str:
-    if not tried:
-        return f"no symbol known for {target.label}"
-    if not target.elf.has_symtab and target.family == "mariadb":
-        return "binary is stripped and MariaDB hides InnoDB symbols: install its debug symbols"
-    return "none of " + ", ".join(tried) + " is in the binary"
+def missing_reason(target: Target, variants: list[tuple[dict, bool]]) -> str:
+    if not variants:
+        return f"not available on {target.label}"
+    tried = [s for v, _ in variants for s in v["symbols"]]
+    if not target.elf.has_symtab and not target.debug:
+        return "not exported, and the binary has no symbol table: install its debug symbols"
+    return f"none of {len(tried)} known symbols is in the binary (inlined or renamed in this build)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import mmap
 import re
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -18,7 +19,7 @@ from elftools.elf.elffile import ELFFile
 from innostall.errors import UserError
 
 ELF_MAGIC = b"\x7fELF"
-STT_FUNC = 2
+STT_OBJECT, STT_FUNC = 1, 2
 SYM_DTYPE = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
                       ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")])
 
@@ -70,7 +71,21 @@ class ElfImage:
 
     @cached_property
     def has_symtab(self) -> bool:
-        return self._elf.get_section_by_name(".symtab") is not None
+        section = self._elf.get_section_by_name(".symtab")
+        return section is not None and section["sh_size"] > 0
+
+    @cached_property
+    def debuglink(self) -> tuple[str, int] | None:
+        """(file name, CRC32) from .gnu_debuglink: where distros put the stripped symbols."""
+        data = self.section_bytes(".gnu_debuglink")
+        if not data or b"\0" not in data:
+            return None
+        name = data[:data.index(b"\0")].decode(errors="replace")
+        crc_at = (data.index(b"\0") + 4) & ~3
+        return name, int.from_bytes(data[crc_at:crc_at + 4], "little")
+
+    def crc32(self) -> int:
+        return zlib.crc32(self._map)
 
     def section_bytes(self, name: str) -> bytes:
         section = self._elf.get_section_by_name(name)
@@ -79,16 +94,8 @@ class ElfImage:
         start = section["sh_offset"]
         return self._map[start:start + section["sh_size"]]
 
-    def find_functions(self, names: list[str]) -> dict[str, Symbol]:
-        """Defined function symbols among `names`, from .symtab, then .dynsym."""
-        found: dict[str, Symbol] = {}
-        for table in (".symtab", ".dynsym"):
-            wanted = [n for n in names if n not in found]
-            if wanted:
-                found.update(self._find_in(table, wanted))
-        return found
-
-    def _find_in(self, table: str, names: list[str]) -> dict[str, Symbol]:
+    def find(self, names: list[str], table: str, sym_type: int = STT_FUNC) -> dict[str, Symbol]:
+        """Defined symbols of one type among `names`, in one symbol table."""
         section = self._elf.get_section_by_name(table)
         if section is None or section["sh_type"] == "SHT_NOBITS":
             return {}
@@ -97,7 +104,7 @@ class ElfImage:
         if not offsets:
             return {}
         syms = np.frombuffer(self.section_bytes(table), dtype=SYM_DTYPE)
-        hits = syms[np.isin(syms["name"], list(offsets)) & ((syms["info"] & 0xF) == STT_FUNC)
+        hits = syms[np.isin(syms["name"], list(offsets)) & ((syms["info"] & 0xF) == sym_type)
                     & (syms["shndx"] != 0) & (syms["value"] != 0)]
         return {offsets[int(s["name"])]: Symbol(offsets[int(s["name"])], int(s["value"]),
                                                 int(s["size"]), table) for s in hits}

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass
 
-from innostall.errors import UserError
+from innostall.errors import NotCovered, UserError
 
-from .elf import ElfImage
+from .debuginfo import find_debug_file
+from .elf import STT_FUNC, STT_OBJECT, ElfImage, Symbol
 
 # Version strings compiled into .rodata. MariaDB embeds "10.2.11-MariaDB"; MySQL and
 # Percona embed the bare version next to their compilation comment.
@@ -25,6 +28,23 @@ class Target:
     elf: ElfImage
     family: str | None = None  # mysql, percona, mariadb
     version: str | None = None
+    debug: ElfImage | None = None  # a separate debug file holding the symbol table
+
+    def find_functions(self, names: list[str]) -> dict[str, Symbol]:
+        return self._find(names, STT_FUNC)
+
+    def find_objects(self, names: list[str]) -> dict[str, Symbol]:
+        return self._find(names, STT_OBJECT)
+
+    def _find(self, names: list[str], sym_type: int) -> dict[str, Symbol]:
+        """Full symbol tables first (local symbols live only there), then exported ones."""
+        found: dict[str, Symbol] = {}
+        sources = [(self.elf, ".symtab"), (self.debug, ".symtab"), (self.elf, ".dynsym")]
+        for image, table in sources:
+            wanted = [n for n in names if n not in found]
+            if image and wanted:
+                found.update(image.find(wanted, table, sym_type))
+        return found
 
     @property
     def label(self) -> str:
@@ -43,7 +63,7 @@ def parse_version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", text))
 
 
-def from_pid(pid: int) -> Target:
+def from_pid(pid: int, debuginfo: str | None = None) -> Target:
     proc = f"/proc/{pid}"
     if not os.path.isdir(proc):
         raise UserError(f"no process with pid {pid}")
@@ -55,14 +75,36 @@ def from_pid(pid: int) -> Target:
         raise UserError(f"pid {pid} has no executable (a kernel thread?)")
     # /proc/PID/exe reaches the running file even when it was replaced or deleted on disk.
     target = Target(path=f"{proc}/exe", exe=exe, pid=pid, elf=ElfImage(f"{proc}/exe"))
-    identify(target)
-    return target
+    return prepare(target, debuginfo)
 
 
-def from_binary(path: str) -> Target:
+def from_binary(path: str, debuginfo: str | None = None) -> Target:
     target = Target(path=os.path.abspath(path), exe=path, pid=None, elf=ElfImage(path))
+    return prepare(target, debuginfo)
+
+
+def prepare(target: Target, debuginfo: str | None) -> Target:
     identify(target)
+    if debuginfo or not target.elf.has_symtab:
+        target.debug = find_debug_file(target.elf, target.exe, debuginfo)
+    if target.family == "mariadb" and not target.elf.has_symtab and not target.debug:
+        raise NotCovered(f"{target.exe} is stripped and MariaDB keeps InnoDB's symbols out of "
+                         f"its exports: {debug_symbols_hint(target)}")
     return target
+
+
+def debug_symbols_hint(target: Target) -> str:
+    """How to get the symbols: the distro's debug package if we can name it."""
+    build_id = target.elf.build_id or "unknown"
+    exe = os.path.realpath(target.exe.removesuffix(" (deleted)"))
+    for query, advice in (["dpkg-query", "-S", exe], "install {pkg}-dbgsym (Debian/Ubuntu debug archive)"), \
+                         (["rpm", "-qf", "--qf", "%{NAME}", exe], "run 'debuginfo-install {pkg}'"):
+        if shutil.which(query[0]):
+            result = subprocess.run(query, capture_output=True, text=True)
+            if result.returncode == 0 and result.stdout.strip():
+                pkg = result.stdout.split(":")[0].strip()
+                return advice.format(pkg=pkg) + f", or pass --debuginfo FILE (build-id {build_id})"
+    return f"install its debug symbols (build-id {build_id}) or pass --debuginfo FILE"
 
 
 def identify(target: Target) -> None:

@@ -24,31 +24,56 @@ def add_target_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--pid", type=int, help="a running mysqld/mariadbd")
     group.add_argument("--binary", help="a server executable (traces every process running it)")
+    parser.add_argument("--debuginfo", metavar="PATH",
+                        help="separate debug file (or directory) with the server's symbols")
 
 
 def resolve_target(args):
     from innostall.collector import target
 
-    return target.from_pid(args.pid) if args.pid is not None else target.from_binary(args.binary)
+    if args.pid is not None:
+        return target.from_pid(args.pid, args.debuginfo)
+    return target.from_binary(args.binary, args.debuginfo)
+
+
+def probe_json(p) -> dict:
+    return {"name": p.name, "resolved": p.ok, "core": p.core, "cost": p.cost,
+            "symbols": [s.name for s in p.symbols], "offsets": p.offsets,
+            "programs": p.programs, "globals": p.globals, "decode": p.decode,
+            "exact": p.exact, "fallback": p.fallback, "reason": p.reason}
 
 
 def cmd_probes(args) -> int:
+    from innostall.analysis.report import demangle
     from innostall.collector import discover
 
     tgt = resolve_target(args)
     probes = discover.resolve(tgt)
+    core_ok = all(p.ok for p in probes if p.core)
     if args.json:
         print(json.dumps({"server": {"family": tgt.family, "version": tgt.version,
-                                     "build_id": tgt.elf.build_id},
-                          "probes": [{"name": p.name, "symbol": p.symbol.name if p.symbol else None,
-                                      "offset": p.offset, "fallback": p.fallback,
-                                      "reason": p.reason} for p in probes]}, indent=2))
-    else:
-        print(f"{tgt.label} ({tgt.exe}, build-id {tgt.elf.build_id or 'none'})")
-        for p in probes:
-            where = f"{p.symbol.name} @ {p.offset:#x}" if p.ok else f"missing: {p.reason}"
-            print(f"  {p.name:<16} {where}{'  (fallback)' if p.fallback else ''}")
-    return 0 if all(p.ok for p in probes) else 2
+                                     "exe": tgt.exe, "build_id": tgt.elf.build_id,
+                                     "pie": tgt.elf.is_pie,
+                                     "debug_file": tgt.debug.path if tgt.debug else None},
+                          "core_resolved": core_ok,
+                          "probes": [probe_json(p) for p in probes]}, indent=2))
+        return 0 if core_ok else 2
+    symbols_from = tgt.debug.path if tgt.debug else (".symtab" if tgt.elf.has_symtab else ".dynsym")
+    print(f"{tgt.label}  {tgt.exe}")
+    print(f"  build-id {tgt.elf.build_id or 'none'}, {'PIE' if tgt.elf.is_pie else 'non-PIE'}, "
+          f"symbols from {symbols_from}")
+    print(f"  {'probe':<17}{'cost':<6}{'offset':<11}symbol / reason")
+    for p in probes:
+        mark = "*" if p.core else " "
+        if p.ok:
+            more = f" (+{len(p.symbols) - 1} more)" if len(p.symbols) > 1 else ""
+            notes = ("  [fallback]" if p.fallback else "") + ("" if p.exact else "  [approx]")
+            print(f"{mark} {p.name:<17}{p.cost:<6}{p.offset:<#11x}{demangle(p.symbol.name)[:70]}{more}{notes}")
+        else:
+            print(f"{mark} {p.name:<17}{p.cost:<6}{'-':<11}missing: {p.reason}")
+    missing = [p.name for p in probes if p.core and not p.ok]
+    print("* core set: " + ("all resolved" if core_ok else "missing " + ", ".join(missing)))
+    return 0 if core_ok else 2
 
 
 def cmd_record(args) -> int:
