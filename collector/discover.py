@@ -24,6 +24,7 @@ class ResolvedProbe:
     offsets: list[int] = field(default_factory=list)
     globals: dict[str, int] = field(default_factory=dict)  # data symbol -> address
     decode: dict[str, str] = field(default_factory=dict)
+    bpftrace: str | None = None  # fragment of probes/bpftrace/ (None: chosen by roles)
     exact: bool = True  # False: approximate (a subset, a threshold or an estimate; see the catalog)
     fallback: bool = False  # found outside the variants listed for this version
     reason: str | None = None  # why it is missing
@@ -95,6 +96,7 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
     probe.programs = dict(variant.get("programs", probe.programs))
     probe.decode = dict(variant.get("decode", {}))
     probe.exact = variant.get("exact", True)
+    probe.bpftrace = variant.get("bpftrace", probe.bpftrace)
     return True
 
 
@@ -104,7 +106,7 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
     for name in names or list(entries):
         entry = entries[name]
         probe = ResolvedProbe(name, entry["description"], entry.get("core", False),
-                              entry["cost"], dict(entry["programs"]))
+                              entry["cost"], dict(entry["programs"]), bpftrace=entry.get("bpftrace"))
         variants = ordered_variants(entry["variant"], target)
         for variant, version_matches in variants:
             if resolve_variant(probe, variant, target):

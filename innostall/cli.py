@@ -76,6 +76,18 @@ def cmd_probes(args) -> int:
     return 0 if core_ok else 2
 
 
+def cmd_bpftrace(args) -> int:
+    from innostall.collector import bpftrace, discover
+
+    names = discover.select(args.probes) if args.probes else None
+    tgt = resolve_target(args)
+    probes = discover.resolve(tgt, names)
+    if not any(p.ok for p in probes):
+        raise UserError("no probe resolved: nothing to trace (see 'innostall probes')")
+    print(bpftrace.script(tgt, probes), end="")
+    return 0
+
+
 def cmd_record(args) -> int:
     from innostall.collector import discover, recorder
 
@@ -111,6 +123,11 @@ def parser() -> argparse.ArgumentParser:
     add_target_args(probes)
     probes.add_argument("--json", action="store_true")
     probes.set_defaults(func=cmd_probes)
+
+    script = sub.add_parser("bpftrace", help="print a bpftrace script for the resolved probes")
+    add_target_args(script)
+    script.add_argument("--probes", help="comma-separated probe sets or probe names (all)")
+    script.set_defaults(func=cmd_bpftrace)
 
     record = sub.add_parser("record", help="trace a running server into a recording directory")
     add_target_args(record)

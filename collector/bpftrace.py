@@ -1,0 +1,74 @@
+"""`innostall bpftrace`: a ready bpftrace script for the probes that resolved, assembled
+from the fragments in probes/bpftrace/ (one per measurement, plus generic shapes)."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from string import Template
+
+from .discover import ResolvedProbe
+from .target import Target
+
+FRAGMENTS = Path(__file__).resolve().parent.parent / "probes" / "bpftrace"
+
+
+def fragment(name: str) -> Template:
+    return Template((FRAGMENTS / f"{name}.bt").read_text())
+
+
+def fragment_name(probe: ResolvedProbe) -> str:
+    if probe.bpftrace:
+        return probe.bpftrace
+    return "span" if "return" in probe.programs else "count"
+
+
+def binary_path(target: Target) -> str:
+    """The path bpftrace resolves symbols in: the executable itself, even when it was
+    replaced or deleted on disk (then only /proc/PID/exe still reaches it)."""
+    if target.pid is None:
+        return target.path  # already absolute
+    exe = target.exe
+    return exe if os.path.exists(exe) and not exe.endswith(" (deleted)") else target.path
+
+
+def attach_points(kind: str, target: Target, probe: ResolvedProbe) -> str:
+    """uprobe:PATH:SYMBOL, or the address where the name lives only in a debug file."""
+    path = binary_path(target)
+    own = target.elf.find([s.name for s in probe.symbols], ".symtab") | \
+        target.elf.find([s.name for s in probe.symbols], ".dynsym")
+    where = [s.name if s.name in own else f"{s.vaddr:#x}" for s in probe.symbols]
+    return ",\n".join(f"{kind}:{path}:{w}" for w in where)
+
+
+def probe_text(target: Target, probe: ResolvedProbe, by_name: dict[str, ResolvedProbe]) -> str:
+    fields = {"name": probe.name, "description": probe.description,
+              "uprobe": attach_points("uprobe", target, probe),
+              "uretprobe": attach_points("uretprobe", target, probe),
+              "threshold_us": probe.decode.get("threshold_us", "5")}
+    name = fragment_name(probe)
+    if name == "version_walk":
+        step = by_name.get("version_step")
+        if not step or not step.ok:
+            name = "span"  # no depth without the step probe: time the walks only
+        else:
+            fields["step_uprobe"] = attach_points("uprobe", target, step)
+    return fragment(name).substitute(fields)
+
+
+def script(target: Target, probes: list[ResolvedProbe]) -> str:
+    resolved = [p for p in probes if p.ok]
+    by_name = {p.name: p for p in resolved}
+    header = fragment("header").substitute(
+        server=target.label, exe=binary_path(target), build_id=target.elf.build_id or "none",
+        probes=", ".join(p.name for p in resolved),
+        run_hint=f"-p {target.pid}" if target.pid else "")
+    body = "".join(probe_text(target, p, by_name) for p in resolved)
+    return header + body + end_block(body)
+
+
+def end_block(body: str) -> str:
+    """Per-thread scratch maps hold calls still in flight at Ctrl-C: drop them unprinted."""
+    scratch = sorted(set(re.findall(r"(@\w+)\[tid\]", body)))
+    clears = "".join(f"\tclear({name});\n" for name in scratch)
+    return f"\nEND\n{{\n{clears}}}\n" if scratch else ""
