@@ -46,9 +46,19 @@ class ResolvedProbe:
 
 
 @cache
+def catalog_file() -> dict:
+    return tomllib.loads(resources.files("innostall.collector").joinpath("catalog.toml").read_text())
+
+
 def catalog() -> dict:
-    text = resources.files("innostall.collector").joinpath("catalog.toml").read_text()
-    return tomllib.loads(text)["probe"]
+    return catalog_file()["probe"]
+
+
+def check_supported(target: Target) -> None:
+    oldest = catalog_file()["supported"].get(target.family)
+    if target.version and oldest and target.version_tuple() < parse_version(oldest):
+        raise UserError(f"{target.label} is not supported: innostall covers "
+                        + ", ".join(f"{f} {v}+" for f, v in catalog_file()["supported"].items()))
 
 
 def select(spec: str | None) -> list[str]:
@@ -101,6 +111,7 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
 
 
 def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProbe]:
+    check_supported(target)
     entries = catalog()
     resolved = []
     for name in names or list(entries):

@@ -70,12 +70,20 @@ def from_pid(pid: int, debuginfo: str | None = None) -> Target:
     try:
         exe = os.readlink(f"{proc}/exe")
     except PermissionError:
+        if os.geteuid() == 0:
+            raise UserError(f"cannot inspect pid {pid}: permission denied even to root "
+                            "(a process of another container?)")
         raise UserError(f"cannot inspect pid {pid}: run innostall as root")
     except OSError:
         raise UserError(f"pid {pid} has no executable (a kernel thread?)")
     # /proc/PID/exe reaches the running file even when it was replaced or deleted on disk.
     target = Target(path=f"{proc}/exe", exe=exe, pid=pid, elf=ElfImage(f"{proc}/exe"))
-    return prepare(target, debuginfo)
+    try:
+        return prepare(target, debuginfo)
+    except NotCovered:
+        raise
+    except UserError as e:
+        raise UserError(f"pid {pid} ({exe}): {str(e).removeprefix(f'{exe}: ')}") from None
 
 
 def from_binary(path: str, debuginfo: str | None = None) -> Target:

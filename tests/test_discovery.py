@@ -1,4 +1,5 @@
 """Discovery on the real fixture binaries (downloaded, not started) and on bad input."""
+import os
 import subprocess
 from pathlib import Path
 
@@ -59,3 +60,30 @@ def test_bad_binaries_give_one_clear_line(path, message):
 def test_pid_that_does_not_exist():
     with pytest.raises(UserError, match="no process with pid"):
         target.from_pid(2 ** 22 + 12345)
+
+
+def test_pid_that_is_not_a_server():
+    result = subprocess.run(INNOSTALL + ["probes", "--pid", str(os.getpid())], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"innostall: pid {os.getpid()} (")
+    assert "not a MySQL, Percona or MariaDB server" in result.stderr
+
+
+def test_not_root_is_told_to_use_root():
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    record = subprocess.run(as_nobody + INNOSTALL + ["record", "--pid", "1", "-o", "/tmp/never"],
+                            capture_output=True, text=True)
+    assert record.returncode == 1 and "needs root" in record.stderr
+    probes = subprocess.run(as_nobody + INNOSTALL + ["probes", "--pid", "1"], capture_output=True, text=True)
+    assert probes.returncode == 1 and "run innostall as root" in probes.stderr
+
+
+def test_unsupported_version(tmp_path):
+    source = tmp_path / "old.c"
+    source.write_text('#include <stdio.h>\nint main(void) { puts("10.1.48-MariaDB"); return 0; }\n')
+    subprocess.run(["gcc", "-o", str(tmp_path / "mysqld"), str(source)], check=True)
+    result = subprocess.run(INNOSTALL + ["probes", "--binary", str(tmp_path / "mysqld")],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("innostall: MariaDB 10.1.48 is not supported: innostall covers "
+                                     "mysql 5.6+, percona 5.6+, mariadb 10.2+")
