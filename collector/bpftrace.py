@@ -63,7 +63,11 @@ def script(target: Target, probes: list[ResolvedProbe]) -> str:
         server=target.label, exe=binary_path(target), build_id=target.elf.build_id or "none",
         probes=", ".join(p.name for p in resolved),
         run_hint=f"-p {target.pid}" if target.pid else "")
-    body = "".join(probe_text(target, p, by_name) for p in resolved)
+    # Several logical probes may share one function and fragment (sync_array_wait_event
+    # serves block X, SX and other latch sleeps): emit each such pair once.
+    unique = {(fragment_name(p), tuple(p.offsets)): p for p in reversed(resolved)}
+    body = "".join(probe_text(target, p, by_name) for p in resolved
+                   if unique[(fragment_name(p), tuple(p.offsets))] is p)
     return header + body + end_block(body)
 
 

@@ -110,15 +110,30 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
     return True
 
 
+def layout(target: Target) -> dict | None:
+    """Struct offsets of this build, for the programs that decode latches and blocks."""
+    version = target.version_tuple()
+    for entry in catalog_file().get("layout", []):
+        if target.family in entry["families"] and version and in_range(version, entry["versions"]):
+            return entry["settings"]
+    return None
+
+
 def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProbe]:
     check_supported(target)
     entries = catalog()
+    known_layout = layout(target) is not None
     resolved = []
     for name in names or list(entries):
         entry = entries[name]
         probe = ResolvedProbe(name, entry["description"], entry.get("core", False),
                               entry["cost"], dict(entry["programs"]), bpftrace=entry.get("bpftrace"))
         variants = ordered_variants(entry["variant"], target)
+        if entry.get("needs_layout") and not known_layout:
+            probe.reason = (f"block and latch structs of {target.label} are not in the catalog, "
+                            "so block latches cannot be told apart")
+            resolved.append(probe)
+            continue
         for variant, version_matches in variants:
             if resolve_variant(probe, variant, target):
                 probe.fallback = not version_matches

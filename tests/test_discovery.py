@@ -87,3 +87,13 @@ def test_unsupported_version(tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip() == ("innostall: MariaDB 10.1.48 is not supported: innostall covers "
                                      "mysql 5.6+, percona 5.6+, mariadb 10.2+")
+
+
+def test_latch_layout_by_version_and_its_absence():
+    def stub(family, version):
+        return target.Target(path="", exe="", pid=None, elf=None, family=family, version=version)
+
+    assert discover.layout(stub("mariadb", "11.4.5"))["block_from_latch"] == 24
+    assert discover.layout(stub("mariadb", "10.11.5"))["read_fix_hi"] == 0xA0000000
+    assert discover.layout(stub("mysql", "8.0.15"))["block_flag_byte"] == 0x59
+    assert discover.layout(stub("mysql", "8.0.30")) is None  # is_block_lock moved: needs DWARF
