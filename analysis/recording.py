@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 import pyarrow
@@ -18,9 +18,17 @@ class Recording:
     meta: dict
     counters: pd.DataFrame  # interval, t_s, name, value
     hists: pd.DataFrame  # interval, t_s, name, slot, count
+    walks: pd.DataFrame = field(default_factory=lambda: fmt.walks_table([]))
+    # deep version walks: t_s, tid, depth, latency_us, stack (folded, root first)
 
     def counter_total(self, name: str) -> int:
         return int(self.counters.loc[self.counters["name"] == name, "value"].sum())
+
+    def setting(self, name: str, default: int) -> int:
+        return int(self.meta.get("settings", {}).get(name, default))
+
+    def probe_attached(self, name: str) -> bool:
+        return any(p["name"] == name and p["attached"] for p in self.meta.get("probes", []))
 
     def hist(self, name: str) -> pd.Series:
         """Counts per log2 slot over the whole recording."""
@@ -36,17 +44,25 @@ def load(path: str) -> Recording:
     meta = _read_meta(path)
     counters_path = os.path.join(path, fmt.COUNTERS)
     if meta.get("complete") and os.path.exists(counters_path):
-        try:
-            counters = pd.read_parquet(counters_path)
-            hists = pd.read_parquet(os.path.join(path, fmt.HISTS))
-        except (OSError, pyarrow.ArrowException) as e:
-            raise UserError(f"{path}: damaged table ({e.__class__.__name__}: {str(e).splitlines()[0]})")
+        counters = _read_table(path, fmt.COUNTERS)
+        hists = _read_table(path, fmt.HISTS)
+        has_walks = os.path.exists(os.path.join(path, fmt.WALKS))  # older recordings: none
+        walks = _read_table(path, fmt.WALKS) if has_walks else fmt.walks_table([])
     else:  # cut short: rebuild the tables from the journal
         journal = os.path.join(path, fmt.JOURNAL)
         if not os.path.exists(journal):
             raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
-        counters, hists = fmt.journal_to_tables(fmt.read_journal(journal))
-    return Recording(path, meta, counters, hists)
+        records = fmt.read_records(journal)
+        counters, hists = fmt.journal_to_tables(records)
+        walks = fmt.walks_table(records)
+    return Recording(path, meta, counters, hists, walks)
+
+
+def _read_table(path: str, name: str) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(os.path.join(path, name))
+    except (OSError, pyarrow.ArrowException) as e:
+        raise UserError(f"{path}: damaged table ({e.__class__.__name__}: {str(e).splitlines()[0]})")
 
 
 def _read_meta(path: str) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 
 import cxxfilt
+import pandas as pd
 
 from innostall.collector.target import server_label
 
@@ -21,6 +22,34 @@ def latency_summary(rec: Recording, name: str) -> dict:
             "max": slot_bounds(top)[1]}  # an upper bound: the top of the highest slot
 
 
+def depth_summary(rec: Recording, max_depth: int) -> dict:
+    """Depth percentiles from the log2 histogram, never above the exact maximum."""
+    hist = rec.hist("version_walk_depth")
+    if hist.empty or not hist.sum():
+        return {"p50": None, "p99": None}
+    return {q: round(min(percentile(hist, f), max_depth), 1) for q, f in (("p50", 0.5), ("p99", 0.99))}
+
+
+def version_walk_summary(rec: Recording) -> dict:
+    # version_walk_max_depth is a running maximum, so its deltas sum to it. A recording cut
+    # short can hold deep-walk events newer than its last snapshot: count those too.
+    kept = rec.walks["depth"]
+    max_depth = max(rec.counter_total("version_walk_max_depth"), int(kept.max()) if len(kept) else 0)
+    return {
+        "recorded": rec.probe_attached("version_walk") and rec.probe_attached("version_step"),
+        "reads": rec.counter_total("version_walks"),
+        "reads_without_versions": rec.counter_total("version_walks_zero"),
+        "versions": rec.counter_total("version_steps"),
+        "steps_outside": rec.counter_total("version_steps_outside"),
+        "max_depth": max_depth,
+        "depth": depth_summary(rec, max_depth),
+        "latency_us": latency_summary(rec, "version_walk_latency"),
+        "deep_walk_threshold": rec.setting("deep_walk_threshold", 100),
+        "deep_walks": max(rec.counter_total("deep_walks"), len(kept)),
+        "deep_walks_kept": len(rec.walks),
+    }
+
+
 def summary(rec: Recording) -> dict:
     batches = rec.counter_total("purge_batches")
     return {
@@ -33,6 +62,8 @@ def summary(rec: Recording) -> dict:
             "pages": rec.counter_total("purge_pages"),
             "latency_us": latency_summary(rec, "purge_batch_latency"),
         },
+        "version_walk": version_walk_summary(rec),
+        "drops": rec.counter_total("drops"),
     }
 
 
@@ -51,6 +82,20 @@ def findings(series) -> list[str]:
                      f"{working['purge_pages'].sum()} undo pages.")
         return [text]
     return []
+
+
+def walk_findings(walks: dict, drops: int) -> list[str]:
+    """Plain-words reading of the version-walk summary."""
+    found = []
+    if walks["deep_walks"]:
+        found.append(f"{walks['deep_walks']} read(s) walked >= {walks['deep_walk_threshold']} "
+                     f"row versions; the deepest walked {walks['max_depth']}: a long-running "
+                     "snapshot is reading rows updated since it started, rebuilding each old "
+                     "version from undo.")
+    if drops:
+        found.append(f"{drops} event(s) were lost (ring buffer or state map full): the deep-walk "
+                     "table is incomplete; counters and histograms are not affected.")
+    return found
 
 
 def demangle(symbol: str | None) -> str:
@@ -79,8 +124,53 @@ def header(rec: Recording) -> list[str]:
     return lines
 
 
+def short_frame(frame: str) -> str:
+    """A demangled frame without its argument list, for narrow terminal lines."""
+    depth = 0
+    for i, ch in enumerate(frame):
+        depth += ch in "<"
+        depth -= ch in ">"
+        if ch == "(" and depth == 0 and i:
+            return frame[:i]
+    return frame
+
+
+def deepest_walks(walks: pd.DataFrame, top: int = 5, frames: int = 4) -> list[str]:
+    lines = []
+    for w in walks.nlargest(top, "depth").itertuples():
+        leaf_first = [short_frame(f) for f in reversed(str(w.stack).split(";")) if f]
+        lines.append(f"  depth {w.depth:<7} {w.latency_us:9.0f} us  tid {w.tid:<8} at {w.t_s:6.1f} s  "
+                     + " <- ".join(leaf_first[:frames]))
+    return lines
+
+
+def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
+    if not walks["recorded"]:
+        return ["", "Version-chain walks: not recorded (probes version_walk and version_step)"]
+    per_s = walks["reads"] / rec.duration_s if rec.duration_s else 0
+    lines = ["", "Version-chain walks (consistent reads building old row versions)",
+             f"  reads that built versions {walks['reads']} ({per_s:.1f}/s), versions built "
+             f"{walks['versions']}, max depth {walks['max_depth']}"]
+    if walks["reads"]:
+        depth, lat = walks["depth"], walks["latency_us"]
+        lines.append(f"  depth p50 ~{depth['p50']:.0f}, p99 ~{depth['p99']:.0f}; latency p50 "
+                     f"~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, max <= {lat['max']} us")
+    lines.append(f"  version steps outside consistent reads (purge, locking, DDL) "
+                 f"{walks['steps_outside']}; reads that needed no version {walks['reads_without_versions']}")
+    lines.append(f"  deep walks (>= {walks['deep_walk_threshold']} versions) {walks['deep_walks']}, "
+                 f"with stacks {walks['deep_walks_kept']}; events lost {drops}")
+    lines += [f"  finding: {text}" for text in walk_findings(walks, drops)]
+    if walks["reads"]:
+        lines += ["", "Version-walk depth", format_log2(rec.hist("version_walk_depth"), "versions"),
+                  "", "Version-walk latency", format_log2(rec.hist("version_walk_latency"), "usecs")]
+    if len(rec.walks):
+        lines += ["", "Deepest walks (stack leaf first)"] + deepest_walks(rec.walks)
+    return lines
+
+
 def render_text(rec: Recording) -> str:
-    s = summary(rec)["purge"]
+    full = summary(rec)
+    s = full["purge"]
     lat = s["latency_us"]
     per_s = s["batches"] / rec.duration_s if rec.duration_s else 0
     per_batch = s["pages"] / s["batches"] if s["batches"] else 0
@@ -101,4 +191,5 @@ def render_text(rec: Recording) -> str:
         lines.append(f"  {label:<8} |{sparkline(series[name])}| peak {series[name].max()}")
     lines += ["", "Purge batch latency", format_log2(rec.hist("purge_batch_latency"), "usecs"),
               "", "Undo pages per purge batch", format_log2(rec.hist("purge_batch_pages"), "pages")]
+    lines += render_walks(rec, full["version_walk"], full["drops"])
     return "\n".join(lines)

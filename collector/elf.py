@@ -127,3 +127,65 @@ def _string_offsets(strtab: bytes, names: list[str]) -> dict[int, str]:
         if name in wanted:
             offsets[m.start()] = name
     return offsets
+
+
+class FunctionIndex:
+    """Address -> function name for one program: the defined function symbols of every
+    given image's .symtab and .dynsym (an executable and, say, its separate debug file,
+    which share addresses), sorted by start address and searched by bisection. Names are
+    decoded only for the addresses asked about."""
+
+    def __init__(self, *images: ElfImage):
+        self._strtabs: list[bytes] = []
+        parts = [self._functions(image, table) for image in images
+                 for table in (".symtab", ".dynsym")]
+        table = np.concatenate([p for p in parts if len(p)] or [np.empty(0, _INDEX_DTYPE)])
+        table.sort(order="start", kind="stable")
+        self._table = table
+        self._starts = table["start"]
+        self.segments = _load_segments(images[0])  # (file offset, vaddr, size) per PT_LOAD
+
+    def _functions(self, image: ElfImage, table_name: str) -> np.ndarray:
+        section = image._elf.get_section_by_name(table_name)
+        if section is None or section["sh_type"] == "SHT_NOBITS":
+            return np.empty(0, _INDEX_DTYPE)
+        syms = np.frombuffer(image.section_bytes(table_name), dtype=SYM_DTYPE)
+        syms = syms[((syms["info"] & 0xF) == STT_FUNC) & (syms["shndx"] != 0) & (syms["value"] != 0)]
+        out = np.empty(len(syms), _INDEX_DTYPE)
+        out["start"] = syms["value"]
+        out["end"] = syms["value"] + np.maximum(syms["size"], 1)
+        out["name"] = syms["name"]
+        out["strtab"] = len(self._strtabs)
+        self._strtabs.append(image.section_bytes(image._elf.get_section(section["sh_link"]).name))
+        return out
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def name_at(self, vaddr: int) -> str | None:
+        """The (mangled) name of the function holding vaddr, or None."""
+        i = int(np.searchsorted(self._starts, vaddr, side="right")) - 1
+        if i < 0 or vaddr >= int(self._table["end"][i]):
+            return None
+        strtab = self._strtabs[int(self._table["strtab"][i])]
+        start = int(self._table["name"][i])
+        return strtab[start:strtab.index(b"\0", start)].decode(errors="replace")
+
+    def vaddr_of_offset(self, file_offset: int) -> int | None:
+        """The virtual address a file offset is loaded at (what /proc/PID/maps gives)."""
+        for offset, vaddr, size in self.segments:
+            if offset <= file_offset < offset + size:
+                return file_offset - offset + vaddr
+        return None
+
+    def name_at_offset(self, file_offset: int) -> str | None:
+        vaddr = self.vaddr_of_offset(file_offset)
+        return None if vaddr is None else self.name_at(vaddr)
+
+
+_INDEX_DTYPE = np.dtype([("start", "<u8"), ("end", "<u8"), ("name", "<u4"), ("strtab", "u1")])
+
+
+def _load_segments(image: ElfImage) -> list[tuple[int, int, int]]:
+    return [(seg["p_offset"], seg["p_vaddr"], seg["p_filesz"])
+            for seg in image._elf.iter_segments(type="PT_LOAD")]

@@ -2,13 +2,18 @@
 /* innostall-loader: load the linked BPF object, attach its programs where the caller
  * says (discovery lives in Python), and print the kernel maps as one JSON line per
  * interval on stdout until the duration ends, a signal arrives or the target exits.
+ * Events from the ring buffer (deep version walks) are printed as they arrive, one JSON
+ * line each, between the interval lines.
  *
  * The loader never decides *what* to trace: `--attach PROG=OFFSET[@PATH]` names a
  * program of the object and the file offset of the instruction to probe. Every link is
  * owned by a file descriptor, so the probes vanish with this process, however it ends.
  *
+ * `--set NAME=VALUE` sets a `const volatile` global of the BPF programs before load
+ * (e.g. deep_walk_threshold), found by name in the object's BTF.
+ *
  * Usage: innostall-loader --binary PATH [--pid PID] [--interval-ms N] [--duration-ms N]
- *                         --attach PROG=OFFSET ... [--verbose]
+ *                         --attach PROG=OFFSET ... [--set NAME=VALUE ...] [--verbose]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,11 +28,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "innostall.h"
 #include "innostall.skel.h"
 
 #define MAX_ATTACH 64
+#define MAX_SETTINGS 16
 
 struct attach_spec {
 	const char *prog;
@@ -35,6 +42,11 @@ struct attach_spec {
 	size_t offset;
 	bool retprobe;
 	struct bpf_link *link;
+};
+
+struct setting {
+	const char *name;
+	long value;
 };
 
 static struct env {
@@ -45,6 +57,8 @@ static struct env {
 	bool verbose;
 	struct attach_spec attach[MAX_ATTACH];
 	int nr_attach;
+	struct setting settings[MAX_SETTINGS];
+	int nr_settings;
 } env = { .interval_ms = 1000, .pid = -1 };
 
 static const char *hist_names[] = {
@@ -115,6 +129,18 @@ static void add_attach(char *arg)
 	a->offset = parse_long(eq + 1, "offset");
 }
 
+/* NAME=VALUE, applied to the BPF object's rodata once it is open. */
+static void add_setting(char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || env.nr_settings == MAX_SETTINGS)
+		die("invalid --set '%s' (want NAME=VALUE)", arg);
+	*eq = '\0';
+	env.settings[env.nr_settings].name = arg;
+	env.settings[env.nr_settings++].value = parse_long(eq + 1, arg);
+}
+
 static void parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -123,18 +149,20 @@ static void parse_args(int argc, char **argv)
 		{ "interval-ms", required_argument, NULL, 'i' },
 		{ "duration-ms", required_argument, NULL, 'd' },
 		{ "attach", required_argument, NULL, 'a' },
+		{ "set", required_argument, NULL, 's' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{},
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "b:p:i:d:a:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:p:i:d:a:s:v", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': env.binary = optarg; break;
 		case 'p': env.pid = parse_long(optarg, "pid"); break;
 		case 'i': env.interval_ms = parse_long(optarg, "interval"); break;
 		case 'd': env.duration_ms = parse_long(optarg, "duration"); break;
 		case 'a': add_attach(optarg); break;
+		case 's': add_setting(optarg); break;
 		case 'v': env.verbose = true; break;
 		default: exit(2);
 		}
@@ -153,21 +181,84 @@ static unsigned long long now_ns(clockid_t clock)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* The `const volatile` global called name: its place in .rodata comes from the object's
+ * BTF, so new settings need no change here. */
+static const struct btf_var_secinfo *find_setting(struct innostall_bpf *obj, const char *name)
+{
+	const struct btf *btf = bpf_object__btf(obj->obj);
+	const struct btf_var_secinfo *var;
+	const struct btf_type *sec;
+	int id, i;
+
+	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+	if (id < 0)
+		return NULL;
+	sec = btf__type_by_id(btf, id);
+	var = btf_var_secinfos(sec);
+	for (i = 0; i < btf_vlen(sec); i++, var++)
+		if (!strcmp(btf__name_by_offset(btf, btf__type_by_id(btf, var->type)->name_off), name))
+			return var;
+	return NULL;
+}
+
+static void apply_settings(struct innostall_bpf *obj)
+{
+	char *rodata = (char *)obj->rodata;
+	int i;
+
+	for (i = 0; i < env.nr_settings; i++) {
+		const struct setting *set = &env.settings[i];
+		const struct btf_var_secinfo *var = find_setting(obj, set->name);
+
+		if (!var)
+			die("no setting named '%s'", set->name);
+		switch (var->size) {
+		case 4: *(__u32 *)(rodata + var->offset) = set->value; break;
+		case 8: *(__u64 *)(rodata + var->offset) = set->value; break;
+		default: die("setting '%s' is not a 32- or 64-bit integer", set->name);
+		}
+	}
+}
+
+static bool is_retprobe(struct innostall_bpf *obj, const char *name)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj->obj, name);
+
+	if (!prog)
+		die("no BPF program named '%s'", name);
+	return !strcmp(bpf_program__section_name(prog), "uretprobe");
+}
+
+/* Return probes go first: every entry seen after that has its return seen too, so no
+ * per-thread state is left behind by a call entered between two attachments. */
+static void order_returns_first(struct innostall_bpf *obj)
+{
+	struct attach_spec sorted[MAX_ATTACH];
+	int i, n = 0, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		bool returns = pass == 0;
+
+		for (i = 0; i < env.nr_attach; i++)
+			if (is_retprobe(obj, env.attach[i].prog) == returns)
+				sorted[n++] = env.attach[i];
+	}
+	memcpy(env.attach, sorted, n * sizeof(sorted[0]));
+}
+
 static void attach_all(struct innostall_bpf *obj)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
-	struct bpf_program *prog;
 	int i;
 
+	order_returns_first(obj);
 	for (i = 0; i < env.nr_attach; i++) {
 		struct attach_spec *a = &env.attach[i];
 
-		prog = bpf_object__find_program_by_name(obj->obj, a->prog);
-		if (!prog)
-			die("no BPF program named '%s'", a->prog);
-		uopts.retprobe = !strcmp(bpf_program__section_name(prog), "uretprobe");
-		a->link = bpf_program__attach_uprobe_opts(prog, env.pid, a->path ?: env.binary,
-							  a->offset, &uopts);
+		uopts.retprobe = is_retprobe(obj, a->prog);
+		a->link = bpf_program__attach_uprobe_opts(
+			bpf_object__find_program_by_name(obj->obj, a->prog), env.pid,
+			a->path ?: env.binary, a->offset, &uopts);
 		if (!a->link)
 			die("cannot attach %s at %s+0x%zx: %s", a->prog, a->path ?: env.binary,
 			    a->offset, strerror(errno));
@@ -175,11 +266,12 @@ static void attach_all(struct innostall_bpf *obj)
 	}
 }
 
+/* In reverse: entries go first, so calls still in flight meet their return probes. */
 static void detach_all(void)
 {
 	int i;
 
-	for (i = 0; i < env.nr_attach; i++)
+	for (i = env.nr_attach - 1; i >= 0; i--)
 		bpf_link__destroy(env.attach[i].link);
 }
 
@@ -227,6 +319,27 @@ static void print_snapshot(struct innostall_bpf *obj, const char *type)
 	fflush(stdout);
 }
 
+static int print_event(void *ctx, void *data, size_t size)
+{
+	const struct deep_walk_event *e = data;
+	__u32 i;
+
+	if (size < sizeof(*e) || e->type != EVENT_DEEP_WALK)
+		return 0;
+	printf("{\"type\":\"deep_walk\",\"mono_ns\":%llu,\"pid\":%u,\"tid\":%u,\"depth\":%llu,"
+	       "\"latency_ns\":%llu,\"stack\":[", e->end_ns, e->pid, e->tid, e->depth, e->latency_ns);
+	for (i = 0; i < e->nr_frames && i < MAX_STACK_DEPTH; i++)
+		printf("%s%llu", i ? "," : "", e->stack[i]);
+	printf("]}\n");
+	return 0;
+}
+
+static void drain_events(struct ring_buffer *rb)
+{
+	ring_buffer__consume(rb);
+	fflush(stdout);
+}
+
 static int open_target(void)
 {
 	if (env.pid <= 0)
@@ -234,23 +347,24 @@ static int open_target(void)
 	return syscall(SYS_pidfd_open, env.pid, 0);
 }
 
-/* Sleep until the next interval; returns false once the traced process has exited. */
-static bool wait_interval(int pidfd, long ms)
+/* Wait up to ms for events, which are printed, or for the target's exit; a signal ends the
+ * wait early too. Returns false once the traced process has exited. */
+static bool wait_interval(struct ring_buffer *rb, int pidfd, long ms)
 {
-	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	struct pollfd fds[2] = {
+		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+		{ .fd = pidfd, .events = POLLIN }, /* poll skips it when negative (no --pid) */
+	};
 
-	if (pidfd < 0) {
-		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-		return true;
-	}
-	return poll(&pfd, 1, ms) <= 0 || !(pfd.revents & POLLIN);
+	if (poll(fds, 2, ms) > 0 && (fds[0].revents & POLLIN))
+		drain_events(rb);
+	return !(fds[1].revents & POLLIN);
 }
 
 int main(int argc, char **argv)
 {
 	struct innostall_bpf *obj;
+	struct ring_buffer *rb;
 	unsigned long long start, deadline, next;
 	const char *reason = "signal";
 	int pidfd;
@@ -267,8 +381,12 @@ int main(int argc, char **argv)
 	if (!obj)
 		die("cannot open the BPF object: %s", strerror(errno));
 	obj->rodata->targ_tgid = env.pid > 0 ? env.pid : 0;
+	apply_settings(obj);
 	if (innostall_bpf__load(obj))
 		die("cannot load the BPF object: %s (run as root, with BTF)", strerror(errno));
+	rb = ring_buffer__new(bpf_map__fd(obj->maps.events), print_event, NULL, NULL);
+	if (!rb)
+		die("cannot open the event ring buffer: %s", strerror(errno));
 	pidfd = open_target();
 	if (env.pid > 0 && pidfd < 0)
 		die("process %d: %s", env.pid, strerror(errno));
@@ -282,7 +400,7 @@ int main(int argc, char **argv)
 		unsigned long long now = now_ns(CLOCK_MONOTONIC);
 		unsigned long long until = deadline && deadline < next ? deadline : next;
 
-		if (until > now && !wait_interval(pidfd, (until - now + 999999) / 1000000)) {
+		if (until > now && !wait_interval(rb, pidfd, (until - now + 999999) / 1000000)) {
 			reason = "target-exited";
 			break;
 		}
@@ -302,10 +420,12 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	drain_events(rb);
 	print_snapshot(obj, "final");
 	printf("{\"type\":\"end\",\"reason\":\"%s\"}\n", reason);
 	fflush(stdout);
 	detach_all();
+	ring_buffer__free(rb);
 	innostall_bpf__destroy(obj);
 	return 0;
 }

@@ -21,7 +21,9 @@ def loader_path() -> str:
 
 
 def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
-          duration_s: float | None, stderr) -> subprocess.Popen:
+          duration_s: float | None, stderr, settings: dict[str, int] | None = None
+          ) -> subprocess.Popen:
+    """settings: `const volatile` globals of the BPF programs, e.g. deep_walk_threshold."""
     cmd = [loader_path(), "--binary", binary, "--interval-ms", str(int(interval_s * 1000))]
     if pid:
         cmd += ["--pid", str(pid)]
@@ -29,13 +31,16 @@ def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
         cmd += ["--duration-ms", str(int(duration_s * 1000))]
     for spec in attach:
         cmd += ["--attach", spec]
+    for name, value in (settings or {}).items():
+        cmd += ["--set", f"{name}={int(value)}"]
     # Its own session: a terminal's Ctrl-C reaches only us, and we end it cleanly.
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True,
                             start_new_session=True)
 
 
 def snapshots(proc: subprocess.Popen):
-    """Yield (raw line, parsed record) until the loader closes its output."""
+    """Yield (raw line, parsed record) until the loader closes its output: snapshots, and
+    events such as deep walks between them."""
     for line in proc.stdout:
         yield line, json.loads(line)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import signal
@@ -15,7 +16,10 @@ from innostall.errors import UserError
 
 from . import loader, recording
 from .discover import ResolvedProbe
+from .stacks import StackSymbolizer
 from .target import Target
+
+DEFAULT_SETTINGS = {"deep_walk_threshold": 100}  # versions: walks this deep are kept with stacks
 
 
 def prepare_dir(path: str) -> None:
@@ -27,7 +31,17 @@ def prepare_dir(path: str) -> None:
         raise UserError(f"cannot create {path}: {e.strerror}")
 
 
-def describe(target: Target, probes: list[ResolvedProbe], interval_s: float) -> dict:
+def check_settings(settings: dict[str, int]) -> dict[str, int]:
+    unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
+    if unknown:
+        raise UserError(f"unknown setting {unknown[0]}")
+    if settings.get("deep_walk_threshold", 1) < 1:
+        raise UserError("--deep-walk-threshold must be at least 1 (versions)")
+    return {**DEFAULT_SETTINGS, **settings}
+
+
+def describe(target: Target, probes: list[ResolvedProbe], interval_s: float,
+             settings: dict[str, int]) -> dict:
     return {
         "tool_version": __version__,
         "host": socket.gethostname(),
@@ -35,6 +49,7 @@ def describe(target: Target, probes: list[ResolvedProbe], interval_s: float) -> 
         "target": {"pid": target.pid, "exe": target.exe, "family": target.family,
                    "version": target.version, "build_id": target.elf.build_id},
         "interval_s": interval_s,
+        "settings": settings,
         "probes": [{"name": p.name, "attached": p.ok, "fallback": p.fallback,
                     "symbol": p.symbol.name if p.symbol else None,
                     "offset": p.offset, "reason": p.reason} for p in probes],
@@ -61,38 +76,61 @@ def live_line(record: dict, started: float) -> None:
     counters = record["counters"]
     sys.stderr.write(f"\rrecording {time.monotonic() - started:5.0f}s  "
                      f"purge batches {counters.get('purge_batches', 0):>8}  "
-                     f"pages {counters.get('purge_pages', 0):>10}")
+                     f"pages {counters.get('purge_pages', 0):>10}  "
+                     f"version walks {counters.get('version_walks', 0):>8}  "
+                     f"deep {counters.get('deep_walks', 0):>6}")
     sys.stderr.flush()
 
 
+class DeepWalks:
+    """Deep-walk events get their folded stack now, while the server's maps still tell
+    which file each address belongs to; the journal then keeps them symbolized."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self._symbolizer: StackSymbolizer | None = None  # built at the first event
+
+    def journal_line(self, event: dict) -> str:
+        if self._symbolizer is None:
+            self._symbolizer = StackSymbolizer(self.target)
+        event["folded"] = self._symbolizer.folded(event["pid"], event["stack"])
+        return json.dumps(event, separators=(",", ":")) + "\n"
+
+
 def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
-           interval_s: float = 1.0, on_event: Callable[[dict], None] | None = None) -> dict:
-    """Trace until the duration ends, a signal arrives or the target exits. Returns meta."""
+           interval_s: float = 1.0, on_event: Callable[[dict], None] | None = None,
+           settings: dict[str, int] | None = None) -> dict:
+    """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
+    settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots."""
     attach = [spec for p in probes if p.ok for spec in p.attach_args()]
     if not attach:
         raise UserError("no probe could be resolved; see 'innostall probes'")
+    settings = check_settings(settings or {})
     prepare_dir(out_dir)
-    meta = describe(target, probes, interval_s)
+    meta = describe(target, probes, interval_s, settings)
     recording.write_meta(out_dir, {**meta, "complete": False})
     log_path = os.path.join(out_dir, "loader.log")
     with open(log_path, "w") as log:
-        proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log)
+        proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log,
+                            settings=settings)
     live = sys.stderr.isatty()
     attached_at = None
+    deep_walks = DeepWalks(target)
     with signals_forwarded_to(proc), open(os.path.join(out_dir, recording.JOURNAL), "a") as journal:
         for line, rec in loader.snapshots(proc):
-            journal.write(line)
+            kind = rec["type"]
+            journal.write(deep_walks.journal_line(rec) if kind == "deep_walk" else line)
             journal.flush()
-            if rec["type"] == "attached":
+            if kind == "attached":
                 attached_at = time.monotonic()
                 meta["start_real_ns"] = rec["real_ns"]
-            elif rec["type"] == "final":
+            elif kind == "final":
                 meta["stop_real_ns"] = rec["real_ns"]
-            elif rec["type"] == "end":
+            elif kind == "end":
                 meta["end_reason"] = rec["reason"]
-            elif live:
+            elif kind == "interval" and live:
                 live_line(rec, attached_at)
-            if on_event and rec["type"] in ("attached", "final"):
+            if on_event and kind in ("attached", "final"):
                 on_event(rec)
         proc.wait()
     if live and attached_at:

@@ -5,6 +5,11 @@
                       recording cut short stays readable up to its last complete line
     counters.parquet  per-interval deltas: interval, t_s, name, value
     hists.parquet     per-interval log2 histogram deltas: interval, t_s, name, slot, count
+    walks.parquet     deep version walks, one row per event: t_s, tid, depth, latency_us,
+                      stack (folded, root first, frames joined by ';')
+
+The journal also holds the deep-walk events as they arrive, already symbolized (their
+"folded" field), so a recording cut short keeps them too.
 """
 from __future__ import annotations
 
@@ -16,7 +21,10 @@ import pandas as pd
 FORMAT = "innostall-recording"
 FORMAT_VERSION = 1
 META, JOURNAL = "meta.json", "journal.jsonl"
-COUNTERS, HISTS = "counters.parquet", "hists.parquet"
+COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
+SNAPSHOT_TYPES = ("attached", "interval", "final")
+WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
+                "stack": "string"}
 
 
 def write_meta(directory: str, meta: dict) -> None:
@@ -28,22 +36,35 @@ def write_meta(directory: str, meta: dict) -> None:
     os.replace(tmp, os.path.join(directory, META))
 
 
-def read_journal(path: str) -> list[dict]:
-    """Snapshots in order; a torn last line (the recorder was killed) is dropped."""
-    snapshots = []
+def read_records(path: str) -> list[dict]:
+    """Every journal line in order; a torn last line (the recorder was killed) is dropped."""
+    records = []
     with open(path) as f:
         for line in f:
             try:
-                record = json.loads(line)
+                records.append(json.loads(line))
             except json.JSONDecodeError:
                 break
-            if record.get("type") in ("attached", "interval", "final"):
-                snapshots.append(record)
-    return snapshots
+    return records
 
 
-def journal_to_tables(snapshots: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Turn cumulative snapshots into tidy per-interval deltas (counters, hists)."""
+def read_journal(path: str) -> list[dict]:
+    """The snapshots of the journal, in order."""
+    return [r for r in read_records(path) if r.get("type") in SNAPSHOT_TYPES]
+
+
+def walks_table(records: list[dict]) -> pd.DataFrame:
+    """The deep-walk events of a journal, timed from the attach like the snapshots."""
+    start = next((r["mono_ns"] for r in records if r.get("type") in SNAPSHOT_TYPES), 0)
+    rows = [((r["mono_ns"] - start) / 1e9, r["tid"], r["depth"], r["latency_ns"] / 1000,
+             r.get("folded", "")) for r in records if r.get("type") == "deep_walk"]
+    return pd.DataFrame(rows, columns=list(WALK_COLUMNS)).astype(WALK_COLUMNS)
+
+
+def journal_to_tables(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Turn cumulative snapshots into tidy per-interval deltas (counters, hists); other
+    journal records (events, the end line) are skipped."""
+    snapshots = [r for r in records if r.get("type") in SNAPSHOT_TYPES]
     start = next((s["mono_ns"] for s in snapshots if s["type"] == "attached"), None)
     samples = [s for s in snapshots if s["type"] != "attached"]
     if start is None and samples:
@@ -73,6 +94,8 @@ def _typed(df: pd.DataFrame, count_column: str) -> pd.DataFrame:
 
 
 def write_tables(directory: str) -> None:
-    counters, hists = journal_to_tables(read_journal(os.path.join(directory, JOURNAL)))
+    records = read_records(os.path.join(directory, JOURNAL))
+    counters, hists = journal_to_tables(records)
     counters.to_parquet(os.path.join(directory, COUNTERS), index=False)
     hists.to_parquet(os.path.join(directory, HISTS), index=False)
+    walks_table(records).to_parquet(os.path.join(directory, WALKS), index=False)

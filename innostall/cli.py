@@ -97,7 +97,8 @@ def cmd_record(args) -> int:
     tgt = resolve_target(args)
     probes = discover.resolve(tgt, names)
     meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
-                           interval_s=args.interval)
+                           interval_s=args.interval,
+                           settings={"deep_walk_threshold": args.deep_walk_threshold})
     print(f"recorded {tgt.label} into {args.output} (ended by {meta.get('end_reason')})",
           file=sys.stderr)
     return 0
@@ -134,6 +135,8 @@ def parser() -> argparse.ArgumentParser:
     record.add_argument("--duration", type=positive, help="seconds (default: until Ctrl-C)")
     record.add_argument("--interval", type=positive, default=1.0, help="seconds per sample (1)")
     record.add_argument("--probes", help="comma-separated probe sets or probe names (default)")
+    record.add_argument("--deep-walk-threshold", type=int, default=100, metavar="N",
+                        help="keep the stack of reads that build N or more row versions (100)")
     record.add_argument("-o", "--output", required=True, help="recording directory to create")
     record.set_defaults(func=cmd_record)
 

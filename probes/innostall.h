@@ -7,16 +7,26 @@
 #define MAX_SLOTS 32 /* log2 buckets; the last one also takes everything above 2^31 */
 
 /* Log2 histograms kept in the kernel: X(id, name, unit) */
-#define INNOSTALL_HISTS(X)                                     \
-	X(HIST_PURGE_BATCH_US, "purge_batch_latency", "usecs") \
-	X(HIST_PURGE_BATCH_PAGES, "purge_batch_pages", "pages")
+#define INNOSTALL_HISTS(X)                                       \
+	X(HIST_PURGE_BATCH_US, "purge_batch_latency", "usecs")   \
+	X(HIST_PURGE_BATCH_PAGES, "purge_batch_pages", "pages")  \
+	X(HIST_VERSION_DEPTH, "version_walk_depth", "versions")  \
+	X(HIST_VERSION_WALK_US, "version_walk_latency", "usecs")
 
-/* Monotonic counters kept in the kernel: X(id, name) */
-#define INNOSTALL_COUNTERS(X)                           \
-	X(CNT_PURGE_BATCHES, "purge_batches")           \
-	X(CNT_PURGE_EMPTY_BATCHES, "purge_empty_batches") \
-	X(CNT_PURGE_PAGES, "purge_pages")               \
-	X(CNT_UNMATCHED_RETURNS, "unmatched_returns")
+/* Monotonic counters kept in the kernel: X(id, name). version_walk_max_depth is a running
+ * maximum: it never decreases, so per-interval deltas still sum to it. */
+#define INNOSTALL_COUNTERS(X)                                   \
+	X(CNT_PURGE_BATCHES, "purge_batches")                   \
+	X(CNT_PURGE_EMPTY_BATCHES, "purge_empty_batches")       \
+	X(CNT_PURGE_PAGES, "purge_pages")                       \
+	X(CNT_UNMATCHED_RETURNS, "unmatched_returns")           \
+	X(CNT_VERSION_WALKS, "version_walks")                   \
+	X(CNT_VERSION_WALKS_ZERO, "version_walks_zero")         \
+	X(CNT_VERSION_STEPS, "version_steps")                   \
+	X(CNT_VERSION_STEPS_OUTSIDE, "version_steps_outside")   \
+	X(CNT_VERSION_WALK_MAX_DEPTH, "version_walk_max_depth") \
+	X(CNT_DEEP_WALKS, "deep_walks")                         \
+	X(CNT_DROPS, "drops")
 
 #define INNOSTALL_ID(id, ...) id,
 enum hist_id { INNOSTALL_HISTS(INNOSTALL_ID) NR_HISTS };
@@ -24,6 +34,23 @@ enum counter_id { INNOSTALL_COUNTERS(INNOSTALL_ID) NR_COUNTERS };
 
 struct hist {
 	__u64 slots[MAX_SLOTS];
+};
+
+/* Records sent through the `events` ring buffer; each starts with its type. */
+enum event_type { EVENT_DEEP_WALK = 1 };
+
+#define MAX_STACK_DEPTH 64 /* user frames kept per event */
+
+/* One consistent read that built at least deep_walk_threshold row versions. */
+struct deep_walk_event {
+	__u32 type; /* EVENT_DEEP_WALK */
+	__u32 pid; /* the server process (tgid) */
+	__u32 tid;
+	__u32 nr_frames;
+	__u64 end_ns; /* CLOCK_MONOTONIC at return, as the loader's mono_ns */
+	__u64 depth;
+	__u64 latency_ns;
+	__u64 stack[MAX_STACK_DEPTH]; /* return addresses, innermost first */
 };
 
 #endif /* __INNOSTALL_H */

@@ -27,6 +27,13 @@ SHARED struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/* Events too rare and too rich for a map slot (struct deep_walk_event, ...); the loader
+ * prints each one as it arrives. A full buffer costs the event, counted in `drops`. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
 /* Set by the loader before load: only this process is traced (0 = any process). */
 SHARED const volatile pid_t targ_tgid;
 
@@ -46,6 +53,24 @@ static __always_inline void counter_add(__u32 id, __u64 n)
 
 	if (value)
 		__sync_fetch_and_add(value, n);
+}
+
+/* Raise a counter slot to `value` if it is higher: a compare-and-swap loop, so two CPUs
+ * ending walks at once cannot lower it. Bounded for the verifier; losing the race that
+ * many times in a row is not a real possibility. */
+static __always_inline void counter_max(__u32 id, __u64 value)
+{
+	__u64 *slot = bpf_map_lookup_elem(&counters, &id);
+	__u64 seen;
+	int i;
+
+	if (!slot)
+		return;
+	for (i = 0; i < 8; i++) {
+		seen = *slot;
+		if (value <= seen || __sync_val_compare_and_swap(slot, seen, value) == seen)
+			return;
+	}
 }
 
 static __always_inline void hist_add(__u32 id, __u64 value)

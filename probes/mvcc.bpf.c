@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/* MVCC version-chain walks. A consistent read that meets a clustered-index record its read
+ * view cannot see calls row_vers_build_for_consistent_read() once for that row. The
+ * function loops: each trx_undo_prev_version_build() call builds one older version from
+ * one undo record, until the view sees a version (or the row did not exist for it).
+ * Depth of one walk = the step calls made on the same thread between entry to and return
+ * from the walk (one call site, inside that loop, in every family).
+ *
+ * Steps made outside a walk come from purge, implicit-lock checks, semi-consistent reads,
+ * online DDL and CHECK TABLE. They are counted apart (version_steps_outside) so that they
+ * never inflate the depth of consistent reads.
+ *
+ * Why a return probe is safe here: a uretprobe replaces the return address, and a C++
+ * exception unwinding through that frame would crash the server. The walk reports its
+ * errors as a dberr_t (DB_MISSING_HISTORY, DB_CORRUPTION); its body allocates from
+ * mem_heap (out-of-memory there is fatal in InnoDB, not thrown), reads undo pages and
+ * copies records, with no throw and no try/catch on the way (read in MariaDB's and
+ * MySQL 5.6's row0vers.cc; later MySQL keeps the same dberr_t contract). InnoDB does
+ * not use exceptions for errors, so none can leave this frame while the server runs. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "maps.bpf.h"
+
+/* Walks of at least this many versions are sent as events with their user stack. */
+const volatile __u64 deep_walk_threshold = 100;
+
+struct walk {
+	__u64 start_ns;
+	__u64 depth; /* steps so far; only the owning thread writes it */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* threads inside a walk at once */
+	__type(key, __u32); /* thread id */
+	__type(value, struct walk);
+} walks SEC(".maps");
+
+SEC("uprobe")
+int BPF_KPROBE(version_walk_enter)
+{
+	struct walk walk = { .start_ns = bpf_ktime_get_ns() };
+	__u32 tid = current_tid();
+
+	if (!traced_process())
+		return 0;
+	if (bpf_map_update_elem(&walks, &tid, &walk, BPF_ANY))
+		counter_add(CNT_DROPS, 1); /* the walk goes unmeasured; its steps count outside */
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(version_step_enter)
+{
+	__u32 tid = current_tid();
+	struct walk *walk;
+
+	if (!traced_process())
+		return 0;
+	walk = bpf_map_lookup_elem(&walks, &tid);
+	if (!walk) {
+		counter_add(CNT_VERSION_STEPS_OUTSIDE, 1);
+		return 0;
+	}
+	walk->depth++;
+	counter_add(CNT_VERSION_STEPS, 1);
+	return 0;
+}
+
+/* The stack is taken at the walk's return: its first frame is the return address in the
+ * caller (row_sel_build_prev_vers_for_mysql or row_search_mvcc), then the caller chain. */
+static __always_inline void emit_deep_walk(void *ctx, __u32 tid, __u64 depth, __u64 latency_ns)
+{
+	struct deep_walk_event *event;
+	long size;
+
+	counter_add(CNT_DEEP_WALKS, 1);
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		counter_add(CNT_DROPS, 1);
+		return;
+	}
+	event->type = EVENT_DEEP_WALK;
+	event->pid = bpf_get_current_pid_tgid() >> 32;
+	event->tid = tid;
+	event->end_ns = bpf_ktime_get_ns();
+	event->depth = depth;
+	event->latency_ns = latency_ns;
+	size = bpf_get_stack(ctx, event->stack, sizeof(event->stack), BPF_F_USER_STACK);
+	event->nr_frames = size > 0 ? size / sizeof(event->stack[0]) : 0;
+	bpf_ringbuf_submit(event, 0);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(version_walk_exit)
+{
+	__u32 tid = current_tid();
+	struct walk *walk = bpf_map_lookup_elem(&walks, &tid);
+	__u64 depth, latency_ns;
+
+	if (!walk) { /* the walk began before we attached */
+		if (traced_process())
+			counter_add(CNT_UNMATCHED_RETURNS, 1);
+		return 0;
+	}
+	latency_ns = bpf_ktime_get_ns() - walk->start_ns;
+	depth = walk->depth;
+	bpf_map_delete_elem(&walks, &tid);
+	if (!depth) { /* returned without building a version: not a version walk */
+		counter_add(CNT_VERSION_WALKS_ZERO, 1);
+		return 0;
+	}
+	counter_add(CNT_VERSION_WALKS, 1);
+	counter_max(CNT_VERSION_WALK_MAX_DEPTH, depth);
+	hist_add(HIST_VERSION_DEPTH, depth);
+	hist_add(HIST_VERSION_WALK_US, latency_ns / 1000);
+	if (depth >= deep_walk_threshold)
+		emit_deep_walk(ctx, tid, depth, latency_ns);
+	return 0;
+}
