@@ -12,11 +12,12 @@
  *
  * Why a return probe is safe here: a uretprobe replaces the return address, and a C++
  * exception unwinding through that frame would crash the server. The walk reports its
- * errors as a dberr_t (DB_MISSING_HISTORY, DB_CORRUPTION); its body allocates from
- * mem_heap (out-of-memory there is fatal in InnoDB, not thrown), reads undo pages and
- * copies records, with no throw and no try/catch on the way (read in MariaDB's and
- * MySQL 5.6's row0vers.cc; later MySQL keeps the same dberr_t contract). InnoDB does
- * not use exceptions for errors, so none can leave this frame while the server runs. */
+ * errors as a dberr_t (DB_MISSING_HISTORY, DB_CORRUPTION); its loop allocates from
+ * mem_heap (out-of-memory there is fatal in InnoDB, not thrown), reads undo records and
+ * copies rows, with no throw and no try/catch on the way. Read in row0vers.cc of MySQL
+ * 5.6 and 8.0 and of current MariaDB; the 10.2-11.4 builds we probe share that shape.
+ * InnoDB reports errors by code, never by exception, so none leaves this frame while
+ * the server keeps running. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
