@@ -17,6 +17,7 @@ all: build
 
 setup:
 	@BUILD=$(BUILD) scripts/setup.sh
+	@BUILD=$(BUILD) scripts/setup-report-tools.sh
 
 build: setup $(LOADER)
 

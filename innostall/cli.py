@@ -108,10 +108,37 @@ def cmd_report(args) -> int:
     from innostall.analysis import recording, report
 
     rec = recording.load(args.recording)
-    if args.json:
+    if args.html:
+        from innostall.analysis import html
+
+        size = html.write_html(rec, args.html)
+        print(f"wrote {args.html} ({size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
+    elif args.json:
         print(json.dumps(report.summary(rec), indent=2))
     else:
         print(report.render_text(rec))
+    return 0
+
+
+def cmd_export(args) -> int:
+    from innostall.analysis import export, recording
+
+    written, notes = export.export(recording.load(args.recording), args.out)
+    print("\n".join(written))
+    for note in notes:
+        print(f"innostall: {note}", file=sys.stderr)
+    return 0
+
+
+def cmd_diff(args) -> int:
+    from innostall.analysis import diff, recording
+
+    rec_a, rec_b = recording.load(args.a), recording.load(args.b)
+    table = diff.diff(rec_a, rec_b)
+    if args.json:
+        print(json.dumps(diff.to_json(table, rec_a, rec_b), indent=2))
+    else:
+        print(diff.render_text(table, rec_a, rec_b))
     return 0
 
 
@@ -143,7 +170,20 @@ def parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="print the report of a recording")
     report.add_argument("recording")
     report.add_argument("--json", action="store_true", help="machine-readable summary")
+    report.add_argument("--html", metavar="FILE",
+                        help="write the report as one self-contained HTML page instead")
     report.set_defaults(func=cmd_report)
+
+    export = sub.add_parser("export", help="write a recording's summary, tables and flame graphs as files")
+    export.add_argument("recording")
+    export.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
+    export.set_defaults(func=cmd_export)
+
+    compare = sub.add_parser("diff", help="compare two recordings, biggest changes first")
+    compare.add_argument("a", metavar="A", help="the baseline recording")
+    compare.add_argument("b", metavar="B", help="the recording to compare with it")
+    compare.add_argument("--json", action="store_true", help="machine-readable comparison")
+    compare.set_defaults(func=cmd_diff)
     return p
 
 

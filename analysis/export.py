@@ -1,0 +1,59 @@
+"""A recording's views as plain files for other tools: the summary (JSON and CSV), the
+tables (CSV), and per flame graph its folded stacks and the SVG drawn from them."""
+from __future__ import annotations
+
+import json
+import os
+
+from innostall.errors import UserError
+
+from . import flamegraph, metrics, report, views
+from .recording import Recording
+
+FLAMES = {"walks": "deep-walks.by-count", "depth": "deep-walks.by-depth"}
+FLAME_TITLES = {"walks": "Deep version walks, by number of walks",
+                "depth": "Deep version walks, by row versions built"}
+
+
+def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
+    """Write every export into out (created if needed); returns (files written, notes about
+    what was left out and why)."""
+    _make_dir(out)
+    written, notes = [], []
+
+    def write(name: str, text: str) -> None:
+        path = os.path.join(out, name)
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise UserError(f"{path}: cannot write ({e.strerror})")
+        written.append(path)
+
+    write("summary.json", json.dumps(report.summary(rec), indent=2) + "\n")
+    write("summary.csv", metrics.summary_rows(rec).to_csv(index=False))
+    write("intervals.csv", views.interval_table(rec).to_csv())
+    write("counters.csv", rec.counters.to_csv(index=False))
+    write("hists.csv", rec.hists.to_csv(index=False))
+    walks = views.walks_of(rec)
+    if walks is None:
+        notes.append("no deep walks recorded: no walks table, no flame graphs")
+        return written, notes
+    write("walks.csv", walks.to_csv(index=False))
+    tool = flamegraph.find_tool()
+    if not tool:
+        notes.append(f"{flamegraph.TOOL} not found: folded stacks written, SVGs not drawn "
+                     "(run scripts/setup-report-tools.sh, or 'cargo install inferno')")
+    for weight, stem in FLAMES.items():
+        stacks = flamegraph.folded(walks, weight)
+        write(f"{stem}.folded", flamegraph.folded_text(stacks))
+        if tool:
+            write(f"{stem}.svg", flamegraph.render_svg(stacks, FLAME_TITLES[weight], weight, tool))
+    return written, notes
+
+
+def _make_dir(out: str) -> None:
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"{out}: cannot create the export directory ({e.strerror})")

@@ -1,0 +1,33 @@
+"""A recording as pandas tables in one call, for notebooks and scripts."""
+from __future__ import annotations
+
+import pandas as pd
+
+from . import metrics, views
+from .recording import load
+
+
+def load_frames(path: str) -> dict[str, pd.DataFrame]:
+    """Every table of the recording directory at path, by name:
+
+        counters   interval, t_s, name, value: per-interval counter deltas (tidy)
+        hists      interval, t_s, name, slot, count: per-interval log2 histogram deltas
+        walks      t_s, tid, depth, latency_us, stack: deep version walks (empty if none)
+        intervals  one row per interval (index t_s, its end in seconds from the attach),
+                   one column per counter delta
+        probes     name, attached, symbol, reason ...: what was traced, from meta.json
+        summary    metric, value: the report summary (report --json) flattened
+
+    t_s counts seconds from the attach. A recording that cannot be read raises
+    innostall.errors.UserError with a one-line reason."""
+    rec = load(path)
+    walks = views.walks_of(rec)
+    return {
+        "counters": rec.counters,
+        "hists": rec.hists,
+        "walks": walks if walks is not None else pd.DataFrame(
+            columns=["t_s", "tid", "depth", "latency_us", "stack"]),
+        "intervals": views.interval_table(rec),
+        "probes": pd.DataFrame(rec.meta.get("probes", [])),
+        "summary": metrics.summary_rows(rec),
+    }

@@ -1,0 +1,187 @@
+"""The HTML report: one self-contained file (plotly.js, styles and flame graphs inline, no
+network needed to view it). A thin layer: the tables come from views, the figures from
+charts and flamegraph, the words from report; the page is a Jinja template with
+autoescaping, so every string from the recording is escaped."""
+from __future__ import annotations
+
+import datetime as dt
+
+import jinja2
+from markupsafe import Markup
+
+from innostall import __version__
+from innostall.collector.target import server_label
+from innostall.errors import UserError
+
+from . import charts, flamegraph, metrics, report, views
+from .recording import Recording
+from .timeline import per_interval
+
+TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
+                               autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                               undefined=jinja2.StrictUndefined)
+
+
+def utc(ns: int | None) -> str:
+    if not ns:
+        return "unknown"
+    return dt.datetime.fromtimestamp(ns / 1e9, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def header_facts(rec: Recording) -> list[tuple[str, str]]:
+    """What was recorded, where and when, as label/value pairs."""
+    meta, target = rec.meta, rec.meta.get("target", {})
+    intervals = rec.counters["t_s"].nunique()
+    return [
+        ("server", f"{server_label(target.get('family'), target.get('version'))} "
+                   f"(pid {target.get('pid')})"),
+        ("executable", str(target.get("exe"))),
+        ("build-id", str(target.get("build_id") or "none")),
+        ("host", f"{meta.get('host', 'unknown')}, kernel {meta.get('kernel', 'unknown')}"),
+        ("started", utc(meta.get("start_real_ns"))),
+        ("stopped", utc(meta.get("stop_real_ns"))),
+        ("duration", f"{rec.duration_s:.1f} s in {intervals} intervals of "
+                     f"{meta.get('interval_s', 0):g} s"),
+        ("ended by", meta.get("end_reason") or "cut short (recorder killed); tables rebuilt from the journal"),
+        ("events lost", str(rec.counter_total("drops"))),
+        ("recorded by", f"innostall {meta.get('tool_version', '?')}, format {meta.get('version')}"),
+    ]
+
+
+def probe_rows(rec: Recording) -> list[dict]:
+    return [{"name": p.get("name"), "attached": bool(p.get("attached")),
+             "detail": report.demangle(p.get("symbol")) if p.get("attached") else p.get("reason"),
+             "fallback": bool(p.get("fallback"))} for p in rec.meta.get("probes", [])]
+
+
+def plain_findings(rec: Recording, summary: dict) -> list[str]:
+    found = report.findings(per_interval(rec, views.PURGE_COUNTERS))
+    if summary["version_walk"]["recorded"]:
+        found += report.walk_findings(summary["version_walk"], summary["drops"])
+    return found
+
+
+def purge_headline(rec: Recording, purge: dict) -> str:
+    per_s = purge["batches"] / rec.duration_s if rec.duration_s else 0
+    per_batch = purge["pages"] / purge["batches"] if purge["batches"] else 0
+    text = (f"{purge['batches']} purge batches ({per_s:.1f}/s), {purge['empty_batches']} of them "
+            f"empty; {purge['pages']} undo pages ({per_batch:.1f} per batch).")
+    lat = purge["latency_us"]
+    if lat["p50"] is not None:
+        text += f" Batch latency p50 ~{lat['p50']:.0f} µs, p99 ~{lat['p99']:.0f} µs, max ≤ {lat['max']} µs."
+    return text
+
+
+def hist_section(rec: Recording, name: str) -> dict:
+    """A histogram's bars over the whole recording, and its heatmap over time."""
+    title, unit = views.hist_title(name)
+    slots = views.hist_slots(rec, name)
+    stats = views.hist_stats(rec, name)
+    chart_id = f"hist-{name}"
+    figures = [charts.fragment(charts.hist_figure(slots, title, unit), chart_id)]
+    if stats["count"] and rec.counters["t_s"].nunique() > 1:
+        heat = charts.heatmap_figure(views.hist_over_time(rec, name), slots, f"{title} over time", unit)
+        figures.append(charts.fragment(heat, f"{chart_id}-time"))
+    return {"name": name, "title": title, "unit": unit, "stats": stats,
+            "charts": [Markup(f) for f in figures]}
+
+
+def throughput_chart(rec: Recording) -> Markup | None:
+    rates = views.purge_throughput(rec)
+    if rates.empty:
+        return None
+    fig = charts.small_multiples(rates, "Purge throughput (per second)")
+    return Markup(charts.fragment(fig, "purge-throughput"))
+
+
+def flame_document(svg: str) -> str:
+    """The tool's SVG as the whole of a small HTML document, for a srcdoc frame: alone there,
+    its script finds its own elements, and it stretches to the frame's width."""
+    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html, body { margin: 0 } "
+            "svg { display: block; width: 100% }</style></head><body>"
+            f"{flamegraph.svg_element(svg)}</body></html>")
+
+
+def flame_graphs(walks) -> tuple[list[dict], str | None]:
+    """Both weightings of the deep-walk flame graph, or why there are none."""
+    tool = flamegraph.find_tool()
+    if not tool:
+        return [], (f"{flamegraph.TOOL} is not installed here, so the flame graphs are not drawn "
+                    "(run scripts/setup-report-tools.sh, or 'cargo install inferno'); "
+                    "'innostall export' still writes the folded stacks.")
+    graphs = []
+    for weight, title in [("walks", "Deep version walks, by number of walks"),
+                          ("depth", "Deep version walks, by row versions built")]:
+        svg = flamegraph.render_svg(flamegraph.folded(walks, weight), title, weight, tool)
+        graphs.append({"id": f"flame-{weight}", "title": title, "document": flame_document(svg),
+                       "height": flamegraph.svg_height(svg)})
+    return graphs, None
+
+
+def walk_section(rec: Recording, summary: dict) -> dict:
+    walks = views.walks_of(rec)
+    section = {"summary": summary["version_walk"], "hists": [], "deepest": None,
+               "flames": [], "flame_note": None}
+    section["hists"] = [hist_section(rec, n) for n in views.WALK_HISTS if n in views.hist_names(rec)]
+    if walks is not None:
+        section["deepest"] = views.deepest_walks(walks).to_dict("records")
+        section["flames"], section["flame_note"] = flame_graphs(walks)
+    return section
+
+
+def other_counters(rec: Recording) -> dict:
+    """Every counter the purge and walk sections do not chart: a table, and a chart of the
+    ones that moved."""
+    names = [n for n in views.counter_names(rec) if n not in views.PURGE_COUNTERS]
+    if not names:
+        return {"rows": [], "chart": None}
+    overview = views.counter_overview(rec, names)
+    moved = [n for n in names if overview.loc[n, "total"]]
+    chart = None
+    if moved:
+        table = views.interval_table(rec, moved)
+        series = views.per_second(table)
+        for name in filter(views.is_running_max, moved):  # drawn as the maximum so far
+            series[name] = table[name].cumsum().reindex(series.index)
+        fig = charts.small_multiples(series, "Other counters (per second; running maxima as they grew)")
+        chart = Markup(charts.fragment(fig, "other-counters"))
+    rows = overview.reset_index().astype(object).where(overview.reset_index().notna(), None)
+    return {"rows": rows.to_dict("records"), "chart": chart}
+
+
+def context(rec: Recording) -> dict:
+    summary = report.summary(rec)
+    known = set(views.PURGE_HISTS) | set(views.WALK_HISTS)
+    return {
+        "title": f"innostall report: {server_label(rec.meta['target'].get('family'), rec.meta['target'].get('version'))}",
+        "path": rec.path,
+        "facts": header_facts(rec),
+        "probes": probe_rows(rec),
+        "findings": plain_findings(rec, summary),
+        "purge_headline": purge_headline(rec, summary["purge"]),
+        "summary_rows": metrics.summary_rows(rec).to_dict("records"),
+        "throughput": throughput_chart(rec),
+        "purge_hists": [hist_section(rec, n) for n in views.PURGE_HISTS if n in views.hist_names(rec)],
+        "walks": walk_section(rec, summary),
+        "other_hists": [hist_section(rec, n) for n in views.hist_names(rec) if n not in known],
+        "counters": other_counters(rec),
+        "plotly_js": Markup(charts.plotly_js()),
+        "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "version": __version__,
+    }
+
+
+def render_html(rec: Recording) -> str:
+    return TEMPLATES.get_template("report.html.j2").render(context(rec))
+
+
+def write_html(rec: Recording, path: str) -> int:
+    """Write the page; returns its size in bytes. An unwritable path is one line."""
+    page = render_html(rec).encode()
+    try:
+        with open(path, "wb") as f:
+            f.write(page)
+    except OSError as e:
+        raise UserError(f"{path}: cannot write the HTML report ({e.strerror})")
+    return len(page)
+

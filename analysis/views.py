@@ -1,0 +1,141 @@
+"""Tables behind the report views: small pure functions from a recording's tidy tables to
+the frames the HTML, export and diff views draw. Generic over counter and histogram names,
+so a new measurement shows up without touching the views."""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from .histogram import percentile, slot_bounds
+from .recording import Recording
+from .timeline import per_interval
+
+PURGE_COUNTERS = ["purge_batches", "purge_empty_batches", "purge_pages"]
+PURGE_RATES = {"purge_batches": "batches/s", "purge_empty_batches": "empty batches/s",
+               "purge_pages": "undo pages/s"}
+
+# Titles and units of the histograms we know; any other is titled from its name.
+HISTOGRAMS = {
+    "purge_batch_latency": ("Purge batch latency", "µs"),
+    "purge_batch_pages": ("Undo pages per purge batch", "pages"),
+    "version_walk_depth": ("Version-walk depth (row versions built per read)", "versions"),
+    "version_walk_latency": ("Version-walk latency", "µs"),
+}
+PURGE_HISTS = ["purge_batch_latency", "purge_batch_pages"]
+WALK_HISTS = ["version_walk_depth", "version_walk_latency"]
+
+
+def is_running_max(name: str) -> bool:
+    """A counter that holds a running maximum (version_walk_max_depth): its deltas sum to
+    the maximum, but a rate of it means nothing."""
+    return re.search(r"(^|_)max(_|$)", name) is not None
+
+
+def counter_names(rec: Recording) -> list[str]:
+    return sorted(str(n) for n in rec.counters["name"].unique())
+
+
+def hist_names(rec: Recording) -> list[str]:
+    return sorted(str(n) for n in rec.hists["name"].unique())
+
+
+def hist_title(name: str) -> tuple[str, str]:
+    """(title, unit) of a histogram; unknown ones get their name and a unit guessed from it."""
+    if name in HISTOGRAMS:
+        return HISTOGRAMS[name]
+    unit = "µs" if name.endswith(("latency", "_us")) else "value"
+    return name.replace("_", " ").capitalize(), unit
+
+
+def interval_table(rec: Recording, names: list[str] | None = None) -> pd.DataFrame:
+    """One row per interval (indexed by its end, seconds from attach), one column per
+    counter delta; all counters unless names are given."""
+    return per_interval(rec, counter_names(rec) if names is None else names)
+
+
+def interval_lengths(table: pd.DataFrame) -> pd.Series:
+    """Seconds each interval lasted: the first one starts at the attach (t = 0)."""
+    ends = table.index.to_series()
+    return ends.diff().fillna(ends).where(lambda s: s > 0)
+
+
+def per_second(table: pd.DataFrame) -> pd.DataFrame:
+    """Counter deltas as rates; an interval of zero length (the final snapshot taken at the
+    same instant as the last interval) is dropped rather than divided by."""
+    lengths = interval_lengths(table)
+    return table.div(lengths, axis=0)[lengths.notna()]
+
+
+def purge_throughput(rec: Recording) -> pd.DataFrame:
+    """Purge batches, empty batches and undo pages per second, per interval."""
+    return per_second(interval_table(rec, PURGE_COUNTERS)).rename(columns=PURGE_RATES)
+
+
+def hist_slots(rec: Recording, name: str) -> pd.DataFrame:
+    """A histogram over the whole recording, one row per log2 slot from 0 to the highest
+    non-empty one: slot, low, high, label, count."""
+    counts = rec.hist(name)
+    top = int(counts[counts > 0].index.max()) if (counts > 0).any() else 0
+    slots = pd.RangeIndex(top + 1, name="slot")
+    bounds = [slot_bounds(s) for s in slots]
+    return pd.DataFrame({
+        "slot": slots,
+        "low": [lo for lo, _ in bounds],
+        "high": [hi for _, hi in bounds],
+        "label": [f"{lo}–{hi}" for lo, hi in bounds],
+        "count": counts.reindex(slots, fill_value=0).to_numpy(),
+    })
+
+
+def hist_over_time(rec: Recording, name: str) -> pd.DataFrame:
+    """Counts per interval (rows, every interval by its end time) and log2 slot (columns,
+    0 to the highest non-empty)."""
+    rows = rec.hists[rec.hists["name"] == name]
+    table = rows.pivot_table(index="t_s", columns="slot", values="count", aggfunc="sum",
+                             fill_value=0, observed=True)
+    ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s")
+    slots = pd.RangeIndex(int(table.columns.max()) + 1 if len(table.columns) else 1, name="slot")
+    return table.reindex(index=ends, columns=slots, fill_value=0).astype("int64")
+
+
+def hist_stats(rec: Recording, name: str) -> dict:
+    """Event count and estimated percentiles of one histogram; max is the top of the highest
+    non-empty slot (an upper bound)."""
+    counts = rec.hist(name)
+    total = int(counts.sum()) if len(counts) else 0
+    if not total:
+        return {"count": 0, "p50": None, "p99": None, "max": None}
+    return {"count": total, "p50": round(percentile(counts, 0.5), 1),
+            "p99": round(percentile(counts, 0.99), 1),
+            "max": slot_bounds(int(counts[counts > 0].index.max()))[1]}
+
+
+def counter_overview(rec: Recording, names: list[str] | None = None) -> pd.DataFrame:
+    """Per counter: total, mean rate, the busiest interval and how many intervals saw any.
+    Running maxima get a total (the maximum) and no rates."""
+    table = interval_table(rec, names)
+    rated = [c for c in table.columns if not is_running_max(c)]
+    rates = per_second(table[rated])
+    moved = rates.columns[rates.max() > 0] if len(rates) else []
+    duration = rec.duration_s
+    return pd.DataFrame({
+        "total": table.sum(),
+        "per_s": (table[rated].sum() / duration) if duration else pd.Series(float("nan"), index=rated),
+        "peak_per_s": rates[moved].max(),
+        "peak_at_s": rates[moved].idxmax(),
+        "active_intervals": (table > 0).sum(),
+    }, index=table.columns).rename_axis("counter")
+
+
+def deepest_walks(walks: pd.DataFrame, top: int = 10) -> pd.DataFrame:
+    """The deepest walks, with their stacks split leaf first (the frame doing the walk)."""
+    deepest = walks.nlargest(top, "depth").copy()
+    deepest["frames"] = [[f for f in reversed(str(s).split(";")) if f] for s in deepest["stack"]]
+    return deepest.reset_index(drop=True)
+
+
+def walks_of(rec: Recording) -> pd.DataFrame | None:
+    """The recording's deep walks, or None when it has none (older recordings, those made
+    without the version-walk probes, and those where no read went deep)."""
+    return rec.walks if len(rec.walks) else None

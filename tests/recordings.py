@@ -1,0 +1,150 @@
+"""Recordings for the view tests, written the way the recorder writes them: meta.json and a
+journal of cumulative snapshots, turned into Parquet tables by the format's own code."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from innostall.collector import recording as fmt
+
+SLOTS = 32
+# demangled frames as the recorder folds them: full of <, >, & and commas
+FRAMES = {
+    "root": "start_thread",
+    "conn": "do_handle_one_connection(CONNECT*, bool)",
+    "exec": "mysql_execute_command(THD*, bool)",
+    "select": "handle_select(THD*, LEX*, select_result*, unsigned long long)",
+    "search": "row_search_mvcc(unsigned char*, page_cur_mode_t, row_prebuilt_t*, unsigned long, unsigned long)",
+    "build": "row_vers_build_for_consistent_read(unsigned char const*, mtr_t*, dict_index_t*, "
+             "rec_offs**, ReadView*, mem_block_info_t**, mem_block_info_t*, unsigned char**, "
+             "dtuple_t const**, mtr_t*)",
+    "prev": "trx_undo_prev_version_build(unsigned char const*, dict_index_t*, rec_offs*, "
+            "mem_block_info_t*, unsigned char**, mem_block_info_t*, dtuple_t const**, unsigned long)",
+    "tmpl": "std::vector<buf_page_t*, ut_allocator<buf_page_t*, true> >::push_back(buf_page_t* const&)",
+    "update": "mysql_update(THD*, TABLE_LIST*, List<Item>&, List<Item>&, Item*, unsigned int, "
+              "st_order*, unsigned long long, bool, unsigned long long*, unsigned long long*)",
+}
+SELECT_STACK = ";".join(FRAMES[k] for k in ["root", "conn", "exec", "select", "search", "build", "prev"])
+UPDATE_STACK = ";".join(FRAMES[k] for k in ["root", "conn", "exec", "update", "search", "build", "tmpl"])
+
+
+def hist(**slots: int) -> list[int]:
+    values = [0] * SLOTS
+    for slot, n in slots.items():
+        values[int(slot[1:])] = n
+    return values
+
+
+def meta(walks: bool, **extra) -> dict:
+    probes = [{"name": "purge_batch", "attached": True, "fallback": False,
+               "symbol": "_Z9trx_purgemm", "offset": 15809552, "reason": None}]
+    if walks:
+        probes += [{"name": "version_walk", "attached": True, "fallback": False,
+                    "symbol": "_Z34row_vers_build_for_consistent_readPKhP5mtr_t", "offset": 1,
+                    "reason": None},
+                   {"name": "version_step", "attached": True, "fallback": False,
+                    "symbol": "_Z27trx_undo_prev_version_buildPKh", "offset": 2, "reason": None}]
+    probes.append({"name": "block_lock", "attached": False, "fallback": False, "symbol": None,
+                   "offset": None, "reason": "no symbol <sux_lock<ssux_lock_impl<true> >::x_lock> in .symtab"})
+    return {"tool_version": "0.1.0", "host": "test<host>", "kernel": "6.1 & more",
+            "target": {"pid": 4242, "exe": "/opt/<mariadb>/bin/mariadbd", "family": "mariadb",
+                       "version": "11.4.5", "build_id": "df9ed6c4"},
+            "interval_s": 1.0, "probes": probes, "settings": {"deep_walk_threshold": 100},
+            "start_real_ns": 1795320498440089178, "stop_real_ns": 1795320498440089178 + 6 * 10**9,
+            "end_reason": "duration", "complete": True, **extra}
+
+
+def synthetic_journal(intervals: int, walks: bool, scale: int = 1) -> list[dict]:
+    """A stall then a catch-up: purge batches find nothing while reads walk deep version
+    chains, then one interval purges the backlog. scale multiplies the activity."""
+    records = [{"type": "attached", "mono_ns": 10**9, "real_ns": 0, "programs": []}]
+    counters = {"purge_batches": 0, "purge_empty_batches": 0, "purge_pages": 0, "unmatched_returns": 0}
+    hists = {"purge_batch_latency": [0] * SLOTS, "purge_batch_pages": [0] * SLOTS}
+    if walks:
+        counters.update(version_walks=0, version_walks_zero=0, version_steps=0,
+                        version_steps_outside=0, version_walk_max_depth=0, deep_walks=0, drops=0)
+        hists.update(version_walk_depth=[0] * SLOTS, version_walk_latency=[0] * SLOTS)
+    for i in range(1, intervals + 1):
+        t_ns = 10**9 + i * 10**9
+        catch_up = i == intervals - 1
+        step = {"purge_batches": (900 if catch_up else 1) * scale,
+                "purge_empty_batches": 0 if catch_up else scale,
+                "purge_pages": 90000 * scale if catch_up else 0}
+        for k, v in step.items():
+            counters[k] += v
+        hists["purge_batch_latency"][7] += step["purge_batches"] - step["purge_empty_batches"]
+        hists["purge_batch_latency"][4] += step["purge_empty_batches"]
+        hists["purge_batch_pages"][6] += step["purge_batches"] - step["purge_empty_batches"]
+        hists["purge_batch_pages"][0] += step["purge_empty_batches"]
+        if walks and not catch_up:
+            depth = 50 * i
+            counters["version_walks"] += 40 * scale
+            counters["version_steps"] += 40 * scale * depth
+            counters["version_steps_outside"] += 3 * scale
+            counters["version_walk_max_depth"] = max(counters["version_walk_max_depth"], depth)
+            counters["deep_walks"] += 2 if depth >= 100 else 0
+            hists["version_walk_depth"][depth.bit_length() - 1] += 40 * scale
+            hists["version_walk_latency"][min(depth.bit_length() + 2, 31)] += 40 * scale
+            if depth >= 100:
+                records += [{"type": "deep_walk", "mono_ns": t_ns - 5 * 10**8, "tid": 700 + i,
+                             "depth": depth, "latency_ns": depth * 2000, "folded": SELECT_STACK},
+                            {"type": "deep_walk", "mono_ns": t_ns - 2 * 10**8, "tid": 900,
+                             "depth": depth // 2, "latency_ns": depth * 900, "folded": UPDATE_STACK}]
+        records.append({"type": "final" if i == intervals else "interval", "mono_ns": t_ns,
+                        "real_ns": 0, "counters": dict(counters), "hists": copy.deepcopy(hists)})
+    return records
+
+
+def write(directory: Path, records: list[dict], **meta_fields) -> Path:
+    """A complete recording from journal records, through the format's journal → tables."""
+    directory.mkdir(parents=True, exist_ok=True)
+    walks = any(r.get("type") == "deep_walk" for r in records)
+    fmt.write_meta(str(directory), meta(walks, **meta_fields))
+    (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in records))
+    fmt.write_tables(str(directory))
+    return directory
+
+
+def synthetic(directory: Path, intervals: int = 6, walks: bool = True, scale: int = 1) -> Path:
+    return write(directory, synthetic_journal(intervals, walks, scale))
+
+
+def stretched(source: Path, directory: Path, intervals: int) -> Path:
+    """A long recording from a real one: its real per-interval deltas repeated over and over,
+    each repeat shifted in time, re-accumulated into cumulative snapshots."""
+    records = fmt.read_records(str(source / fmt.JOURNAL))
+    snapshots = [r for r in records if r.get("type") in ("interval", "final")]
+    attached = next(r for r in records if r.get("type") == "attached")
+    deltas = [delta(before, after) for before, after in zip([None] + snapshots, snapshots)]
+    period = snapshots[1]["mono_ns"] - snapshots[0]["mono_ns"]
+    out = [attached]
+    totals = {"counters": {}, "hists": {}}
+    for i in range(intervals):
+        step = deltas[i % len(deltas)]
+        for name, v in step["counters"].items():
+            totals["counters"][name] = totals["counters"].get(name, 0) + v
+        for name, slots in step["hists"].items():
+            now = totals["hists"].setdefault(name, [0] * len(slots))
+            totals["hists"][name] = [a + b for a, b in zip(now, slots)]
+        out.append({"type": "final" if i == intervals - 1 else "interval",
+                    "mono_ns": attached["mono_ns"] + (i + 1) * period,
+                    "real_ns": attached["real_ns"] + (i + 1) * period,
+                    "counters": dict(totals["counters"]),
+                    "hists": {k: list(v) for k, v in totals["hists"].items()}})
+    source_meta = json.loads((source / fmt.META).read_text())
+    source_meta["stop_real_ns"] = source_meta["start_real_ns"] + intervals * period
+    directory.mkdir(parents=True, exist_ok=True)
+    fmt.write_meta(str(directory), {k: v for k, v in source_meta.items()
+                                    if k not in ("format", "version")})
+    (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in out))
+    fmt.write_tables(str(directory))
+    return directory
+
+
+def delta(before: dict | None, after: dict) -> dict:
+    if before is None:
+        return {"counters": dict(after["counters"]), "hists": {k: list(v) for k, v in after["hists"].items()}}
+    return {"counters": {k: v - before["counters"].get(k, 0) for k, v in after["counters"].items()},
+            "hists": {k: [a - b for a, b in zip(v, before["hists"].get(k, [0] * len(v)))]
+                      for k, v in after["hists"].items()}}

@@ -1,0 +1,253 @@
+"""The HTML report: one self-contained page, everything escaped, drawn without errors by a
+real headless Chromium with the network off, and fast on an hour-long recording."""
+from __future__ import annotations
+
+import json
+import re
+from html import escape
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import recordings
+from conftest import INNOSTALL, REPO
+from innostall.analysis import flamegraph, html, recording, report
+from innostall.errors import UserError
+
+REAL = REPO / "tests" / "data" / "purge-stall"  # make demo on MariaDB 11.4.5: a purge stall
+SCREENSHOTS = REPO / "build" / "screenshots"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                  "--window-size=1280,1000"]
+
+
+@pytest.fixture(scope="module")
+def walks_rec(tmp_path_factory):
+    return recording.load(str(recordings.synthetic(tmp_path_factory.mktemp("walks") / "rec")))
+
+
+@pytest.fixture(scope="module")
+def walks_page(walks_rec, tmp_path_factory):
+    path = tmp_path_factory.mktemp("page") / "report.html"
+    html.write_html(walks_rec, str(path))
+    return path
+
+
+def test_page_needs_nothing_from_outside(walks_page):
+    page = walks_page.read_text()
+    assert not re.search(r"<(script|link|img|iframe)\b[^>]*\b(src|href)=", page)
+    assert "@import" not in page and "url(http" not in page
+    assert page.count("<script") >= 2  # plotly.js inline, then each chart's own call
+
+
+def test_every_string_from_the_recording_is_escaped(walks_page):
+    page = walks_page.read_text()
+    assert "test&lt;host&gt;, kernel 6.1 &amp; more" in page
+    assert "/opt/&lt;mariadb&gt;/bin/mariadbd" in page
+    assert "no symbol &lt;sux_lock&lt;ssux_lock_impl&lt;true&gt; &gt;::x_lock&gt; in .symtab" in page
+    assert "std::vector&lt;buf_page_t*, ut_allocator&lt;buf_page_t*, true&gt; &gt;" in page
+    for raw in ["<host>", "<mariadb>", "<sux_lock", "<buf_page_t*", "List<Item>"]:
+        assert raw not in page, raw
+
+
+def test_page_has_every_section(walks_rec, walks_page):
+    page = walks_page.read_text()
+    for chart in ["purge-throughput", "hist-purge_batch_latency", "hist-purge_batch_pages",
+                  "hist-version_walk_depth", "hist-version_walk_latency", "other-counters"]:
+        assert f'id="{chart}"' in page, chart
+    assert 'id="deepest-walks"' in page
+    if flamegraph.find_tool():
+        assert 'id="flame-walks"' in page and 'id="flame-depth"' in page
+    summary = report.summary(walks_rec)
+    for text in html.plain_findings(walks_rec, summary):
+        assert escape(text) in page
+    assert len(html.plain_findings(walks_rec, summary)) == 2  # the purge stall, the deep walks
+    assert f"{summary['purge']['batches']} purge batches" in page
+
+
+def test_recording_without_walks_says_so(tmp_path):
+    rec = recording.load(str(REAL))
+    path = tmp_path / "r.html"
+    html.write_html(rec, str(path))
+    page = path.read_text()
+    assert "No deep walks recorded." in page and "flame-walks" not in page
+    assert 'id="hist-purge_batch_latency"' in page
+
+
+def test_unknown_histograms_and_counters_get_generic_sections(tmp_path):
+    records = recordings.synthetic_journal(4, walks=False)
+    for r in records[1:]:
+        r["counters"]["latch_waits"] = 7 * int(r["mono_ns"] / 1e9)
+        r["hists"]["latch_wait_latency"] = recordings.hist(s3=int(r["mono_ns"] / 1e9))
+    rec = recording.load(str(recordings.write(tmp_path / "rec", records)))
+    page = html.render_html(rec)
+    assert 'id="hist-latch_wait_latency"' in page and "Latch wait latency" in page
+    assert ">latch_waits<" in page and 'id="other-counters"' in page
+
+
+def test_cli_writes_the_page_in_one_step(tmp_path):
+    out = tmp_path / "report.html"
+    done = subprocess.run(INNOSTALL + ["report", str(REAL), "--html", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and done.stderr.startswith(f"wrote {out} (")
+    assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_unwritable_page_is_one_line(tmp_path):
+    out = tmp_path / "missing-dir" / "report.html"
+    done = subprocess.run(INNOSTALL + ["report", str(REAL), "--html", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr == f"innostall: {out}: cannot write the HTML report (No such file or directory)\n"
+
+
+def test_without_the_flame_graph_tool_the_page_says_why(walks_rec, monkeypatch):
+    monkeypatch.setattr(flamegraph, "find_tool", lambda: None)
+    with pytest.raises(UserError, match="inferno-flamegraph not found"):
+        flamegraph.render_svg(flamegraph.folded(walks_rec.walks), "t", "walks")
+    page = html.render_html(walks_rec)
+    assert "is not installed here, so the flame graphs are not drawn" in page
+    assert 'id="deepest-walks"' in page and 'id="flame-walks"' not in page
+
+
+def test_failing_tool_is_one_line(walks_rec):
+    with pytest.raises(UserError, match=r"inferno-flamegraph failed \(exit 1\)"):
+        flamegraph.render_svg(flamegraph.folded(walks_rec.walks), "t", "walks", tool="/bin/false")
+
+
+# --- in a real browser --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.fail("Chromium is not installed: run scripts/setup-report-tools.sh")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="innostall-chromium-")
+    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_network_conditions(offline=True, latency=0, throughput=0)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_offline(driver, page: Path) -> list[dict]:
+    """Load the page with the network off; returns the console entries it caused."""
+    driver.get_log("browser")  # drop anything from before
+    driver.get(page.as_uri())
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        drawn = driver.execute_script(
+            "return [...document.querySelectorAll('.plotly-graph-div')].every(d => d.querySelector('.main-svg'))")
+        if drawn:
+            break
+        time.sleep(0.2)
+    return driver.get_log("browser")
+
+
+def requested_urls(driver) -> list[str]:
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def screenshot(driver, name: str) -> Path:
+    """The whole page as a PNG under build/screenshots, for a person to look at."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1280, min(height, 20000))
+    path = SCREENSHOTS / name
+    driver.save_screenshot(str(path))
+    driver.set_window_size(1280, 1000)
+    return path
+
+
+def test_browser_draws_every_chart_without_errors(browser, walks_page):
+    from selenium.webdriver.common.by import By
+
+    console = open_offline(browser, walks_page)
+    charts = browser.find_elements(By.CSS_SELECTOR, ".plotly-graph-div")
+    assert len(charts) == walks_page.read_text().count('class="plotly-graph-div"') >= 9
+    for chart in charts:
+        assert chart.find_elements(By.CSS_SELECTOR, ".main-svg"), chart.get_attribute("id")
+        assert chart.size["height"] > 100 and chart.size["width"] > 600
+    bars = browser.find_elements(By.CSS_SELECTOR, "#hist-version_walk_depth .bars path")
+    assert len(bars) >= 4
+    table = browser.find_element(By.ID, "deepest-walks").text
+    assert "std::vector<buf_page_t*, ut_allocator<buf_page_t*, true> >" in table
+    assert "No deep walks recorded" not in browser.find_element(By.TAG_NAME, "body").text
+    assert console == [], console
+    outside = [u for u in requested_urls(browser) if not u.startswith(("file:", "data:", "about:", "chrome:"))]
+    assert outside == []
+    print("screenshot:", screenshot(browser, "report-walks.png"))
+
+
+def test_flame_graphs_zoom_and_search_without_errors(browser, walks_page):
+    from selenium.webdriver.common.by import By
+
+    if not flamegraph.find_tool():
+        pytest.fail(f"{flamegraph.TOOL} is not installed: run scripts/setup-report-tools.sh")
+    open_offline(browser, walks_page)
+    for frame_id in ["flame-walks", "flame-depth"]:
+        frame = browser.find_element(By.ID, frame_id)
+        browser.execute_script("arguments[0].scrollIntoView()", frame)
+        browser.switch_to.frame(frame)
+        try:
+            boxes = browser.find_elements(By.CSS_SELECTOR, "#frames > g")
+            names = [b.find_element(By.TAG_NAME, "title").get_attribute("textContent") for b in boxes]
+            assert any(n.startswith("row_search_mvcc(") for n in names), names
+            assert any("List<Item>&" in n for n in names)  # escaped in the SVG, read back whole
+            deep = next(b for b in boxes if b.find_element(By.TAG_NAME, "title")
+                        .get_attribute("textContent").startswith("handle_select("))
+            unzoom = browser.find_element(By.ID, "unzoom")
+            assert "hide" in unzoom.get_attribute("class")
+            deep.click()  # zoom: the frames below become parents, "Reset Zoom" shows
+            assert "hide" not in unzoom.get_attribute("class")
+            assert browser.find_elements(By.CSS_SELECTOR, "#frames > g.parent")
+            browser.execute_script("search('row_vers_build')")
+            assert "Matched" in browser.find_element(By.ID, "matched").get_attribute("textContent")
+        finally:
+            browser.switch_to.default_content()
+    assert browser.get_log("browser") == []
+
+
+def test_browser_draws_a_real_recording_without_walks(browser, tmp_path):
+    page = tmp_path / "real.html"
+    html.write_html(recording.load(str(REAL)), str(page))
+    console = open_offline(browser, page)
+    from selenium.webdriver.common.by import By
+
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".plotly-graph-div .main-svg")) >= 5
+    assert browser.find_element(By.ID, "no-walks").text == "No deep walks recorded."
+    assert console == [], console
+    print("screenshot:", screenshot(browser, "report-purge-stall.png"))
+
+
+# --- speed ----------------------------------------------------------------------------------
+
+def test_hour_long_recording_renders_in_under_10_s(tmp_path):
+    """3600 one-second intervals: the real demo intervals repeated, through journal → tables."""
+    long = recordings.stretched(REAL, tmp_path / "hour", 3600)
+    assert recording.load(str(long)).counters["t_s"].nunique() == 3600
+    for args in (["report", str(long)], ["report", str(long), "--html", str(tmp_path / "hour.html")]):
+        started = time.monotonic()
+        done = subprocess.run(INNOSTALL + args, capture_output=True, text=True)
+        took = time.monotonic() - started
+        assert done.returncode == 0, done.stderr
+        print(f"innostall {' '.join(args[:1] + args[2:3])}: {took:.2f} s")
+        assert took < 10
