@@ -10,6 +10,10 @@
  * online DDL and CHECK TABLE. They are counted apart (version_steps_outside) so that they
  * never inflate the depth of consistent reads.
  *
+ * Cost: the step probe fires once per version built, and each hit traps (about 1.5 us
+ * here, measured on a 2000-version walk: 0.6 ms unprobed, 3.6 ms probed). The walk
+ * latency we report includes that cost, so deep walks look slower than they are.
+ *
  * Why a return probe is safe here: a uretprobe replaces the return address, and a C++
  * exception unwinding through that frame would crash the server. The walk reports its
  * errors as a dberr_t (DB_MISSING_HISTORY, DB_CORRUPTION); its loop allocates from
