@@ -20,6 +20,10 @@ class Recording:
     hists: pd.DataFrame  # interval, t_s, name, slot, count
     walks: pd.DataFrame = field(default_factory=lambda: fmt.walks_table([]))
     # deep version walks: t_s, tid, depth, latency_us, stack (folded, root first)
+    pages: pd.DataFrame = field(default_factory=lambda: fmt.pages_table([]))
+    # blocks whose latch was waited for: space, page_no, waits, wait_us
+    wait_stacks: pd.DataFrame = field(default_factory=lambda: fmt.wait_stacks_table([]))
+    # user stacks of latch waits: mode, stack (folded, root first), waits, wait_us
 
     def counter_total(self, name: str) -> int:
         return int(self.counters.loc[self.counters["name"] == name, "value"].sum())
@@ -40,22 +44,27 @@ class Recording:
         return float(self.counters["t_s"].max()) if len(self.counters) else 0.0
 
 
+# Tables a recording may lack (older recordings, probes not attached): field -> (file, builder)
+OPTIONAL_TABLES = {"walks": (fmt.WALKS, fmt.walks_table), "pages": (fmt.PAGES, fmt.pages_table),
+                   "wait_stacks": (fmt.WAIT_STACKS, fmt.wait_stacks_table)}
+
+
 def load(path: str) -> Recording:
     meta = _read_meta(path)
     counters_path = os.path.join(path, fmt.COUNTERS)
     if meta.get("complete") and os.path.exists(counters_path):
         counters = _read_table(path, fmt.COUNTERS)
         hists = _read_table(path, fmt.HISTS)
-        has_walks = os.path.exists(os.path.join(path, fmt.WALKS))  # older recordings: none
-        walks = _read_table(path, fmt.WALKS) if has_walks else fmt.walks_table([])
+        optional = {name: _read_table(path, file) if os.path.exists(os.path.join(path, file))
+                    else build([]) for name, (file, build) in OPTIONAL_TABLES.items()}
     else:  # cut short: rebuild the tables from the journal
         journal = os.path.join(path, fmt.JOURNAL)
         if not os.path.exists(journal):
             raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
         records = fmt.read_records(journal)
         counters, hists = fmt.journal_to_tables(records)
-        walks = fmt.walks_table(records)
-    return Recording(path, meta, counters, hists, walks)
+        optional = {name: build(records) for name, (_, build) in OPTIONAL_TABLES.items()}
+    return Recording(path, meta, counters, hists, **optional)
 
 
 def _read_table(path: str, name: str) -> pd.DataFrame:

@@ -13,8 +13,13 @@ from .recording import Recording
 from .timeline import per_interval, sparkline
 
 
-def latency_summary(rec: Recording, name: str) -> dict:
-    hist = rec.hist(name)
+BLOCK_WAIT_HISTS = {"S": "block_wait_s", "X": "block_wait_x", "SX": "block_wait_sx"}
+
+
+def latency_summary(rec: Recording, name: str | list[str]) -> dict:
+    """p50, p99 and max of one log2 histogram, or of several summed slot by slot."""
+    names = [name] if isinstance(name, str) else name
+    hist = pd.concat([rec.hist(n) for n in names]).groupby(level=0).sum()
     if hist.empty or not hist.sum():
         return {"p50": None, "p99": None, "max": None}
     top = int(hist[hist > 0].index.max())
@@ -50,6 +55,32 @@ def version_walk_summary(rec: Recording) -> dict:
     }
 
 
+def top_pages(rec: Recording, top: int = 10) -> list[dict]:
+    pages = rec.pages.nlargest(top, "wait_us")
+    return [{"space": int(p.space), "page_no": int(p.page_no), "waits": int(p.waits),
+             "wait_us": round(float(p.wait_us), 1)} for p in pages.itertuples()]
+
+
+def block_lock_summary(rec: Recording) -> dict:
+    by_mode = {mode: rec.counter_total(f"block_waits_{mode.lower()}") for mode in BLOCK_WAIT_HISTS}
+    return {
+        "recorded": rec.probe_attached("block_lock_s") or rec.probe_attached("block_lock_x"),
+        "waits": sum(by_mode.values()),
+        "by_mode": by_mode,
+        "wait_us": latency_summary(rec, list(BLOCK_WAIT_HISTS.values())),
+        "total_wait_ms": round(rec.counter_total("block_wait_ns") / 1e6, 1),
+        "page_io_waits": rec.counter_total("block_io_waits"),
+        "top_pages": top_pages(rec),
+        "map_full": rec.counter_total("latch_map_full"),
+    }
+
+
+def other_latch_summary(rec: Recording) -> dict:
+    return {"waits": rec.counter_total("other_latch_waits"),
+            "wait_us": latency_summary(rec, "other_latch_wait"),
+            "total_wait_ms": round(rec.counter_total("other_latch_wait_ns") / 1e6, 1)}
+
+
 def summary(rec: Recording) -> dict:
     batches = rec.counter_total("purge_batches")
     return {
@@ -63,6 +94,8 @@ def summary(rec: Recording) -> dict:
             "latency_us": latency_summary(rec, "purge_batch_latency"),
         },
         "version_walk": version_walk_summary(rec),
+        "block_lock": block_lock_summary(rec),
+        "other_latch": other_latch_summary(rec),
         "drops": rec.counter_total("drops"),
     }
 
@@ -96,6 +129,63 @@ def walk_findings(walks: dict, drops: int) -> list[str]:
         found.append(f"{drops} event(s) were lost (ring buffer or state map full): the deep-walk "
                      "table is incomplete; counters and histograms are not affected.")
     return found
+
+
+def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) -> list[str]:
+    """Plain-words reading of the block-latch waits."""
+    if not locks["waits"]:
+        return []
+    found = [f"Threads waited {locks['total_wait_ms'] / 1000:.2f} s in all on buffer-block "
+             f"latches ({locks['waits']} waits in {duration_s:.0f} s)."]
+    if locks["top_pages"]:
+        hottest = locks["top_pages"][0]
+        share = 100 * hottest["wait_us"] / (locks["total_wait_ms"] * 1000 or 1)
+        found[0] += (f" {share:.0f}% of that time was on one page, space {hottest['space']} "
+                     f"page {hottest['page_no']}: a hot spot (hot rows, a small table or an "
+                     "index root).")
+    purge_us = stacks.loc[stacks["stack"].str.contains("row_purge", regex=False), "wait_us"].sum()
+    if purge_us > 0.05 * locks["total_wait_ms"] * 1000:
+        found.append(f"Purge itself waited {purge_us / 1e6:.2f} s on block latches: it contends "
+                     "with user DML for the same pages, which slows it down.")
+    if locks["page_io_waits"]:
+        found.append(f"{locks['page_io_waits']} waits were for a page being read from disk "
+                     "(page I/O, not latch contention).")
+    return found
+
+
+def top_wait_stacks(stacks: pd.DataFrame, top: int = 5, frames: int = 5) -> list[str]:
+    lines = []
+    for w in stacks.nlargest(top, "wait_us").itertuples():
+        leaf_first = [short_frame(f) for f in reversed(str(w.stack).split(";")) if f]
+        lines.append(f"  {w.mode:<3} {w.wait_us / 1000:9.1f} ms {w.waits:>8} waits  "
+                     + " <- ".join(leaf_first[:frames]))
+    return lines
+
+
+def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
+    if not locks["recorded"]:
+        return ["", "Block-lock waits: not recorded (probes block_lock_s, block_lock_x)"]
+    lat, modes = locks["wait_us"], locks["by_mode"]
+    lines = ["", "Block-lock waits (buffer-block latches, slow paths only)",
+             f"  waits {locks['waits']} (S {modes['S']}, X {modes['X']}, SX/U {modes['SX']}), "
+             f"{locks['total_wait_ms']:.1f} ms in all, {locks['page_io_waits']} on page I/O"]
+    if locks["waits"]:
+        lines.append(f"  wait time p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
+                     f"max <= {lat['max']} us")
+    lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "
+                 f"waits, {others['total_wait_ms']:.1f} ms, counted apart")
+    lines += [f"  finding: {text}" for text in block_lock_findings(locks, rec.wait_stacks, rec.duration_s)]
+    block_hist = pd.concat([rec.hist(n) for n in BLOCK_WAIT_HISTS.values()]).groupby(level=0).sum()
+    lines += ["", "Block-lock wait time", format_log2(block_hist, "usecs")]
+    if locks["top_pages"]:
+        lines += ["", "Most contended pages (by wait time)",
+                  f"  {'space':>6} {'page':>8} {'waits':>8} {'wait ms':>10}"]
+        lines += [f"  {p['space']:>6} {p['page_no']:>8} {p['waits']:>8} {p['wait_us'] / 1000:>10.1f}"
+                  for p in locks["top_pages"][:5]]
+    block_stacks = rec.wait_stacks[rec.wait_stacks["mode"] != "other"]
+    if len(block_stacks):
+        lines += ["", "Stacks waiting longest (leaf first)"] + top_wait_stacks(block_stacks)
+    return lines
 
 
 def demangle(symbol: str | None) -> str:
@@ -192,4 +282,5 @@ def render_text(rec: Recording) -> str:
     lines += ["", "Purge batch latency", format_log2(rec.hist("purge_batch_latency"), "usecs"),
               "", "Undo pages per purge batch", format_log2(rec.hist("purge_batch_pages"), "pages")]
     lines += render_walks(rec, full["version_walk"], full["drops"])
+    lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
     return "\n".join(lines)

@@ -319,6 +319,51 @@ static void print_snapshot(struct innostall_bpf *obj, const char *type)
 	fflush(stdout);
 }
 
+#define LATCH_TABLES_EVERY 10 /* intervals: bounded output, and a killed recording keeps most */
+
+/* Cumulative latch sums, one line: [space, page_no, waits, ns] per contended block, and
+ * [mode, waits, ns, [addresses]] per user stack (innermost first). */
+static void print_latch_tables(struct innostall_bpf *obj)
+{
+	int pages_fd = bpf_map__fd(obj->maps.block_pages);
+	int stacks_fd = bpf_map__fd(obj->maps.wait_stacks);
+	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
+	struct page_key page, prev_page;
+	struct stack_key stack, prev_stack;
+	__u64 frames[MAX_STACK_DEPTH];
+	struct wait_sum sum;
+	bool first = true, more;
+	int i;
+
+	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"pages\":[", now_ns(CLOCK_MONOTONIC));
+	for (more = !bpf_map_get_next_key(pages_fd, NULL, &page); more;
+	     more = !bpf_map_get_next_key(pages_fd, &prev_page, &page)) {
+		prev_page = page;
+		if (bpf_map_lookup_elem(pages_fd, &page, &sum))
+			continue;
+		printf("%s[%u,%u,%llu,%llu]", first ? "" : ",", page.space, page.page_no, sum.count,
+		       sum.total_ns);
+		first = false;
+	}
+	printf("],\"stacks\":[");
+	first = true;
+	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &stack); more;
+	     more = !bpf_map_get_next_key(stacks_fd, &prev_stack, &stack)) {
+		prev_stack = stack;
+		if (bpf_map_lookup_elem(stacks_fd, &stack, &sum))
+			continue;
+		printf("%s[%u,%llu,%llu,[", first ? "" : ",", stack.mode, sum.count, sum.total_ns);
+		first = false;
+		memset(frames, 0, sizeof(frames));
+		if (stack.stack_id >= 0 && !bpf_map_lookup_elem(traces_fd, &stack.stack_id, frames))
+			for (i = 0; i < MAX_STACK_DEPTH && frames[i]; i++)
+				printf("%s%llu", i ? "," : "", frames[i]);
+		printf("]]");
+	}
+	printf("]}\n");
+	fflush(stdout);
+}
+
 static int print_event(void *ctx, void *data, size_t size)
 {
 	const struct deep_walk_event *e = data;
@@ -367,6 +412,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb;
 	unsigned long long start, deadline, next;
 	const char *reason = "signal";
+	unsigned long intervals = 0;
 	int pidfd;
 
 	parse_args(argc, argv);
@@ -413,6 +459,8 @@ int main(int argc, char **argv)
 		}
 		if (now >= next) {
 			print_snapshot(obj, "interval");
+			if (++intervals % LATCH_TABLES_EVERY == 0)
+				print_latch_tables(obj);
 			next += env.interval_ms * 1000000ULL;
 		}
 		if (ferror(stdout)) {
@@ -421,6 +469,7 @@ int main(int argc, char **argv)
 		}
 	}
 	drain_events(rb);
+	print_latch_tables(obj);
 	print_snapshot(obj, "final");
 	printf("{\"type\":\"end\",\"reason\":\"%s\"}\n", reason);
 	fflush(stdout);

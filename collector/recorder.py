@@ -15,7 +15,7 @@ from innostall import __version__
 from innostall.errors import UserError
 
 from . import loader, recording
-from .discover import ResolvedProbe
+from .discover import ResolvedProbe, layout
 from .stacks import StackSymbolizer
 from .target import Target
 
@@ -82,19 +82,30 @@ def live_line(record: dict, started: float) -> None:
     sys.stderr.flush()
 
 
-class DeepWalks:
-    """Deep-walk events get their folded stack now, while the server's maps still tell
-    which file each address belongs to; the journal then keeps them symbolized."""
+class StackJournal:
+    """Stacks are folded now, while the server's maps still tell which file each address
+    belongs to; the journal then keeps them symbolized: deep-walk events gain a "folded"
+    field, latch tables have each stack's addresses replaced by its folded string."""
 
     def __init__(self, target: Target):
         self.target = target
-        self._symbolizer: StackSymbolizer | None = None  # built at the first event
+        self._symbolizer: StackSymbolizer | None = None  # built at the first stack
 
-    def journal_line(self, event: dict) -> str:
+    def fold(self, addresses: list[int], pid: int | None = None) -> str:
         if self._symbolizer is None:
             self._symbolizer = StackSymbolizer(self.target)
-        event["folded"] = self._symbolizer.folded(event["pid"], event["stack"])
-        return json.dumps(event, separators=(",", ":")) + "\n"
+        if not addresses:
+            return "[unknown]"
+        return self._symbolizer.folded(pid or self.target.pid, addresses)
+
+    def journal_line(self, rec: dict, line: str) -> str:
+        if rec["type"] == "deep_walk":
+            rec["folded"] = self.fold(rec["stack"], rec["pid"])
+        elif rec["type"] == "latch_tables":
+            rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
+        else:
+            return line
+        return json.dumps(rec, separators=(",", ":")) + "\n"
 
 
 def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
@@ -102,10 +113,12 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
            settings: dict[str, int] | None = None) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots."""
-    attach = [spec for p in probes if p.ok for spec in p.attach_args()]
+    # probes sharing a function and its programs (sync_array_wait_event) attach once
+    attach = list(dict.fromkeys(spec for p in probes if p.ok for spec in p.attach_args()))
     if not attach:
         raise UserError("no probe could be resolved; see 'innostall probes'")
-    settings = check_settings(settings or {})
+    # the build's struct layout first: the latch programs decode blocks with it
+    settings = {**(layout(target) or {}), **check_settings(settings or {})}
     prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings)
     recording.write_meta(out_dir, {**meta, "complete": False})
@@ -115,11 +128,11 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
                             settings=settings)
     live = sys.stderr.isatty()
     attached_at = None
-    deep_walks = DeepWalks(target)
+    stacks = StackJournal(target)
     with signals_forwarded_to(proc), open(os.path.join(out_dir, recording.JOURNAL), "a") as journal:
         for line, rec in loader.snapshots(proc):
             kind = rec["type"]
-            journal.write(deep_walks.journal_line(rec) if kind == "deep_walk" else line)
+            journal.write(stacks.journal_line(rec, line))
             journal.flush()
             if kind == "attached":
                 attached_at = time.monotonic()

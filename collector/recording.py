@@ -7,9 +7,14 @@
     hists.parquet     per-interval log2 histogram deltas: interval, t_s, name, slot, count
     walks.parquet     deep version walks, one row per event: t_s, tid, depth, latency_us,
                       stack (folded, root first, frames joined by ';')
+    block_pages.parquet  buffer blocks whose latch was waited for: space, page_no, waits,
+                      wait_us (whole recording)
+    wait_stacks.parquet  user stacks of latch waits: mode (S, X, SX, other), stack (folded),
+                      waits, wait_us (whole recording)
 
 The journal also holds the deep-walk events as they arrive, already symbolized (their
-"folded" field), so a recording cut short keeps them too.
+"folded" field), and every tenth interval the cumulative latch tables (stacks folded), so
+a recording cut short keeps them too.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ FORMAT = "innostall-recording"
 FORMAT_VERSION = 1
 META, JOURNAL = "meta.json", "journal.jsonl"
 COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
+PAGES, WAIT_STACKS = "block_pages.parquet", "wait_stacks.parquet"
+WAIT_MODES = ["S", "X", "SX", "other"]  # enum wait_mode of probes/innostall.h
 SNAPSHOT_TYPES = ("attached", "interval", "final")
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
                 "stack": "string"}
@@ -59,6 +66,25 @@ def walks_table(records: list[dict]) -> pd.DataFrame:
     rows = [((r["mono_ns"] - start) / 1e9, r["tid"], r["depth"], r["latency_ns"] / 1000,
              r.get("folded", "")) for r in records if r.get("type") == "deep_walk"]
     return pd.DataFrame(rows, columns=list(WALK_COLUMNS)).astype(WALK_COLUMNS)
+
+
+def latest_latch_tables(records: list[dict]) -> dict:
+    return next((r for r in reversed(records) if r.get("type") == "latch_tables"), {})
+
+
+def pages_table(records: list[dict]) -> pd.DataFrame:
+    rows = [(space, page, waits, ns / 1000)
+            for space, page, waits, ns in latest_latch_tables(records).get("pages", [])]
+    df = pd.DataFrame(rows, columns=["space", "page_no", "waits", "wait_us"])
+    return df.astype({"space": "int64", "page_no": "int64", "waits": "int64", "wait_us": "float64"})
+
+
+def wait_stacks_table(records: list[dict]) -> pd.DataFrame:
+    rows = [(WAIT_MODES[mode], folded, waits, ns / 1000)
+            for mode, waits, ns, folded in latest_latch_tables(records).get("stacks", [])]
+    df = pd.DataFrame(rows, columns=["mode", "stack", "waits", "wait_us"])
+    return df.astype({"mode": pd.CategoricalDtype(WAIT_MODES), "stack": "string",
+                      "waits": "int64", "wait_us": "float64"})
 
 
 def journal_to_tables(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -99,3 +125,5 @@ def write_tables(directory: str) -> None:
     counters.to_parquet(os.path.join(directory, COUNTERS), index=False)
     hists.to_parquet(os.path.join(directory, HISTS), index=False)
     walks_table(records).to_parquet(os.path.join(directory, WALKS), index=False)
+    pages_table(records).to_parquet(os.path.join(directory, PAGES), index=False)
+    wait_stacks_table(records).to_parquet(os.path.join(directory, WAIT_STACKS), index=False)

@@ -11,7 +11,11 @@
 	X(HIST_PURGE_BATCH_US, "purge_batch_latency", "usecs")   \
 	X(HIST_PURGE_BATCH_PAGES, "purge_batch_pages", "pages")  \
 	X(HIST_VERSION_DEPTH, "version_walk_depth", "versions")  \
-	X(HIST_VERSION_WALK_US, "version_walk_latency", "usecs")
+	X(HIST_VERSION_WALK_US, "version_walk_latency", "usecs") \
+	X(HIST_BLOCK_WAIT_S_US, "block_wait_s", "usecs")         \
+	X(HIST_BLOCK_WAIT_X_US, "block_wait_x", "usecs")         \
+	X(HIST_BLOCK_WAIT_SX_US, "block_wait_sx", "usecs")       \
+	X(HIST_OTHER_LATCH_WAIT_US, "other_latch_wait", "usecs")
 
 /* Monotonic counters kept in the kernel: X(id, name). version_walk_max_depth is a running
  * maximum: it never decreases, so per-interval deltas still sum to it. */
@@ -26,7 +30,15 @@
 	X(CNT_VERSION_STEPS_OUTSIDE, "version_steps_outside")   \
 	X(CNT_VERSION_WALK_MAX_DEPTH, "version_walk_max_depth") \
 	X(CNT_DEEP_WALKS, "deep_walks")                         \
-	X(CNT_DROPS, "drops")
+	X(CNT_DROPS, "drops")                                   \
+	X(CNT_BLOCK_WAITS_S, "block_waits_s")                   \
+	X(CNT_BLOCK_WAITS_X, "block_waits_x")                   \
+	X(CNT_BLOCK_WAITS_SX, "block_waits_sx")                 \
+	X(CNT_BLOCK_WAIT_NS, "block_wait_ns")                   \
+	X(CNT_BLOCK_IO_WAITS, "block_io_waits")                 \
+	X(CNT_OTHER_LATCH_WAITS, "other_latch_waits")           \
+	X(CNT_OTHER_LATCH_WAIT_NS, "other_latch_wait_ns")       \
+	X(CNT_LATCH_MAP_FULL, "latch_map_full")
 
 #define INNOSTALL_ID(id, ...) id,
 enum hist_id { INNOSTALL_HISTS(INNOSTALL_ID) NR_HISTS };
@@ -51,6 +63,24 @@ struct deep_walk_event {
 	__u64 depth;
 	__u64 latency_ns;
 	__u64 stack[MAX_STACK_DEPTH]; /* return addresses, innermost first */
+};
+
+/* Latch wait modes: rows of the wait_stacks map and of the recording's tables. */
+enum wait_mode { MODE_S, MODE_X, MODE_SX, MODE_OTHER };
+
+struct page_key {
+	__u32 space;
+	__u32 page_no;
+};
+
+struct stack_key {
+	__s32 stack_id; /* in stack_traces; negative when the stack could not be taken */
+	__u32 mode;
+};
+
+struct wait_sum {
+	__u64 count;
+	__u64 total_ns;
 };
 
 #endif /* __INNOSTALL_H */

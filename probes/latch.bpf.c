@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Latch waits, slow paths only, with buffer-block latches told apart from all others.
+ *
+ * Two latch implementations, chosen by `latch_model`:
+ *  - SUX (MariaDB 10.6+): ssux_lock_impl<true>::rd_wait (S), ::wr_wait (X) and
+ *    srw_mutex_impl<true>::wait_and_lock (U, or X before readers drain) run only when the
+ *    fast path failed. Other users of the same functions (lock_sys, purge, AHI, index
+ *    latches) are told apart by checking the candidate block: its page id must match the
+ *    header of its frame, or the block must be read-fixed (a wait for page I/O).
+ *  - RW_LOCK (MySQL, Percona, MariaDB 10.2-10.5): rw_lock_s_lock_spin is the S slow path;
+ *    X and SX requests pass through one function whatever the contention, so their waits
+ *    are taken where a thread sleeps: sync_array_wait_event, whose cell names the latch and
+ *    the request type; rw_lock_t::is_block_lock marks block latches.
+ *
+ * Why return probes are safe: these functions spin and sleep on futexes or OS events and
+ * report nothing by exception; an exception cannot be raised from inside a latch wait.
+ * The user stack is taken at return, where the unwinder starts in the waiting caller. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "maps.bpf.h"
+
+enum latch_model { MODEL_NONE, MODEL_SUX, MODEL_RW_LOCK };
+
+/* sync_cell_t request types (MySQL 5.7/8.0, MariaDB 10.2) */
+enum { SYNC_MUTEX = 1, RW_LOCK_SX = 2, RW_LOCK_X_WAIT = 3, RW_LOCK_S = 4, RW_LOCK_X = 5 };
+
+/* Set by the loader from the catalog's per-build decoding. */
+const volatile __u32 latch_model = MODEL_NONE;
+const volatile __u32 block_from_latch = 0;   /* block = latch - this */
+const volatile __u32 block_frame_offset = 0; /* SUX: buf_page_t::frame */
+const volatile __u32 block_state_offset = 0; /* SUX: the fix/state word */
+const volatile __u32 read_fix_lo = 0, read_fix_hi = 0; /* SUX: read-fixed state range */
+const volatile __u32 block_flag_byte = 0;    /* RW_LOCK: byte holding is_block_lock */
+const volatile __u32 block_flag_mask = 0;
+
+struct wait_state {
+	__u64 start_ns;
+	__u64 latch;
+	__u32 mode;
+	__u32 nested; /* waits entered inside this one (10.6-10.11: rd_wait -> wait_and_lock) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* thread id */
+	__type(value, struct wait_state);
+} latch_waits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct page_key);
+	__type(value, struct wait_sum);
+} block_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct stack_key);
+	__type(value, struct wait_sum);
+} wait_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
+} stack_traces SEC(".maps");
+
+static __always_inline int wait_begin(__u64 latch, __u32 mode)
+{
+	__u32 tid = current_tid();
+	struct wait_state *open, state = {};
+
+	if (!traced_process())
+		return 0;
+	open = bpf_map_lookup_elem(&latch_waits, &tid);
+	if (open) {
+		open->nested++;
+		return 0;
+	}
+	state.start_ns = bpf_ktime_get_ns();
+	state.latch = latch;
+	state.mode = mode;
+	bpf_map_update_elem(&latch_waits, &tid, &state, BPF_ANY);
+	return 0;
+}
+
+static __always_inline __u32 be32(__u32 v)
+{
+	return __builtin_bswap32(v);
+}
+
+/* SUX: the page a block latch guards, or false when the latch is not a block's. */
+static __always_inline bool sux_block_page(__u64 latch, struct page_key *page, bool *io)
+{
+	__u64 block = latch - block_from_latch, id, frame;
+	__u32 header_page, header_space, state;
+
+	if (bpf_probe_read_user(&id, sizeof(id), (void *)block) ||
+	    bpf_probe_read_user(&frame, sizeof(frame), (void *)(block + block_frame_offset)))
+		return false;
+	page->space = id >> 32;
+	page->page_no = (__u32)id;
+	if (!frame || (frame & 4095))
+		return false;
+	if (!bpf_probe_read_user(&header_page, 4, (void *)(frame + 4)) &&
+	    !bpf_probe_read_user(&header_space, 4, (void *)(frame + 34)) &&
+	    be32(header_page) == page->page_no && be32(header_space) == page->space)
+		return true;
+	/* A page being read in has no header yet: waiting on its latch is waiting for I/O. */
+	if (bpf_probe_read_user(&state, sizeof(state), (void *)(block + block_state_offset)))
+		return false;
+	*io = state >= read_fix_lo && state < read_fix_hi;
+	return *io;
+}
+
+/* RW_LOCK: rw_lock_t::is_block_lock, then the page id at the start of the block. */
+static __always_inline bool rw_lock_block_page(__u64 latch, struct page_key *page)
+{
+	__u8 flags;
+
+	if (bpf_probe_read_user(&flags, 1, (void *)(latch + block_flag_byte)) ||
+	    !(flags & block_flag_mask))
+		return false;
+	return !bpf_probe_read_user(page, sizeof(*page), (void *)(latch - block_from_latch));
+}
+
+static __always_inline void sum_add(void *map, void *key, __u64 ns, __u32 overflow_counter)
+{
+	struct wait_sum *sum = bpf_map_lookup_elem(map, key), fresh = { 1, ns };
+
+	if (sum) {
+		__sync_fetch_and_add(&sum->count, 1);
+		__sync_fetch_and_add(&sum->total_ns, ns);
+	} else if (bpf_map_update_elem(map, key, &fresh, BPF_NOEXIST)) {
+		/* full, or another CPU inserted it first: the latter is rare enough to drop */
+		counter_add(overflow_counter, 1);
+	}
+}
+
+static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u64 ns,
+					    struct page_key *page, bool io)
+{
+	static const __u32 hist_of[] = { HIST_BLOCK_WAIT_S_US, HIST_BLOCK_WAIT_X_US,
+					 HIST_BLOCK_WAIT_SX_US };
+	static const __u32 count_of[] = { CNT_BLOCK_WAITS_S, CNT_BLOCK_WAITS_X, CNT_BLOCK_WAITS_SX };
+	struct stack_key key = { .mode = w->mode };
+	__u32 mode = w->mode;
+
+	if (mode > MODE_SX)
+		return;
+	hist_add(hist_of[mode], ns / 1000);
+	counter_add(count_of[mode], 1);
+	counter_add(CNT_BLOCK_WAIT_NS, ns);
+	if (io)
+		counter_add(CNT_BLOCK_IO_WAITS, 1);
+	sum_add(&block_pages, page, ns, CNT_LATCH_MAP_FULL);
+	key.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+	sum_add(&wait_stacks, &key, ns, CNT_LATCH_MAP_FULL);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(latch_wait_exit)
+{
+	__u32 tid = current_tid();
+	struct wait_state *w = bpf_map_lookup_elem(&latch_waits, &tid);
+	struct page_key page = {};
+	bool io = false, block = false;
+	__u64 ns;
+
+	if (!w)
+		return 0;
+	if (w->nested) { /* the inner wait returns first; the outer one owns the time */
+		w->nested--;
+		return 0;
+	}
+	ns = bpf_ktime_get_ns() - w->start_ns;
+	if (w->mode != MODE_OTHER) {
+		if (latch_model == MODEL_SUX)
+			block = sux_block_page(w->latch, &page, &io);
+		else if (latch_model == MODEL_RW_LOCK)
+			block = rw_lock_block_page(w->latch, &page);
+	}
+	if (block) {
+		block_wait_done(ctx, w, ns, &page, io);
+	} else {
+		hist_add(HIST_OTHER_LATCH_WAIT_US, ns / 1000);
+		counter_add(CNT_OTHER_LATCH_WAITS, 1);
+		counter_add(CNT_OTHER_LATCH_WAIT_NS, ns);
+	}
+	bpf_map_delete_elem(&latch_waits, &tid);
+	return 0;
+}
+
+/* Slow paths entered with the latch in the first argument (this, or rw_lock_t*). */
+SEC("uprobe")
+int BPF_KPROBE(latch_s_enter, void *latch)
+{
+	return wait_begin((__u64)latch, MODE_S);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(latch_x_enter, void *latch)
+{
+	return wait_begin((__u64)latch, MODE_X);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(latch_sx_enter, void *latch)
+{
+	return wait_begin((__u64)latch, MODE_SX);
+}
+
+/* MariaDB 10.6+: the non-spinning srw_lock functions serve no buffer block at all. */
+SEC("uprobe")
+int BPF_KPROBE(latch_sleep_enter, void *latch)
+{
+	return wait_begin((__u64)latch, MODE_OTHER);
+}
+
+/* sync_array_wait_event(sync_array_t*, sync_cell_t*& cell): the OS sleep of every latch;
+ * the cell names the latch and the request. One program classifies all of them, so one
+ * return probe ends each sleep (block_lock_x, block_lock_sx and latch_sleep all resolve
+ * to this function on these servers; the recorder attaches it once). */
+SEC("uprobe")
+int BPF_KPROBE(sync_wait_enter, void *array, void *cell_ref)
+{
+	struct page_key page;
+	__u64 cell, latch = 0;
+	__u32 type = 0;
+
+	if (bpf_probe_read_user(&cell, sizeof(cell), cell_ref) ||
+	    bpf_probe_read_user(&latch, sizeof(latch), (void *)cell) ||
+	    bpf_probe_read_user(&type, sizeof(type), (void *)(cell + 8)))
+		return 0;
+	if (type == SYNC_MUTEX || !rw_lock_block_page(latch, &page))
+		return wait_begin(latch, MODE_OTHER);
+	if (type == RW_LOCK_X || type == RW_LOCK_X_WAIT)
+		return wait_begin(latch, MODE_X);
+	if (type == RW_LOCK_SX)
+		return wait_begin(latch, MODE_SX);
+	return 0; /* an S sleep: inside rw_lock_s_lock_spin, which is timed whole */
+}

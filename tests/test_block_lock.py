@@ -1,0 +1,50 @@
+"""Block-lock waits on real servers: many threads updating a few hot rows wait on buffer
+block latches, through the B-tree page access code; one read-only thread hardly waits."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import stop_load
+from innostall.analysis import recording
+from innostall.analysis.report import summary
+from innostall.collector import discover, recorder, target
+from procmem import code_byte, file_byte
+
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11"]
+LATCH_PROBES = ["block_lock_s", "block_lock_x", "block_lock_sx", "latch_sleep"]
+PAGE_ACCESS = ("buf_page_get_gen", "btr_cur", "btr_pcur", "row_upd", "row_ins", "row_search")
+
+
+def record_under(srv, test: str, threads: int, out: str, *extra: str):
+    tgt = target.from_pid(srv.pid)
+    probes = discover.resolve(tgt, LATCH_PROBES)
+    assert all(p.ok for p in probes), [p.reason for p in probes if not p.ok]
+    load = srv.sysbench(test, 30, f"--threads={threads}", *extra)
+    try:
+        recorder.record(tgt, probes, out, duration_s=6)
+    finally:
+        stop_load(load)
+    for p in probes:  # nothing left behind in the server's code
+        assert code_byte(srv.pid, p.offset) == file_byte(tgt.path, p.offset)
+    return recording.load(out)
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_hot_rows_wait_on_block_latches_read_only_does_not(servers, server_name, tmp_path):
+    srv = servers(server_name)
+    hot = record_under(srv, "oltp_update_index", 16, str(tmp_path / "hot"), "--table-size=20")
+    quiet = record_under(srv, "oltp_read_only", 1, str(tmp_path / "quiet"))
+    hot_locks, quiet_locks = summary(hot)["block_lock"], summary(quiet)["block_lock"]
+    print(f"{server_name}: hot rows {hot_locks['waits']} block waits "
+          f"({hot_locks['by_mode']}, {hot_locks['total_wait_ms']} ms), "
+          f"other latches {summary(hot)['other_latch']['waits']}; read-only {quiet_locks['waits']}; "
+          f"top page {hot_locks['top_pages'][:1]}")
+    assert hot_locks["waits"] > 100
+    assert quiet_locks["waits"] <= max(5, hot_locks["waits"] // 100)
+    # the waits happen where pages are looked up, in the B-tree code
+    block_stacks = hot.wait_stacks[hot.wait_stacks["mode"] != "other"]
+    top = block_stacks.nlargest(5, "wait_us")["stack"]
+    assert all(any(frame in stack for frame in PAGE_ACCESS) for stack in top), list(top)
+    # the contended pages are real pages of the sbtest tables (space ids above the system's)
+    assert hot_locks["top_pages"] and hot_locks["top_pages"][0]["space"] > 0
+    assert srv.serves()
