@@ -81,6 +81,16 @@ def other_latch_summary(rec: Recording) -> dict:
             "total_wait_ms": round(rec.counter_total("other_latch_wait_ns") / 1e6, 1)}
 
 
+def undo_summary(rec: Recording) -> dict:
+    causes = ("walk", "purge", "other")
+    return {
+        "recorded": rec.probe_attached("undo_read"),
+        "fetches": {c: rec.counter_total(f"undo_fetches_{c}") for c in causes},
+        "page_reads": {c: rec.counter_total(f"page_reads_{c}") for c in causes},
+        "read_latency_us": latency_summary(rec, "page_read_latency"),
+    }
+
+
 def summary(rec: Recording) -> dict:
     batches = rec.counter_total("purge_batches")
     return {
@@ -94,6 +104,7 @@ def summary(rec: Recording) -> dict:
             "latency_us": latency_summary(rec, "purge_batch_latency"),
         },
         "version_walk": version_walk_summary(rec),
+        "undo": undo_summary(rec),
         "block_lock": block_lock_summary(rec),
         "other_latch": other_latch_summary(rec),
         "drops": rec.counter_total("drops"),
@@ -159,6 +170,27 @@ def top_wait_stacks(stacks: pd.DataFrame, top: int = 5, frames: int = 5) -> list
         leaf_first = [short_frame(f) for f in reversed(str(w.stack).split(";")) if f]
         lines.append(f"  {w.mode:<3} {w.wait_us / 1000:9.1f} ms {w.waits:>8} waits  "
                      + " <- ".join(leaf_first[:frames]))
+    return lines
+
+
+def render_undo(rec: Recording, undo: dict) -> list[str]:
+    if not undo["recorded"]:
+        return ["", "Undo page reads: not recorded (probe undo_read)"]
+    reads, fetches, lat = undo["page_reads"], undo["fetches"], undo["read_latency_us"]
+    lines = ["", "Undo page reads (by who caused them)",
+             f"  physical reads inside version walks {reads['walk']} (undo pages), inside purge "
+             f"batches {reads['purge']} (the coordinator's undo and index pages), elsewhere "
+             f"{reads['other']} (any page)"]
+    if rec.probe_attached("undo_fetch") or rec.probe_attached("purge_undo_fetch"):
+        lines.append(f"  undo page lookups: version walks {fetches['walk']}, purge {fetches['purge']}, "
+                     f"other {fetches['other']}")
+    if sum(reads.values()):
+        lines.append(f"  read latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us")
+        if reads["walk"] > max(10, 0.2 * sum(reads.values())):
+            lines.append(f"  finding: version walks read {reads['walk']} undo pages from disk: the "
+                         "history they need no longer fits the buffer pool, so old snapshots make "
+                         "reads wait for I/O.")
+        lines += ["", "Physical page read latency", format_log2(rec.hist("page_read_latency"), "usecs")]
     return lines
 
 
@@ -282,5 +314,6 @@ def render_text(rec: Recording) -> str:
     lines += ["", "Purge batch latency", format_log2(rec.hist("purge_batch_latency"), "usecs"),
               "", "Undo pages per purge batch", format_log2(rec.hist("purge_batch_pages"), "pages")]
     lines += render_walks(rec, full["version_walk"], full["drops"])
+    lines += render_undo(rec, full["undo"])
     lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
     return "\n".join(lines)

@@ -15,7 +15,8 @@
 	X(HIST_BLOCK_WAIT_S_US, "block_wait_s", "usecs")         \
 	X(HIST_BLOCK_WAIT_X_US, "block_wait_x", "usecs")         \
 	X(HIST_BLOCK_WAIT_SX_US, "block_wait_sx", "usecs")       \
-	X(HIST_OTHER_LATCH_WAIT_US, "other_latch_wait", "usecs")
+	X(HIST_OTHER_LATCH_WAIT_US, "other_latch_wait", "usecs") \
+	X(HIST_PAGE_READ_US, "page_read_latency", "usecs")
 
 /* Monotonic counters kept in the kernel: X(id, name). version_walk_max_depth is a running
  * maximum: it never decreases, so per-interval deltas still sum to it. */
@@ -38,7 +39,13 @@
 	X(CNT_BLOCK_IO_WAITS, "block_io_waits")                 \
 	X(CNT_OTHER_LATCH_WAITS, "other_latch_waits")           \
 	X(CNT_OTHER_LATCH_WAIT_NS, "other_latch_wait_ns")       \
-	X(CNT_LATCH_MAP_FULL, "latch_map_full")
+	X(CNT_LATCH_MAP_FULL, "latch_map_full")                 \
+	X(CNT_UNDO_FETCHES_WALK, "undo_fetches_walk")           \
+	X(CNT_UNDO_FETCHES_PURGE, "undo_fetches_purge")         \
+	X(CNT_UNDO_FETCHES_OTHER, "undo_fetches_other")         \
+	X(CNT_PAGE_READS_WALK, "page_reads_walk")               \
+	X(CNT_PAGE_READS_PURGE, "page_reads_purge")             \
+	X(CNT_PAGE_READS_OTHER, "page_reads_other")
 
 #define INNOSTALL_ID(id, ...) id,
 enum hist_id { INNOSTALL_HISTS(INNOSTALL_ID) NR_HISTS };

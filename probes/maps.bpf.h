@@ -34,6 +34,28 @@ SHARED struct {
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
+/* Per-thread scopes, kept by purge.bpf.c and mvcc.bpf.c and read by undo.bpf.c to say who
+ * caused an undo page read: threads inside a purge batch, and inside a consistent read's
+ * version walk. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* thread id */
+	__type(value, __u64); /* entry time, ns */
+} batch_start SEC(".maps");
+
+struct walk {
+	__u64 start_ns;
+	__u64 depth; /* steps so far; only the owning thread writes it */
+};
+
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* threads inside a walk at once */
+	__type(key, __u32); /* thread id */
+	__type(value, struct walk);
+} walks SEC(".maps");
+
 /* Set by the loader before load: only this process is traced (0 = any process). */
 SHARED const volatile pid_t targ_tgid;
 

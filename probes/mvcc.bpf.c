@@ -30,17 +30,7 @@
 /* Walks of at least this many versions are sent as events with their user stack. */
 const volatile __u64 deep_walk_threshold = 100;
 
-struct walk {
-	__u64 start_ns;
-	__u64 depth; /* steps so far; only the owning thread writes it */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384); /* threads inside a walk at once */
-	__type(key, __u32); /* thread id */
-	__type(value, struct walk);
-} walks SEC(".maps");
+/* walks (thread id -> struct walk) is shared: undo reads are attributed by it. */
 
 SEC("uprobe")
 int BPF_KPROBE(version_walk_enter)

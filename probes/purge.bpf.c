@@ -12,12 +12,7 @@
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32); /* thread id */
-	__type(value, __u64); /* entry time, ns */
-} batch_start SEC(".maps");
+/* batch_start (thread id -> entry time) is shared: undo reads are attributed by it. */
 
 SEC("uprobe")
 int BPF_KPROBE(purge_batch_enter)
