@@ -37,6 +37,20 @@ def hist_figure(slots: pd.DataFrame, title: str, unit: str) -> go.Figure:
     return fig
 
 
+def hist_group_figure(groups: dict[str, pd.DataFrame], title: str, unit: str) -> go.Figure:
+    """Several log2 histograms over the same ranges as grouped bars, one colour each."""
+    fig = go.Figure()
+    for i, (name, slots) in enumerate(groups.items()):
+        fig.add_trace(go.Bar(x=slots["label"], y=slots["count"], name=label(name),
+                             marker_color=COLORS[i % len(COLORS)],
+                             hovertemplate=f"{label(name)}: %{{x}} {label(unit)}: %{{y}}<extra></extra>"))
+    fig.update_layout(**{**LAYOUT, "hovermode": "closest", "margin": dict(l=60, r=20, t=80, b=50)},
+                      title=label(title), barmode="group", bargap=0.1, updatemenus=[scale_switch()])
+    fig.update_xaxes(title=label(f"{unit} (log2 ranges)"), type="category")
+    fig.update_yaxes(title="count")
+    return fig
+
+
 def scale_switch() -> dict:
     return dict(type="buttons", direction="left", x=1, xanchor="right", y=1.02, yanchor="bottom",
                 showactive=True, font=dict(size=11),

@@ -10,9 +10,7 @@ from innostall.errors import UserError
 from . import flamegraph, metrics, report, views
 from .recording import Recording
 
-FLAMES = {"walks": "deep-walks.by-count", "depth": "deep-walks.by-depth"}
-FLAME_TITLES = {"walks": "Deep version walks, by number of walks",
-                "depth": "Deep version walks, by row versions built"}
+EVENT_TABLES = ["walks", "pages", "wait_stacks"]  # Recording attributes, one CSV each
 
 
 def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
@@ -35,20 +33,22 @@ def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
     write("intervals.csv", views.interval_table(rec).to_csv())
     write("counters.csv", rec.counters.to_csv(index=False))
     write("hists.csv", rec.hists.to_csv(index=False))
-    walks = views.walks_of(rec)
-    if walks is None:
-        notes.append("no deep walks recorded: no walks table, no flame graphs")
+    for name in EVENT_TABLES:
+        table = views.table_of(rec, name)
+        if table is not None:
+            write(f"{name}.csv", table.to_csv(index=False))
+    graphs = flamegraph.available(rec)
+    if not graphs:
+        notes.append("no stacks recorded (deep walks, latch waits): no flame graphs")
         return written, notes
-    write("walks.csv", walks.to_csv(index=False))
     tool = flamegraph.find_tool()
     if not tool:
         notes.append(f"{flamegraph.TOOL} not found: folded stacks written, SVGs not drawn "
                      "(run scripts/setup-report-tools.sh, or 'cargo install inferno')")
-    for weight, stem in FLAMES.items():
-        stacks = flamegraph.folded(walks, weight)
-        write(f"{stem}.folded", flamegraph.folded_text(stacks))
+    for graph, stacks in graphs:
+        write(f"{graph.name}.folded", flamegraph.folded_text(stacks))
         if tool:
-            write(f"{stem}.svg", flamegraph.render_svg(stacks, FLAME_TITLES[weight], weight, tool))
+            write(f"{graph.name}.svg", flamegraph.render_svg(stacks, graph.title, graph.unit, tool))
     return written, notes
 
 

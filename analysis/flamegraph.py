@@ -1,6 +1,7 @@
-"""Flame graphs of deep version walks: folded stacks in Brendan Gregg's format (a;b;c N),
-drawn into SVG by inferno-flamegraph (crates.io "inferno", installed by
-scripts/setup-report-tools.sh). Any other renderer of folded stacks can read our files."""
+"""Flame graphs of a recording's stack tables (deep version walks, latch waits): folded
+stacks in Brendan Gregg's format (a;b;c N), drawn into SVG by inferno-flamegraph (crates.io
+"inferno", installed by scripts/setup-report-tools.sh). Any other renderer of folded
+stacks can read our folded files."""
 from __future__ import annotations
 
 import os
@@ -8,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -15,26 +17,65 @@ import pandas as pd
 from innostall.errors import UserError
 
 TOOL = "inferno-flamegraph"
-# weight -> what one unit of it is, as the flame graph names it
-WEIGHTS = {"walks": "walks", "depth": "row versions"}
 NO_STACK = "[no stack]"
 
 
-def folded(walks: pd.DataFrame, weight: str = "walks") -> pd.Series:
-    """Weight per distinct stack (root first, frames joined by ';'), heaviest first: the
-    number of walks, or the row versions they built (their total depth)."""
-    if weight not in WEIGHTS:
-        raise ValueError(f"weight must be one of {', '.join(WEIGHTS)}")
+@dataclass(frozen=True)
+class FlameGraph:
+    """One flame graph of one stack table of a recording."""
+    name: str  # file stem of its exports; its element id is derived from it
+    table: str  # the Recording attribute holding the stacks (a 'stack' column, root first)
+    weight: str | None  # the column summed per stack; None counts rows
+    unit: str  # what one unit of weight is, as the graph labels it
+    title: str
+    leaf: str | None = None  # a column appended to each stack as its last frame
+
+    @property
+    def element_id(self) -> str:
+        return "flame-" + self.name.replace(".", "-")
+
+
+FLAME_GRAPHS = [
+    FlameGraph("deep-walks.by-count", "walks", None, "walks", "Deep version walks, by number of walks"),
+    FlameGraph("deep-walks.by-depth", "walks", "depth", "row versions",
+               "Deep version walks, by row versions built"),
+    FlameGraph("latch-waits.by-count", "wait_stacks", "waits", "waits",
+               "Latch waits, by number of waits (leaf: the mode waited for)", leaf="mode"),
+    FlameGraph("latch-waits.by-time", "wait_stacks", "wait_us", "µs waited",
+               "Latch waits, by time waited (leaf: the mode waited for)", leaf="mode"),
+]
+
+
+def folded(rows: pd.DataFrame, weight: str | None = None, leaf: str | None = None) -> pd.Series:
+    """Total weight per distinct stack (frames root first, joined by ';'), heaviest first:
+    the rows counted, or a column summed and rounded to whole units."""
+    for column in filter(None, [weight, leaf]):
+        if column not in rows:
+            raise ValueError(f"no column {column!r} to build the flame graph from")
     # a frame holding a newline would end the folded line early
-    stacks = walks["stack"].fillna("").astype(str).str.replace("\n", " ", regex=False)
+    stacks = rows["stack"].fillna("").astype(str).str.replace("\n", " ", regex=False)
     stacks = stacks.where(stacks.str.strip(";") != "", NO_STACK)
-    values = walks["depth"].astype("int64") if weight == "depth" else pd.Series(1, index=walks.index)
-    totals = values.groupby(stacks.to_numpy()).sum()
+    if leaf:
+        stacks = stacks + ";[" + rows[leaf].astype(str) + "]"
+    values = rows[weight].astype("float64") if weight else pd.Series(1.0, index=rows.index)
+    totals = values.groupby(stacks.to_numpy()).sum().round().astype("int64")
     return totals[totals > 0].sort_values(ascending=False, kind="stable").rename_axis("stack")
 
 
 def folded_text(stacks: pd.Series) -> str:
     return "".join(f"{stack} {int(n)}\n" for stack, n in stacks.items())
+
+
+def available(rec) -> list[tuple[FlameGraph, pd.Series]]:
+    """The flame graphs this recording has stacks for, with their folded stacks."""
+    graphs = []
+    for graph in FLAME_GRAPHS:
+        rows = getattr(rec, graph.table, None)  # older recordings lack newer tables
+        if rows is not None and len(rows):
+            stacks = folded(rows, graph.weight, graph.leaf)
+            if len(stacks):
+                graphs.append((graph, stacks))
+    return graphs
 
 
 def find_tool() -> str | None:
@@ -46,15 +87,15 @@ def find_tool() -> str | None:
     return shutil.which(TOOL, path=search)
 
 
-def render_svg(stacks: pd.Series, title: str, weight: str, tool: str | None = None) -> str:
+def render_svg(stacks: pd.Series, title: str, unit: str, tool: str | None = None) -> str:
     """The flame graph SVG (with its own zoom and search scripts) drawn by the real tool."""
     tool = tool or find_tool()
     if not tool:
         raise UserError(f"{TOOL} not found: run scripts/setup-report-tools.sh "
                         "or 'cargo install inferno'")
     # frames are long C++ signatures: keep their start (the function name) when cut
-    command = [tool, "--title", title, "--countname", WEIGHTS[weight], "--hash",
-               "--minwidth", "0.05", "--truncate-text-right"]
+    command = [tool, "--title", title, "--countname", unit, "--hash", "--minwidth", "0.05",
+               "--truncate-text-right"]
     try:
         done = subprocess.run(command, input=folded_text(stacks), capture_output=True,
                               text=True, timeout=120)

@@ -13,6 +13,8 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         counters   interval, t_s, name, value: per-interval counter deltas (tidy)
         hists      interval, t_s, name, slot, count: per-interval log2 histogram deltas
         walks      t_s, tid, depth, latency_us, stack: deep version walks (empty if none)
+        pages      space, page_no, waits, wait_us: buffer blocks whose latch was waited for
+        wait_stacks  mode, stack, waits, wait_us: user stacks of latch waits
         intervals  one row per interval (index t_s, its end in seconds from the attach),
                    one column per counter delta
         probes     name, attached, symbol, reason ...: what was traced, from meta.json
@@ -21,12 +23,12 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
     t_s counts seconds from the attach. A recording that cannot be read raises
     innostall.errors.UserError with a one-line reason."""
     rec = load(path)
-    walks = views.walks_of(rec)
     return {
         "counters": rec.counters,
         "hists": rec.hists,
-        "walks": walks if walks is not None else pd.DataFrame(
-            columns=["t_s", "tid", "depth", "latency_us", "stack"]),
+        "walks": rec.walks,
+        "pages": rec.pages,
+        "wait_stacks": rec.wait_stacks,
         "intervals": views.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),
         "summary": metrics.summary_rows(rec),

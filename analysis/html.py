@@ -58,6 +58,8 @@ def plain_findings(rec: Recording, summary: dict) -> list[str]:
     found = report.findings(per_interval(rec, views.PURGE_COUNTERS))
     if summary["version_walk"]["recorded"]:
         found += report.walk_findings(summary["version_walk"], summary["drops"])
+    if summary["block_lock"]["recorded"]:
+        found += report.block_lock_findings(summary["block_lock"], rec.wait_stacks, rec.duration_s)
     return found
 
 
@@ -86,6 +88,25 @@ def hist_section(rec: Recording, name: str) -> dict:
             "charts": [Markup(f) for f in figures]}
 
 
+def hist_group_section(rec: Recording, group: dict[str, str], title: str, unit: str,
+                       chart_id: str) -> dict | None:
+    """Histograms of one kind (latch waits by mode) as grouped bars over common ranges, and
+    their sum over time."""
+    present = {lbl: name for lbl, name in group.items() if name in views.hist_names(rec)}
+    total = views.summed_hist(rec, list(present.values()))
+    if not present or not total.sum():
+        return None
+    top = int(total[total > 0].index.max())
+    bars = {lbl: views.hist_slots(rec, name, top) for lbl, name in present.items()}
+    figures = [charts.hist_group_figure(bars, title, unit)]
+    if rec.counters["t_s"].nunique() > 1:
+        over_time = views.hist_over_time(rec, list(present.values()))
+        figures.append(charts.heatmap_figure(over_time, views.hist_slots(rec, list(present.values())),
+                                             f"{title}, all modes, over time", unit))
+    ids = [chart_id, f"{chart_id}-time"]
+    return {"title": title, "charts": [Markup(charts.fragment(f, i)) for f, i in zip(figures, ids)]}
+
+
 def throughput_chart(rec: Recording) -> Markup | None:
     rates = views.purge_throughput(rec)
     if rates.empty:
@@ -102,31 +123,47 @@ def flame_document(svg: str) -> str:
             f"{flamegraph.svg_element(svg)}</body></html>")
 
 
-def flame_graphs(walks) -> tuple[list[dict], str | None]:
-    """Both weightings of the deep-walk flame graph, or why there are none."""
+FLAME_NOTE = (f"{flamegraph.TOOL} is not installed here, so the flame graphs are not drawn "
+              "(run scripts/setup-report-tools.sh, or 'cargo install inferno'); "
+              "'innostall export' still writes their folded stacks.")
+
+
+def flame_graphs(rec: Recording, table: str) -> tuple[list[dict], str | None]:
+    """The flame graphs drawn from one stack table, or why they are not drawn."""
+    graphs = [(g, stacks) for g, stacks in flamegraph.available(rec) if g.table == table]
+    if not graphs:
+        return [], None
     tool = flamegraph.find_tool()
     if not tool:
-        return [], (f"{flamegraph.TOOL} is not installed here, so the flame graphs are not drawn "
-                    "(run scripts/setup-report-tools.sh, or 'cargo install inferno'); "
-                    "'innostall export' still writes the folded stacks.")
-    graphs = []
-    for weight, title in [("walks", "Deep version walks, by number of walks"),
-                          ("depth", "Deep version walks, by row versions built")]:
-        svg = flamegraph.render_svg(flamegraph.folded(walks, weight), title, weight, tool)
-        graphs.append({"id": f"flame-{weight}", "title": title, "document": flame_document(svg),
-                       "height": flamegraph.svg_height(svg)})
-    return graphs, None
+        return [], FLAME_NOTE
+    drawn = []
+    for graph, stacks in graphs:
+        svg = flamegraph.render_svg(stacks, graph.title, graph.unit, tool)
+        drawn.append({"id": graph.element_id, "title": graph.title,
+                      "document": flame_document(svg), "height": flamegraph.svg_height(svg)})
+    return drawn, None
+
+
+def hist_sections(rec: Recording, names: list[str]) -> list[dict]:
+    present = views.hist_names(rec)
+    return [hist_section(rec, n) for n in names if n in present]
 
 
 def walk_section(rec: Recording, summary: dict) -> dict:
-    walks = views.walks_of(rec)
-    section = {"summary": summary["version_walk"], "hists": [], "deepest": None,
-               "flames": [], "flame_note": None}
-    section["hists"] = [hist_section(rec, n) for n in views.WALK_HISTS if n in views.hist_names(rec)]
-    if walks is not None:
-        section["deepest"] = views.deepest_walks(walks).to_dict("records")
-        section["flames"], section["flame_note"] = flame_graphs(walks)
-    return section
+    walks = views.table_of(rec, "walks")
+    flames, note = flame_graphs(rec, "walks")
+    return {"summary": summary["version_walk"], "hists": hist_sections(rec, views.WALK_HISTS),
+            "deepest": None if walks is None else views.deepest_walks(walks).to_dict("records"),
+            "flames": flames, "flame_note": note}
+
+
+def latch_section(rec: Recording, summary: dict) -> dict:
+    stacks = views.table_of(rec, "wait_stacks")
+    flames, note = flame_graphs(rec, "wait_stacks")
+    return {"summary": summary.get("block_lock"), "others": summary.get("other_latch"),
+            "waits": hist_group_section(rec, views.LATCH_WAITS, "Latch wait time", "µs", "latch-waits"),
+            "longest": None if stacks is None else views.top_wait_stacks(stacks).to_dict("records"),
+            "flames": flames, "flame_note": note}
 
 
 def other_counters(rec: Recording) -> dict:
@@ -143,7 +180,7 @@ def other_counters(rec: Recording) -> dict:
         series = views.per_second(table)
         for name in filter(views.is_running_max, moved):  # drawn as the maximum so far
             series[name] = table[name].cumsum().reindex(series.index)
-        fig = charts.small_multiples(series, "Other counters (per second; running maxima as they grew)")
+        fig = charts.small_multiples(series, "Counters (per second; running maxima as they grew)")
         chart = Markup(charts.fragment(fig, "other-counters"))
     rows = overview.reset_index().astype(object).where(overview.reset_index().notna(), None)
     return {"rows": rows.to_dict("records"), "chart": chart}
@@ -151,9 +188,10 @@ def other_counters(rec: Recording) -> dict:
 
 def context(rec: Recording) -> dict:
     summary = report.summary(rec)
-    known = set(views.PURGE_HISTS) | set(views.WALK_HISTS)
+    known = set(views.PURGE_HISTS) | set(views.WALK_HISTS) | set(views.LATCH_HISTS)
+    target = rec.meta.get("target", {})
     return {
-        "title": f"innostall report: {server_label(rec.meta['target'].get('family'), rec.meta['target'].get('version'))}",
+        "title": f"innostall report: {server_label(target.get('family'), target.get('version'))}",
         "path": rec.path,
         "facts": header_facts(rec),
         "probes": probe_rows(rec),
@@ -161,8 +199,9 @@ def context(rec: Recording) -> dict:
         "purge_headline": purge_headline(rec, summary["purge"]),
         "summary_rows": metrics.summary_rows(rec).to_dict("records"),
         "throughput": throughput_chart(rec),
-        "purge_hists": [hist_section(rec, n) for n in views.PURGE_HISTS if n in views.hist_names(rec)],
+        "purge_hists": hist_sections(rec, views.PURGE_HISTS),
         "walks": walk_section(rec, summary),
+        "latches": latch_section(rec, summary),
         "other_hists": [hist_section(rec, n) for n in views.hist_names(rec) if n not in known],
         "counters": other_counters(rec),
         "plotly_js": Markup(charts.plotly_js()),

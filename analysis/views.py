@@ -21,9 +21,17 @@ HISTOGRAMS = {
     "purge_batch_pages": ("Undo pages per purge batch", "pages"),
     "version_walk_depth": ("Version-walk depth (row versions built per read)", "versions"),
     "version_walk_latency": ("Version-walk latency", "µs"),
+    "block_wait_s": ("Block-latch waits in S mode", "µs"),
+    "block_wait_x": ("Block-latch waits in X mode", "µs"),
+    "block_wait_sx": ("Block-latch waits in SX/U mode", "µs"),
+    "other_latch_wait": ("Other latch waits (index, lock system, purge, dictionary ...)", "µs"),
 }
 PURGE_HISTS = ["purge_batch_latency", "purge_batch_pages"]
 WALK_HISTS = ["version_walk_depth", "version_walk_latency"]
+# latch wait time, drawn as one group: label -> histogram
+LATCH_WAITS = {"block S": "block_wait_s", "block X": "block_wait_x", "block SX/U": "block_wait_sx",
+               "other latches": "other_latch_wait"}
+LATCH_HISTS = list(LATCH_WAITS.values())
 
 
 def is_running_max(name: str) -> bool:
@@ -44,7 +52,7 @@ def hist_title(name: str) -> tuple[str, str]:
     """(title, unit) of a histogram; unknown ones get their name and a unit guessed from it."""
     if name in HISTOGRAMS:
         return HISTOGRAMS[name]
-    unit = "µs" if name.endswith(("latency", "_us")) else "value"
+    unit = "µs" if name.endswith(("latency", "_us", "_wait")) else "value"
     return name.replace("_", " ").capitalize(), unit
 
 
@@ -72,11 +80,18 @@ def purge_throughput(rec: Recording) -> pd.DataFrame:
     return per_second(interval_table(rec, PURGE_COUNTERS)).rename(columns=PURGE_RATES)
 
 
-def hist_slots(rec: Recording, name: str) -> pd.DataFrame:
-    """A histogram over the whole recording, one row per log2 slot from 0 to the highest
-    non-empty one: slot, low, high, label, count."""
-    counts = rec.hist(name)
-    top = int(counts[counts > 0].index.max()) if (counts > 0).any() else 0
+def summed_hist(rec: Recording, names: list[str]) -> pd.Series:
+    """Counts per log2 slot over the whole recording, of one or more histograms added up."""
+    parts = [rec.hist(n) for n in names]
+    return pd.concat(parts).groupby(level=0).sum().astype("int64") if parts else pd.Series(dtype="int64")
+
+
+def hist_slots(rec: Recording, names: str | list[str], top: int | None = None) -> pd.DataFrame:
+    """A histogram (or several added up) over the whole recording, one row per log2 slot
+    from 0 to top (default: the highest non-empty one): slot, low, high, label, count."""
+    counts = summed_hist(rec, [names] if isinstance(names, str) else names)
+    if top is None:
+        top = int(counts[counts > 0].index.max()) if (counts > 0).any() else 0
     slots = pd.RangeIndex(top + 1, name="slot")
     bounds = [slot_bounds(s) for s in slots]
     return pd.DataFrame({
@@ -88,10 +103,10 @@ def hist_slots(rec: Recording, name: str) -> pd.DataFrame:
     })
 
 
-def hist_over_time(rec: Recording, name: str) -> pd.DataFrame:
+def hist_over_time(rec: Recording, names: str | list[str]) -> pd.DataFrame:
     """Counts per interval (rows, every interval by its end time) and log2 slot (columns,
-    0 to the highest non-empty)."""
-    rows = rec.hists[rec.hists["name"] == name]
+    0 to the highest non-empty), of one histogram or several added up."""
+    rows = rec.hists[rec.hists["name"].isin([names] if isinstance(names, str) else names)]
     table = rows.pivot_table(index="t_s", columns="slot", values="count", aggfunc="sum",
                              fill_value=0, observed=True)
     ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s")
@@ -135,7 +150,15 @@ def deepest_walks(walks: pd.DataFrame, top: int = 10) -> pd.DataFrame:
     return deepest.reset_index(drop=True)
 
 
-def walks_of(rec: Recording) -> pd.DataFrame | None:
-    """The recording's deep walks, or None when it has none (older recordings, those made
-    without the version-walk probes, and those where no read went deep)."""
-    return rec.walks if len(rec.walks) else None
+def table_of(rec: Recording, name: str) -> pd.DataFrame | None:
+    """One of the recording's event tables (walks, pages, wait_stacks), or None when it has
+    no rows: older recordings, probes not attached, or nothing happened."""
+    table = getattr(rec, name, None)  # older analysis code has fewer tables
+    return table if table is not None and len(table) else None
+
+
+def top_wait_stacks(stacks: pd.DataFrame, top: int = 10) -> pd.DataFrame:
+    """The stacks that waited longest on latches, split leaf first."""
+    longest = stacks.nlargest(top, "wait_us").copy()
+    longest["frames"] = [[f for f in reversed(str(s).split(";")) if f] for s in longest["stack"]]
+    return longest.reset_index(drop=True)

@@ -36,7 +36,7 @@ def hist(**slots: int) -> list[int]:
     return values
 
 
-def meta(walks: bool, **extra) -> dict:
+def meta(walks: bool, latches: bool = False, **extra) -> dict:
     probes = [{"name": "purge_batch", "attached": True, "fallback": False,
                "symbol": "_Z9trx_purgemm", "offset": 15809552, "reason": None}]
     if walks:
@@ -45,7 +45,11 @@ def meta(walks: bool, **extra) -> dict:
                     "reason": None},
                    {"name": "version_step", "attached": True, "fallback": False,
                     "symbol": "_Z27trx_undo_prev_version_buildPKh", "offset": 2, "reason": None}]
-    probes.append({"name": "block_lock", "attached": False, "fallback": False, "symbol": None,
+    if latches:
+        probes += [{"name": f"block_lock_{m}", "attached": True, "fallback": False,
+                    "symbol": "_ZN8sux_lockI14ssux_lock_implILb1EEE6x_lockEb", "offset": 3,
+                    "reason": None} for m in ("s", "x")]
+    probes.append({"name": "undo_read", "attached": False, "fallback": False, "symbol": None,
                    "offset": None, "reason": "no symbol <sux_lock<ssux_lock_impl<true> >::x_lock> in .symtab"})
     return {"tool_version": "0.1.0", "host": "test<host>", "kernel": "6.1 & more",
             "target": {"pid": 4242, "exe": "/opt/<mariadb>/bin/mariadbd", "family": "mariadb",
@@ -55,12 +59,30 @@ def meta(walks: bool, **extra) -> dict:
             "end_reason": "duration", "complete": True, **extra}
 
 
-def synthetic_journal(intervals: int, walks: bool, scale: int = 1) -> list[dict]:
+LATCH_STACKS = [  # mode (index into S, X, SX, other), waits, ns, folded stack
+    [1, 40, 9_000_000, ";".join([FRAMES["root"], FRAMES["conn"], FRAMES["exec"], FRAMES["update"],
+                                 "btr_cur_t::search_leaf(dtuple_t const*, page_cur_mode_t, btr_latch_mode, mtr_t*)",
+                                 "sux_lock<ssux_lock_impl<true> >::x_lock(bool)"])],
+    [0, 25, 2_500_000, ";".join([FRAMES["root"], FRAMES["conn"], FRAMES["exec"], FRAMES["select"],
+                                 FRAMES["search"], "buf_page_get_gen(page_id_t, unsigned long, rw_lock_type_t, "
+                                 "buf_block_t*, unsigned long, mtr_t*, dberr_t*, bool)"])],
+    [1, 5, 1_200_000, ";".join(["purge_coordinator_callback(void*)", "trx_purge(unsigned long, bool)",
+                                "row_purge_step(que_thr_t*)", "sux_lock<ssux_lock_impl<true> >::x_lock(bool)"])],
+]
+
+
+def synthetic_journal(intervals: int, walks: bool, scale: int = 1, latches: bool = False) -> list[dict]:
     """A stall then a catch-up: purge batches find nothing while reads walk deep version
-    chains, then one interval purges the backlog. scale multiplies the activity."""
+    chains and writers wait on a hot page's latch, then one interval purges the backlog.
+    scale multiplies the activity."""
     records = [{"type": "attached", "mono_ns": 10**9, "real_ns": 0, "programs": []}]
     counters = {"purge_batches": 0, "purge_empty_batches": 0, "purge_pages": 0, "unmatched_returns": 0}
     hists = {"purge_batch_latency": [0] * SLOTS, "purge_batch_pages": [0] * SLOTS}
+    if latches:
+        counters.update(block_waits_s=0, block_waits_x=0, block_waits_sx=0, block_wait_ns=0,
+                        block_io_waits=0, other_latch_waits=0, other_latch_wait_ns=0, latch_map_full=0)
+        hists.update(block_wait_s=[0] * SLOTS, block_wait_x=[0] * SLOTS, block_wait_sx=[0] * SLOTS,
+                     other_latch_wait=[0] * SLOTS)
     if walks:
         counters.update(version_walks=0, version_walks_zero=0, version_steps=0,
                         version_steps_outside=0, version_walk_max_depth=0, deep_walks=0, drops=0)
@@ -91,8 +113,21 @@ def synthetic_journal(intervals: int, walks: bool, scale: int = 1) -> list[dict]
                              "depth": depth, "latency_ns": depth * 2000, "folded": SELECT_STACK},
                             {"type": "deep_walk", "mono_ns": t_ns - 2 * 10**8, "tid": 900,
                              "depth": depth // 2, "latency_ns": depth * 900, "folded": UPDATE_STACK}]
+        if latches:
+            counters["block_waits_x"] += 9 * scale
+            counters["block_waits_s"] += 5 * scale
+            counters["block_wait_ns"] += 2_540_000 * scale
+            counters["other_latch_waits"] += scale
+            counters["other_latch_wait_ns"] += 40_000 * scale
+            hists["block_wait_x"][8] += 9 * scale
+            hists["block_wait_s"][6] += 5 * scale
+            hists["other_latch_wait"][5] += scale
         records.append({"type": "final" if i == intervals else "interval", "mono_ns": t_ns,
                         "real_ns": 0, "counters": dict(counters), "hists": copy.deepcopy(hists)})
+    if latches:
+        records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"],
+                            "pages": [[5, 3, 40 * scale, 9_000_000 * scale], [5, 4, 30 * scale, 3_700_000 * scale]],
+                            "stacks": [[m, w * scale, ns * scale, f] for m, w, ns, f in LATCH_STACKS]})
     return records
 
 
@@ -100,14 +135,16 @@ def write(directory: Path, records: list[dict], **meta_fields) -> Path:
     """A complete recording from journal records, through the format's journal → tables."""
     directory.mkdir(parents=True, exist_ok=True)
     walks = any(r.get("type") == "deep_walk" for r in records)
-    fmt.write_meta(str(directory), meta(walks, **meta_fields))
+    latches = any(r.get("type") == "latch_tables" for r in records)
+    fmt.write_meta(str(directory), meta(walks, latches, **meta_fields))
     (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in records))
     fmt.write_tables(str(directory))
     return directory
 
 
-def synthetic(directory: Path, intervals: int = 6, walks: bool = True, scale: int = 1) -> Path:
-    return write(directory, synthetic_journal(intervals, walks, scale))
+def synthetic(directory: Path, intervals: int = 6, walks: bool = True, scale: int = 1,
+              latches: bool = True) -> Path:
+    return write(directory, synthetic_journal(intervals, walks, scale, latches))
 
 
 def stretched(source: Path, directory: Path, intervals: int) -> Path:

@@ -51,22 +51,27 @@ def test_every_string_from_the_recording_is_escaped(walks_page):
     assert "/opt/&lt;mariadb&gt;/bin/mariadbd" in page
     assert "no symbol &lt;sux_lock&lt;ssux_lock_impl&lt;true&gt; &gt;::x_lock&gt; in .symtab" in page
     assert "std::vector&lt;buf_page_t*, ut_allocator&lt;buf_page_t*, true&gt; &gt;" in page
-    for raw in ["<host>", "<mariadb>", "<sux_lock", "<buf_page_t*", "List<Item>"]:
+    assert "sux_lock&lt;ssux_lock_impl&lt;true&gt; &gt;::x_lock(bool)" in page
+    for raw in ["<host>", "<mariadb>", "<sux_lock", "<buf_page_t*", "List<Item>", "<ssux_lock"]:
         assert raw not in page, raw
 
 
 def test_page_has_every_section(walks_rec, walks_page):
     page = walks_page.read_text()
     for chart in ["purge-throughput", "hist-purge_batch_latency", "hist-purge_batch_pages",
-                  "hist-version_walk_depth", "hist-version_walk_latency", "other-counters"]:
+                  "hist-version_walk_depth", "hist-version_walk_latency", "latch-waits",
+                  "latch-waits-time", "other-counters"]:
         assert f'id="{chart}"' in page, chart
-    assert 'id="deepest-walks"' in page
+    for table in ["deepest-walks", "contended-pages", "wait-stacks"]:
+        assert f'id="{table}"' in page, table
     if flamegraph.find_tool():
-        assert 'id="flame-walks"' in page and 'id="flame-depth"' in page
+        for graph in flamegraph.FLAME_GRAPHS:
+            assert f'id="{graph.element_id}"' in page, graph.name
     summary = report.summary(walks_rec)
-    for text in html.plain_findings(walks_rec, summary):
+    found = html.plain_findings(walks_rec, summary)
+    for text in found:
         assert escape(text) in page
-    assert len(html.plain_findings(walks_rec, summary)) == 2  # the purge stall, the deep walks
+    assert [f.split()[0] for f in found][:3] == ["In", "8", "Threads"]  # stall, walks, latches
     assert f"{summary['purge']['batches']} purge batches" in page
 
 
@@ -75,12 +80,13 @@ def test_recording_without_walks_says_so(tmp_path):
     path = tmp_path / "r.html"
     html.write_html(rec, str(path))
     page = path.read_text()
-    assert "No deep walks recorded." in page and "flame-walks" not in page
+    assert "No deep walks recorded." in page and "No latch-wait stacks recorded." in page
+    assert "flame-deep-walks" not in page and "flame-latch-waits" not in page
     assert 'id="hist-purge_batch_latency"' in page
 
 
 def test_unknown_histograms_and_counters_get_generic_sections(tmp_path):
-    records = recordings.synthetic_journal(4, walks=False)
+    records = recordings.synthetic_journal(4, walks=False, latches=False)
     for r in records[1:]:
         r["counters"]["latch_waits"] = 7 * int(r["mono_ns"] / 1e9)
         r["hists"]["latch_wait_latency"] = recordings.hist(s3=int(r["mono_ns"] / 1e9))
@@ -112,8 +118,8 @@ def test_without_the_flame_graph_tool_the_page_says_why(walks_rec, monkeypatch):
     with pytest.raises(UserError, match="inferno-flamegraph not found"):
         flamegraph.render_svg(flamegraph.folded(walks_rec.walks), "t", "walks")
     page = html.render_html(walks_rec)
-    assert "is not installed here, so the flame graphs are not drawn" in page
-    assert 'id="deepest-walks"' in page and 'id="flame-walks"' not in page
+    assert page.count("is not installed here, so the flame graphs are not drawn") == 2
+    assert 'id="deepest-walks"' in page and 'id="flame-' not in page
 
 
 def test_failing_tool_is_one_line(walks_rec):
@@ -197,29 +203,35 @@ def test_browser_draws_every_chart_without_errors(browser, walks_page):
     print("screenshot:", screenshot(browser, "report-walks.png"))
 
 
+FLAME_CHECKS = {  # a frame each graph must hold, and one deeper in to zoom into
+    "deep-walks": ("row_search_mvcc(", "handle_select(", "row_vers_build"),
+    "latch-waits": ("btr_cur_t::search_leaf(", "mysql_update(", "x_lock"),
+}
+
+
 def test_flame_graphs_zoom_and_search_without_errors(browser, walks_page):
     from selenium.webdriver.common.by import By
 
     if not flamegraph.find_tool():
         pytest.fail(f"{flamegraph.TOOL} is not installed: run scripts/setup-report-tools.sh")
     open_offline(browser, walks_page)
-    for frame_id in ["flame-walks", "flame-depth"]:
-        frame = browser.find_element(By.ID, frame_id)
+    for graph in flamegraph.FLAME_GRAPHS:
+        must_hold, zoom_into, search_for = FLAME_CHECKS[graph.name.split(".")[0]]
+        frame = browser.find_element(By.ID, graph.element_id)
         browser.execute_script("arguments[0].scrollIntoView()", frame)
         browser.switch_to.frame(frame)
         try:
             boxes = browser.find_elements(By.CSS_SELECTOR, "#frames > g")
             names = [b.find_element(By.TAG_NAME, "title").get_attribute("textContent") for b in boxes]
-            assert any(n.startswith("row_search_mvcc(") for n in names), names
+            assert any(n.startswith(must_hold) for n in names), names
             assert any("List<Item>&" in n for n in names)  # escaped in the SVG, read back whole
-            deep = next(b for b in boxes if b.find_element(By.TAG_NAME, "title")
-                        .get_attribute("textContent").startswith("handle_select("))
             unzoom = browser.find_element(By.ID, "unzoom")
             assert "hide" in unzoom.get_attribute("class")
-            deep.click()  # zoom: the frames below become parents, "Reset Zoom" shows
+            boxes[names.index(next(n for n in names if n.startswith(zoom_into)))].click()
+            # zoomed: the frames below became parents, "Reset Zoom" shows
             assert "hide" not in unzoom.get_attribute("class")
             assert browser.find_elements(By.CSS_SELECTOR, "#frames > g.parent")
-            browser.execute_script("search('row_vers_build')")
+            browser.execute_script(f"search({search_for!r})")
             assert "Matched" in browser.find_element(By.ID, "matched").get_attribute("textContent")
         finally:
             browser.switch_to.default_content()
