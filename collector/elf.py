@@ -60,6 +60,13 @@ class ElfImage:
         return self._elf["e_type"] == "ET_DYN"
 
     @cached_property
+    def first_load_vaddr(self) -> int:
+        """Link-time address of the first loadable segment, page-aligned: a PIE's load
+        base is where the kernel mapped this."""
+        first = min(seg["p_vaddr"] for seg in self._elf.iter_segments(type="PT_LOAD"))
+        return first & ~0xFFF
+
+    @cached_property
     def build_id(self) -> str | None:
         section = self._elf.get_section_by_name(".note.gnu.build-id")
         if section is None:

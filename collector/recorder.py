@@ -40,6 +40,15 @@ def check_settings(settings: dict[str, int]) -> dict[str, int]:
     return {**DEFAULT_SETTINGS, **settings}
 
 
+def global_addresses(target: Target, probes: list[ResolvedProbe]) -> dict[str, int]:
+    """Server globals some programs read, at their address in the running process."""
+    for p in probes:
+        if p.ok and "srv_dml_needed_delay" in p.globals:
+            address = target.runtime_address(p.globals["srv_dml_needed_delay"])
+            return {"dml_delay_global": address} if address else {}
+    return {}
+
+
 def describe(target: Target, probes: list[ResolvedProbe], interval_s: float,
              settings: dict[str, int]) -> dict:
     return {
@@ -118,7 +127,8 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     if not attach:
         raise UserError("no probe could be resolved; see 'innostall probes'")
     # the build's struct layout first: the latch programs decode blocks with it
-    settings = {**(layout(target) or {}), **check_settings(settings or {})}
+    settings = {**(layout(target) or {}), **global_addresses(target, probes),
+                **check_settings(settings or {})}
     prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings)
     recording.write_meta(out_dir, {**meta, "complete": False})

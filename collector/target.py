@@ -50,6 +50,20 @@ class Target:
     def label(self) -> str:
         return server_label(self.family, self.version)
 
+    def runtime_address(self, vaddr: int) -> int | None:
+        """Where a link-time address lives in the running process (None without one)."""
+        if not self.elf.is_pie:
+            return vaddr
+        if self.pid is None:
+            return None
+        exe = os.path.realpath(self.path)
+        with open(f"/proc/{self.pid}/maps") as maps:
+            for line in maps:
+                fields = line.split()
+                if len(fields) >= 6 and fields[5] == exe and int(fields[2], 16) == 0:
+                    return int(fields[0].split("-")[0], 16) - self.elf.first_load_vaddr + vaddr
+        return None
+
     def version_tuple(self) -> tuple[int, ...]:
         return parse_version(self.version) if self.version else ()
 

@@ -16,7 +16,9 @@
 	X(HIST_BLOCK_WAIT_X_US, "block_wait_x", "usecs")         \
 	X(HIST_BLOCK_WAIT_SX_US, "block_wait_sx", "usecs")       \
 	X(HIST_OTHER_LATCH_WAIT_US, "other_latch_wait", "usecs") \
-	X(HIST_PAGE_READ_US, "page_read_latency", "usecs")
+	X(HIST_PAGE_READ_US, "page_read_latency", "usecs")       \
+	X(HIST_PURGE_BATCH_RECORDS, "purge_batch_records", "records") \
+	X(HIST_DML_DELAY_US, "dml_delay", "usecs")
 
 /* Monotonic counters kept in the kernel: X(id, name). version_walk_max_depth is a running
  * maximum: it never decreases, so per-interval deltas still sum to it. */
@@ -45,7 +47,10 @@
 	X(CNT_UNDO_FETCHES_OTHER, "undo_fetches_other")         \
 	X(CNT_PAGE_READS_WALK, "page_reads_walk")               \
 	X(CNT_PAGE_READS_PURGE, "page_reads_purge")             \
-	X(CNT_PAGE_READS_OTHER, "page_reads_other")
+	X(CNT_PAGE_READS_OTHER, "page_reads_other")             \
+	X(CNT_PURGE_RECORDS, "purge_records")                   \
+	X(CNT_DML_DELAYS, "dml_delays")                         \
+	X(CNT_DML_DELAY_US, "dml_delay_us")
 
 #define INNOSTALL_ID(id, ...) id,
 enum hist_id { INNOSTALL_HISTS(INNOSTALL_ID) NR_HISTS };

@@ -54,7 +54,9 @@ def test_purge_batches_agree_with_server_counter(servers, server_name, tmp_path)
     load = srv.sysbench("oltp_update_non_index", 40, "--threads=4")
     try:
         time.sleep(3)  # let history accumulate so purge has work
-        recorder.record(tgt, [probe], str(tmp_path / "rec"), duration_s=10, on_event=on_event)
+        records, = discover.resolve(tgt, ["purge_record"])
+        recorder.record(tgt, [probe, records], str(tmp_path / "rec"), duration_s=10,
+                        on_event=on_event)
     finally:
         stop_load(load)
 
@@ -75,6 +77,9 @@ def test_purge_batches_agree_with_server_counter(servers, server_name, tmp_path)
     largest_batch = slot_bounds(int(rec.hist("purge_batch_pages").index.max()))[1]
     assert abs(rec.counter_total("purge_pages") - their_pages) <= tolerance * largest_batch
     assert rec.hist("purge_batch_latency").sum() == ours
+    # records handed to purge: counted per record, and per batch in their own histogram
+    assert rec.counter_total("purge_records") > 0
+    assert rec.hist("purge_batch_records").sum() == ours
     # the probe was really in the code while recording, and is gone now
     assert seen["attached_code"] == INT3 != original
     assert code_byte(srv.pid, probe.offset) == original
