@@ -101,7 +101,10 @@ def summary(rec: Recording) -> dict:
             "batches": batches,
             "empty_batches": rec.counter_total("purge_empty_batches"),
             "pages": rec.counter_total("purge_pages"),
+            "records": rec.counter_total("purge_records"),
             "latency_us": latency_summary(rec, "purge_batch_latency"),
+            "dml_delays": rec.counter_total("dml_delays"),
+            "dml_delay_ms": round(rec.counter_total("dml_delay_us") / 1000, 1),
         },
         "version_walk": version_walk_summary(rec),
         "undo": undo_summary(rec),
@@ -305,14 +308,26 @@ def render_text(rec: Recording) -> str:
     if s["batches"]:
         lines.append(f"  batch latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
                      f"max <= {lat['max']} us")
+    if rec.probe_attached("purge_record"):
+        lines.append(f"  undo records handed to purge {s['records']}"
+                     + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))
+    if rec.probe_attached("dml_delay"):
+        lines.append(f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
+                     f"{s['dml_delay_ms']:.1f} ms in all")
     series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
     lines += [f"  finding: {text}" for text in findings(series)]
+    if s["dml_delays"]:
+        lines.append(f"  finding: purge lag throttled DML: {s['dml_delays']} inserts/updates slept "
+                     f"{s['dml_delay_ms'] / 1000:.2f} s in all (innodb_max_purge_lag).")
     lines += ["", "Purge over time (one character per interval, scaled to the peak)"]
     for name, label in [("purge_batches", "batches"), ("purge_empty_batches", "empty"),
                         ("purge_pages", "pages")]:
         lines.append(f"  {label:<8} |{sparkline(series[name])}| peak {series[name].max()}")
     lines += ["", "Purge batch latency", format_log2(rec.hist("purge_batch_latency"), "usecs"),
               "", "Undo pages per purge batch", format_log2(rec.hist("purge_batch_pages"), "pages")]
+    if rec.probe_attached("purge_record"):
+        lines += ["", "Undo records per purge batch",
+                  format_log2(rec.hist("purge_batch_records"), "records")]
     lines += render_walks(rec, full["version_walk"], full["drops"])
     lines += render_undo(rec, full["undo"])
     lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
