@@ -29,12 +29,12 @@ echo "demo: starting $server with sysbench tables ..."
 
 # The recording outlasts the load: it sees purge stall behind the snapshot, then catch up
 # once the snapshot commits at the end of the load.
-echo "demo: seed-like load for $seconds s, recording $((seconds + 7)) s from its 3rd second ..."
+echo "demo: seed-like load for $seconds s, recording $((seconds + 15)) s from its 3rd second ..."
 setsid "$top/scripts/seed-load.sh" "$server" "$seconds" >"$build/demo-load.log" 2>&1 &
 load_pid=$!
 sleep 3
 rm -rf "$out" && mkdir -p "$out"
-"$innostall" record --pid "$("$fixture" "$server" pid)" --duration $((seconds + 7)) \
+"$innostall" record --pid "$("$fixture" "$server" pid)" --duration $((seconds + 15)) \
   -o "$out/recording" || die "recording failed"
 "$innostall" report "$out/recording" | tee "$out/report.txt"
 echo
