@@ -10,6 +10,7 @@ import jinja2
 from markupsafe import Markup
 
 from innostall import __version__
+from innostall.collector.elf import demangle
 from innostall.collector.target import server_label
 from innostall.errors import UserError
 
@@ -50,7 +51,7 @@ def header_facts(rec: Recording) -> list[tuple[str, str]]:
 
 def probe_rows(rec: Recording) -> list[dict]:
     return [{"name": p.get("name"), "attached": bool(p.get("attached")),
-             "detail": report.demangle(p.get("symbol")) if p.get("attached") else p.get("reason"),
+             "detail": demangle(p.get("symbol")) if p.get("attached") else p.get("reason"),
              "fallback": bool(p.get("fallback"))} for p in rec.meta.get("probes", [])]
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-import cxxfilt
 import pandas as pd
 
+from innostall.collector.elf import demangle
 from innostall.collector.target import server_label
 
 from .histogram import format_log2, percentile, slot_bounds
@@ -221,15 +221,6 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
     if len(block_stacks):
         lines += ["", "Stacks waiting longest (leaf first)"] + top_wait_stacks(block_stacks)
     return lines
-
-
-def demangle(symbol: str | None) -> str:
-    if not symbol:
-        return "-"
-    try:
-        return cxxfilt.demangle(symbol)
-    except cxxfilt.InvalidName:
-        return symbol
 
 
 def header(rec: Recording) -> list[str]:

@@ -12,6 +12,7 @@ import zlib
 from dataclasses import dataclass
 from functools import cached_property
 
+import cxxfilt
 import numpy as np
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
@@ -22,6 +23,16 @@ ELF_MAGIC = b"\x7fELF"
 STT_OBJECT, STT_FUNC = 1, 2
 SYM_DTYPE = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
                       ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")])
+
+
+def demangle(name: str | None) -> str:
+    """A C++ symbol as people read it; plain or unknown names come back unchanged."""
+    if not name:
+        return "-"
+    try:
+        return cxxfilt.demangle(name)
+    except cxxfilt.InvalidName:
+        return name
 
 
 @dataclass(frozen=True)

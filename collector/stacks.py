@@ -10,11 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import cxxfilt
-
 from innostall.errors import UserError
 
-from .elf import ElfImage, FunctionIndex
+from .elf import ElfImage, FunctionIndex, demangle
 from .target import Target
 
 
@@ -39,13 +37,6 @@ def read_maps(pid: int) -> list[Mapping]:
     except OSError:
         pass
     return mappings
-
-
-def demangle(name: str) -> str:
-    try:
-        return cxxfilt.demangle(name)
-    except cxxfilt.InvalidName:
-        return name
 
 
 class StackSymbolizer:

@@ -44,8 +44,8 @@ def probe_json(p) -> dict:
 
 
 def cmd_probes(args) -> int:
-    from innostall.analysis.report import demangle
     from innostall.collector import discover
+    from innostall.collector.elf import demangle
 
     tgt = resolve_target(args)
     probes = discover.resolve(tgt)
