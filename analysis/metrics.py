@@ -9,7 +9,8 @@ from .recording import Recording
 
 # histograms whose percentiles the summary already gives, under these keys
 SUMMARIZED_HISTS = {"purge_batch_latency": "purge.latency_us", "version_walk_depth": "version_walk.depth",
-                    "version_walk_latency": "version_walk.latency_us"}
+                    "version_walk_latency": "version_walk.latency_us",
+                    "other_latch_wait": "other_latch.wait_us"}
 
 
 def flatten(tree: dict, prefix: str = "") -> dict:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from .histogram import percentile, slot_bounds
 from .recording import Recording
+from .report import short_frame
 from .timeline import per_interval
 
 PURGE_COUNTERS = ["purge_batches", "purge_empty_batches", "purge_pages"]
@@ -19,6 +20,8 @@ PURGE_RATES = {"purge_batches": "batches/s", "purge_empty_batches": "empty batch
 HISTOGRAMS = {
     "purge_batch_latency": ("Purge batch latency", "µs"),
     "purge_batch_pages": ("Undo pages per purge batch", "pages"),
+    "purge_batch_records": ("Undo records per purge batch", "records"),
+    "page_read_latency": ("Page reads from disk (undo and other pages)", "µs"),
     "version_walk_depth": ("Version-walk depth (row versions built per read)", "versions"),
     "version_walk_latency": ("Version-walk latency", "µs"),
     "block_wait_s": ("Block-latch waits in S mode", "µs"),
@@ -26,7 +29,7 @@ HISTOGRAMS = {
     "block_wait_sx": ("Block-latch waits in SX/U mode", "µs"),
     "other_latch_wait": ("Other latch waits (index, lock system, purge, dictionary ...)", "µs"),
 }
-PURGE_HISTS = ["purge_batch_latency", "purge_batch_pages"]
+PURGE_HISTS = ["purge_batch_latency", "purge_batch_pages", "purge_batch_records"]
 WALK_HISTS = ["version_walk_depth", "version_walk_latency"]
 # latch wait time, drawn as one group: label -> histogram
 LATCH_WAITS = {"block S": "block_wait_s", "block X": "block_wait_x", "block SX/U": "block_wait_sx",
@@ -143,11 +146,18 @@ def counter_overview(rec: Recording, names: list[str] | None = None) -> pd.DataF
     }, index=table.columns).rename_axis("counter")
 
 
+def with_frames(rows: pd.DataFrame, shown: int = 4) -> pd.DataFrame:
+    """Rows with their folded stack split leaf first ('frames'), and a one-line 'path' of
+    the first few frames without their argument lists."""
+    rows = rows.copy()
+    rows["frames"] = [[f for f in reversed(str(s).split(";")) if f] for s in rows["stack"]]
+    rows["path"] = [" ← ".join(short_frame(f) for f in frames[:shown]) for frames in rows["frames"]]
+    return rows.reset_index(drop=True)
+
+
 def deepest_walks(walks: pd.DataFrame, top: int = 10) -> pd.DataFrame:
-    """The deepest walks, with their stacks split leaf first (the frame doing the walk)."""
-    deepest = walks.nlargest(top, "depth").copy()
-    deepest["frames"] = [[f for f in reversed(str(s).split(";")) if f] for s in deepest["stack"]]
-    return deepest.reset_index(drop=True)
+    """The deepest walks, stacks leaf first (the frame doing the walk)."""
+    return with_frames(walks.nlargest(top, "depth"))
 
 
 def table_of(rec: Recording, name: str) -> pd.DataFrame | None:
@@ -159,6 +169,4 @@ def table_of(rec: Recording, name: str) -> pd.DataFrame | None:
 
 def top_wait_stacks(stacks: pd.DataFrame, top: int = 10) -> pd.DataFrame:
     """The stacks that waited longest on latches, split leaf first."""
-    longest = stacks.nlargest(top, "wait_us").copy()
-    longest["frames"] = [[f for f in reversed(str(s).split(";")) if f] for s in longest["stack"]]
-    return longest.reset_index(drop=True)
+    return with_frames(stacks.nlargest(top, "wait_us"), shown=5)

@@ -19,6 +19,8 @@ from innostall.analysis import flamegraph, html, recording, report
 from innostall.errors import UserError
 
 REAL = REPO / "tests" / "data" / "purge-stall"  # make demo on MariaDB 11.4.5: a purge stall
+# make demo again, with every probe: deep walks, latch-wait stacks, contended pages (no journal)
+REAL_ALL = REPO / "tests" / "data" / "seed-load"
 SCREENSHOTS = REPO / "build" / "screenshots"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -263,3 +265,24 @@ def test_hour_long_recording_renders_in_under_10_s(tmp_path):
         assert done.returncode == 0, done.stderr
         print(f"innostall {' '.join(args[:1] + args[2:3])}: {took:.2f} s")
         assert took < 10
+
+
+def test_browser_draws_a_real_recording_with_every_table(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "seed-load.html"
+    html.write_html(recording.load(str(REAL_ALL)), str(page))
+    console = open_offline(browser, page)
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".plotly-graph-div .main-svg")) >= 12
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert "row_sel_build_prev_vers_for_mysql ← row_search_mvcc" in body
+    assert "buf_page_get_gen ← btr_cur_t::search_leaf" in body
+    if flamegraph.find_tool():
+        for graph in flamegraph.FLAME_GRAPHS:
+            browser.switch_to.frame(browser.find_element(By.ID, graph.element_id))
+            try:
+                assert len(browser.find_elements(By.CSS_SELECTOR, "#frames > g")) > 10
+            finally:
+                browser.switch_to.default_content()
+    assert console == [], console
+    print("screenshot:", screenshot(browser, "report-seed-load.png"))
