@@ -53,25 +53,39 @@ def load(path: str) -> Recording:
     meta = _read_meta(path)
     counters_path = os.path.join(path, fmt.COUNTERS)
     if meta.get("complete") and os.path.exists(counters_path):
-        counters = _read_table(path, fmt.COUNTERS)
-        hists = _read_table(path, fmt.HISTS)
-        optional = {name: _read_table(path, file) if os.path.exists(os.path.join(path, file))
+        empty_counters, empty_hists = fmt.journal_to_tables([])
+        counters = _read_table(path, fmt.COUNTERS, empty_counters.columns)
+        hists = _read_table(path, fmt.HISTS, empty_hists.columns)
+        optional = {name: _read_table(path, file, build([]).columns)
+                    if os.path.exists(os.path.join(path, file))
                     else build([]) for name, (file, build) in OPTIONAL_TABLES.items()}
     else:  # cut short: rebuild the tables from the journal
         journal = os.path.join(path, fmt.JOURNAL)
         if not os.path.exists(journal):
             raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
-        records = fmt.read_records(journal)
-        counters, hists = fmt.journal_to_tables(records)
-        optional = {name: build(records) for name, (_, build) in OPTIONAL_TABLES.items()}
+        counters, hists, optional = _rebuild(path, journal)
     return Recording(path, meta, counters, hists, **optional)
 
 
-def _read_table(path: str, name: str) -> pd.DataFrame:
+def _rebuild(path: str, journal: str):
+    """The tables from the journal; a journal that is not one of ours is one line."""
     try:
-        return pd.read_parquet(os.path.join(path, name))
+        records = fmt.read_records(journal)
+        counters, hists = fmt.journal_to_tables(records)
+        return counters, hists, {name: build(records) for name, (_, build) in OPTIONAL_TABLES.items()}
+    except (UnicodeDecodeError, KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise UserError(f"{path}: damaged journal ({e.__class__.__name__}: {e})")
+
+
+def _read_table(path: str, name: str, columns) -> pd.DataFrame:
+    try:
+        table = pd.read_parquet(os.path.join(path, name))
     except (OSError, pyarrow.ArrowException) as e:
         raise UserError(f"{path}: damaged table ({e.__class__.__name__}: {str(e).splitlines()[0]})")
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise UserError(f"{path}: damaged table ({name} lacks the column(s) {', '.join(missing)})")
+    return table
 
 
 def _read_meta(path: str) -> dict:
@@ -90,4 +104,8 @@ def _read_meta(path: str) -> dict:
     if not isinstance(meta.get("version"), int) or meta["version"] > fmt.FORMAT_VERSION:
         raise UserError(f"{path}: recording format {meta.get('version')} is newer than this "
                         f"innostall reads ({fmt.FORMAT_VERSION}); upgrade innostall")
+    probes = meta.get("probes")
+    if not (isinstance(meta.get("target"), dict) and isinstance(meta.get("interval_s"), (int, float))
+            and isinstance(probes, list) and all(isinstance(p, dict) for p in probes)):
+        raise UserError(f"{meta_path}: damaged metadata (target, interval_s or probes malformed)")
     return meta

@@ -16,7 +16,12 @@ def per_interval(rec: Recording, names: list[str]) -> pd.DataFrame:
     return table.reindex(columns=names, fill_value=0).fillna(0).astype("int64")
 
 
-def sparkline(values: pd.Series) -> str:
+def sparkline(values: pd.Series, width: int = 100) -> str:
+    """One character per interval; longer series are cut into `width` buckets, each shown
+    by its peak so short bursts stay visible."""
+    if len(values) > width:
+        buckets = pd.Series(range(len(values))) * width // len(values)
+        values = pd.Series(values.to_numpy()).groupby(buckets.to_numpy()).max()
     peak = values.max()
     if not peak:
         return BLOCKS[0] * len(values)

@@ -26,3 +26,10 @@ def test_no_purge_at_all_is_said():
 def test_sparkline_scales_to_peak():
     assert sparkline(pd.Series([0, 4, 8])) == " ▄█"
     assert sparkline(pd.Series([0, 0])) == "  "
+
+
+def test_long_sparklines_keep_each_buckets_peak():
+    values = pd.Series([0] * 3600)
+    values[1234] = 7  # one burst in an hour
+    line = sparkline(values)
+    assert len(line) == 100 and line.count("█") == 1
