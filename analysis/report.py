@@ -168,12 +168,8 @@ def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) ->
 
 
 def top_wait_stacks(stacks: pd.DataFrame, top: int = 5, frames: int = 5) -> list[str]:
-    lines = []
-    for w in stacks.nlargest(top, "wait_us").itertuples():
-        leaf_first = [short_frame(f) for f in reversed(str(w.stack).split(";")) if f]
-        lines.append(f"  {w.mode:<3} {w.wait_us / 1000:9.1f} ms {w.waits:>8} waits  "
-                     + " <- ".join(leaf_first[:frames]))
-    return lines
+    return [f"  {w.mode:<3} {w.wait_us / 1000:9.1f} ms {w.waits:>8} waits  {leaf_path(w.stack, frames)}"
+            for w in stacks.nlargest(top, "wait_us").itertuples()]
 
 
 def render_undo(rec: Recording, undo: dict) -> list[str]:
@@ -251,13 +247,15 @@ def short_frame(frame: str) -> str:
     return frame
 
 
+def leaf_path(folded: str, frames: int) -> str:
+    """The innermost frames of a folded stack (root first), leaf first, without arguments."""
+    leaf_first = [short_frame(f) for f in reversed(str(folded).split(";")) if f]
+    return " <- ".join(leaf_first[:frames])
+
+
 def deepest_walks(walks: pd.DataFrame, top: int = 5, frames: int = 4) -> list[str]:
-    lines = []
-    for w in walks.nlargest(top, "depth").itertuples():
-        leaf_first = [short_frame(f) for f in reversed(str(w.stack).split(";")) if f]
-        lines.append(f"  depth {w.depth:<7} {w.latency_us:9.0f} us  tid {w.tid:<8} at {w.t_s:6.1f} s  "
-                     + " <- ".join(leaf_first[:frames]))
-    return lines
+    return [f"  depth {w.depth:<7} {w.latency_us:9.0f} us  tid {w.tid:<8} at {w.t_s:6.1f} s  "
+            f"{leaf_path(w.stack, frames)}" for w in walks.nlargest(top, "depth").itertuples()]
 
 
 def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
