@@ -17,7 +17,6 @@ all: build
 
 setup:
 	@BUILD=$(BUILD) scripts/setup.sh
-	@BUILD=$(BUILD) scripts/setup-report-tools.sh
 
 build: setup $(LOADER)
 

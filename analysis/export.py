@@ -44,7 +44,7 @@ def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
     tool = flamegraph.find_tool()
     if not tool:
         notes.append(f"{flamegraph.TOOL} not found: folded stacks written, SVGs not drawn "
-                     "(run scripts/setup-report-tools.sh, or 'cargo install inferno')")
+                     "(run scripts/setup.sh, or 'cargo install inferno')")
     for graph, stacks in graphs:
         write(f"{graph.name}.folded", flamegraph.folded_text(stacks))
         if tool:

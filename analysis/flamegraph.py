@@ -1,6 +1,6 @@
 """Flame graphs of a recording's stack tables (deep version walks, latch waits): folded
 stacks in Brendan Gregg's format (a;b;c N), drawn into SVG by inferno-flamegraph (crates.io
-"inferno", installed by scripts/setup-report-tools.sh). Any other renderer of folded
+"inferno", installed by scripts/setup.sh). Any other renderer of folded
 stacks can read our folded files."""
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def render_svg(stacks: pd.Series, title: str, unit: str, tool: str | None = None
     """The flame graph SVG (with its own zoom and search scripts) drawn by the real tool."""
     tool = tool or find_tool()
     if not tool:
-        raise UserError(f"{TOOL} not found: run scripts/setup-report-tools.sh "
+        raise UserError(f"{TOOL} not found: run scripts/setup.sh "
                         "or 'cargo install inferno'")
     # frames are long C++ signatures: keep their start (the function name) when cut
     command = [tool, "--title", title, "--countname", unit, "--hash", "--minwidth", "0.05",

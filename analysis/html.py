@@ -125,7 +125,7 @@ def flame_document(svg: str) -> str:
 
 
 FLAME_NOTE = (f"{flamegraph.TOOL} is not installed here, so the flame graphs are not drawn "
-              "(run scripts/setup-report-tools.sh, or 'cargo install inferno'); "
+              "(run scripts/setup.sh, or 'cargo install inferno'); "
               "'innostall export' still writes their folded stacks.")
 
 

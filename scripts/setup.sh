@@ -18,10 +18,15 @@ step() {  # step NAME CMD... : run CMD, quiet unless it fails
 
 # libncurses5: the MariaDB 10.2.11 client; mariadb-client-core: a client for MySQL 8.0.15,
 # whose jar ships mysqld alone; openssl: the MariaDB 11.4.5 fixture's TLS certificate;
-# mariadb-server-core: Debian's stripped mariadbd, the real "no symbols" case in the tests.
+# mariadb-server-core: Debian's stripped mariadbd, the real "no symbols" case in the tests;
+# chromium, chromium-driver: the headless browser the HTML report is tested in.
 debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config make gcc
       sysbench libaio1 libnuma1 libncurses6 libncurses5 mariadb-client-core mariadb-server-core openssl maven
-      python3 python3-venv python3-pip binutils unzip)
+      python3 python3-venv python3-pip binutils unzip chromium chromium-driver)
+
+# inferno-flamegraph (crates.io) draws the SVG flame graphs. 0.11.13 with its lockfile
+# builds with Debian 12's rustc 1.63 as well as with current ones.
+inferno_version=0.11.13
 
 need_debs() {
   local missing=()
@@ -48,7 +53,33 @@ python_env() {
   fi
 }
 
+find_cargo() {  # rustup's cargo (maybe not on a non-login PATH), else Debian's, installed now
+  local cargo
+  for cargo in "$(command -v cargo)" "$HOME/.cargo/bin/cargo"; do
+    [ -x "$cargo" ] && { echo "$cargo"; return 0; }
+  done
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cargo >&2 &&
+    echo /usr/bin/cargo
+}
+
+inferno() {  # into build/tools/bin; a stamp, as 0.11 has no --version to ask
+  local tools=$build/tools cargo minor
+  local stamp=$tools/.inferno-$inferno_version
+  [ -f "$stamp" ] && [ -x "$tools/bin/inferno-flamegraph" ] && return 0
+  cargo=$(find_cargo) || return 1
+  minor=$("$cargo" --version | sed -n 's/^cargo 1\.\([0-9]*\).*/\1/p')
+  if [ "${minor:-0}" -lt 68 ]; then
+    # Debian 12's cargo 1.65 reads the crates.io index through git (github.com); the sparse
+    # index over HTTPS is an unstable feature there, enabled for this one install.
+    RUSTC_BOOTSTRAP=1 "$cargo" -Z sparse-registry install --quiet --locked --root "$tools" \
+      --version "$inferno_version" inferno
+  else
+    "$cargo" install --quiet --locked --root "$tools" --version "$inferno_version" inferno
+  fi && touch "$stamp"
+}
+
 [ "$(id -u)" -eq 0 ] || { echo "setup: must run as root (uprobes and BPF need it)" >&2; exit 1; }
 step "install Debian packages" need_debs
 step "mount tracefs" mount_tracefs
 step "create Python environment" python_env
+step "install inferno $inferno_version (cargo)" inferno

@@ -134,7 +134,7 @@ def test_failing_tool_is_one_line(walks_rec):
 @pytest.fixture(scope="module")
 def browser():
     if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.fail("Chromium is not installed: run scripts/setup-report-tools.sh")
+        pytest.fail("Chromium is not installed: run scripts/setup.sh")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -215,7 +215,7 @@ def test_flame_graphs_zoom_and_search_without_errors(browser, walks_page):
     from selenium.webdriver.common.by import By
 
     if not flamegraph.find_tool():
-        pytest.fail(f"{flamegraph.TOOL} is not installed: run scripts/setup-report-tools.sh")
+        pytest.fail(f"{flamegraph.TOOL} is not installed: run scripts/setup.sh")
     open_offline(browser, walks_page)
     for graph in flamegraph.FLAME_GRAPHS:
         must_hold, zoom_into, search_for = FLAME_CHECKS[graph.name.split(".")[0]]
