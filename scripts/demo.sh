@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: start the bundled MariaDB 11.4.5, run a seed-like
 # load (hot-row updates plus a long consistent-snapshot scan), record it with innostall
-# and print the report. Output: build/demo/recording (the recording) and build/demo/report.txt.
+# and print the report. Output: build/demo/recording (the recording), build/demo/report.txt
+# and build/demo/report.html (self-contained, opens offline).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd -P)
 build=${BUILD:-$top/build}
@@ -37,5 +38,6 @@ rm -rf "$out" && mkdir -p "$out"
 "$innostall" record --pid "$("$fixture" "$server" pid)" --duration $((seconds + 15)) \
   -o "$out/recording" || die "recording failed"
 "$innostall" report "$out/recording" | tee "$out/report.txt"
+"$innostall" report "$out/recording" --html "$out/report.html" || die "HTML report failed"
 echo
-echo "demo: recording in $out/recording, report in $out/report.txt"
+echo "demo: recording in $out/recording, reports in $out/report.txt and $out/report.html"
