@@ -81,14 +81,31 @@ def signals_forwarded_to(proc):
             signal.signal(s, handler)
 
 
-def live_line(record: dict, started: float) -> None:
-    counters = record["counters"]
-    sys.stderr.write(f"\rrecording {time.monotonic() - started:5.0f}s  "
-                     f"purge batches {counters.get('purge_batches', 0):>8}  "
-                     f"pages {counters.get('purge_pages', 0):>10}  "
-                     f"version walks {counters.get('version_walks', 0):>8}  "
-                     f"deep {counters.get('deep_walks', 0):>6}")
-    sys.stderr.flush()
+# Counters that count probe hits (events), for the live rate.
+EVENT_COUNTERS = ("purge_batches", "purge_records", "version_walks", "version_steps",
+                  "version_steps_outside", "block_waits_s", "block_waits_x", "block_waits_sx",
+                  "other_latch_waits", "page_reads_walk", "page_reads_purge", "page_reads_other",
+                  "undo_fetches_walk", "undo_fetches_purge", "undo_fetches_other", "dml_delays")
+
+
+class LiveLine:
+    """On a terminal: elapsed time, events per second in the last interval, and drops."""
+
+    def __init__(self):
+        self.started = time.monotonic()
+        self.last: tuple[int, int] | None = None  # (mono_ns, events) of the previous snapshot
+
+    def show(self, record: dict) -> None:
+        counters = record["counters"]
+        events = sum(counters.get(name, 0) for name in EVENT_COUNTERS)
+        rate = 0.0
+        if self.last and record["mono_ns"] > self.last[0]:
+            rate = (events - self.last[1]) * 1e9 / (record["mono_ns"] - self.last[0])
+        self.last = (record["mono_ns"], events)
+        sys.stderr.write(f"\rrecording {time.monotonic() - self.started:6.0f} s  "
+                         f"{rate:10.0f} events/s  purge batches {counters.get('purge_batches', 0):>7}  "
+                         f"drops {counters.get('drops', 0) + counters.get('latch_map_full', 0):>5}")
+        sys.stderr.flush()
 
 
 class StackJournal:
@@ -136,7 +153,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     with open(log_path, "w") as log:
         proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log,
                             settings=settings)
-    live = sys.stderr.isatty()
+    live = LiveLine() if sys.stderr.isatty() else None
     attached_at = None
     stacks = StackJournal(target)
     with signals_forwarded_to(proc), open(os.path.join(out_dir, recording.JOURNAL), "a") as journal:
@@ -152,7 +169,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
             elif kind == "end":
                 meta["end_reason"] = rec["reason"]
             elif kind == "interval" and live:
-                live_line(rec, attached_at)
+                live.show(rec)
             if on_event and kind in ("attached", "final"):
                 on_event(rec)
         proc.wait()
