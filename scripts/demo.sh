@@ -25,7 +25,7 @@ echo "demo: starting $server with sysbench tables ..."
 "$fixture" "$server" init || die "could not initialise $server"
 # A small buffer pool: the history the snapshot keeps no longer fits, so its scans read
 # undo pages from disk, as on a busy production server.
-"$fixture" "$server" start --innodb-buffer-pool-size=16M || die "could not start $server"
+"$fixture" "$server" start --innodb-buffer-pool-size=32M || die "could not start $server"
 "$fixture" "$server" load 2 20000 || die "could not load sysbench tables"
 
 # The recording outlasts the load: it sees purge stall behind the snapshot, then catch up
