@@ -108,6 +108,18 @@ class LiveLine:
         sys.stderr.flush()
 
 
+def processes_running(path: str):
+    """Pids of the processes whose executable is path."""
+    wanted = os.path.realpath(path)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.path.realpath(f"/proc/{entry}/exe") == wanted:
+                    yield int(entry)
+            except OSError:
+                continue
+
+
 class StackJournal:
     """Stacks are folded now, while the server's maps still tell which file each address
     belongs to; the journal then keeps them symbolized: deep-walk events gain a "folded"
@@ -116,13 +128,16 @@ class StackJournal:
     def __init__(self, target: Target):
         self.target = target
         self._symbolizer: StackSymbolizer | None = None  # built at the first stack
+        # Latch stacks carry no pid: with --binary, any process running the executable
+        # has it mapped the same way, so its maps resolve them.
+        self.pid = target.pid or next(processes_running(target.path), None)
 
     def fold(self, addresses: list[int], pid: int | None = None) -> str:
         if self._symbolizer is None:
             self._symbolizer = StackSymbolizer(self.target)
         if not addresses:
             return "[unknown]"
-        return self._symbolizer.folded(pid or self.target.pid, addresses)
+        return self._symbolizer.folded(pid or self.pid, addresses)
 
     def journal_line(self, rec: dict, line: str) -> str:
         if rec["type"] == "deep_walk":
