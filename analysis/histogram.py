@@ -25,6 +25,15 @@ def percentile(hist: pd.Series, q: float) -> float | None:
     return float(slot_bounds(int(hist.index.max()))[1])
 
 
+def stats(hist: pd.Series) -> dict:
+    """p50 and p99 (interpolated) and max, the top of the highest non-empty slot: an upper
+    bound. All None when the histogram is empty."""
+    if hist.empty or not hist.sum():
+        return {"p50": None, "p99": None, "max": None}
+    return {"p50": round(percentile(hist, 0.50), 1), "p99": round(percentile(hist, 0.99), 1),
+            "max": slot_bounds(int(hist[hist > 0].index.max()))[1]}
+
+
 def format_log2(hist: pd.Series, unit: str) -> str:
     """A histogram as bcc's tools print it, from slot 0 to the highest non-empty one."""
     counts = hist[hist > 0]

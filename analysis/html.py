@@ -94,7 +94,7 @@ def hist_group_section(rec: Recording, group: dict[str, str], title: str, unit: 
     """Histograms of one kind (latch waits by mode) as grouped bars over common ranges, and
     their sum over time."""
     present = {lbl: name for lbl, name in group.items() if name in views.hist_names(rec)}
-    total = views.summed_hist(rec, list(present.values()))
+    total = rec.hist(list(present.values()))
     if not present or not total.sum():
         return None
     top = int(total[total > 0].index.max())

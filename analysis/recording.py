@@ -34,9 +34,10 @@ class Recording:
     def probe_attached(self, name: str) -> bool:
         return any(p["name"] == name and p["attached"] for p in self.meta.get("probes", []))
 
-    def hist(self, name: str) -> pd.Series:
-        """Counts per log2 slot over the whole recording."""
-        rows = self.hists[self.hists["name"] == name]
+    def hist(self, names: str | list[str]) -> pd.Series:
+        """Counts per log2 slot over the whole recording, of one histogram or several
+        added up slot by slot."""
+        rows = self.hists[self.hists["name"].isin([names] if isinstance(names, str) else names)]
         return rows.groupby("slot")["count"].sum().astype("int64")
 
     @property

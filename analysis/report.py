@@ -8,7 +8,7 @@ import pandas as pd
 from innostall.collector.elf import demangle
 from innostall.collector.target import server_label
 
-from .histogram import format_log2, percentile, slot_bounds
+from .histogram import format_log2, percentile, stats
 from .recording import Recording
 from .timeline import per_interval, sparkline
 
@@ -16,15 +16,9 @@ from .timeline import per_interval, sparkline
 BLOCK_WAIT_HISTS = {"S": "block_wait_s", "X": "block_wait_x", "SX": "block_wait_sx"}
 
 
-def latency_summary(rec: Recording, name: str | list[str]) -> dict:
+def latency_summary(rec: Recording, names: str | list[str]) -> dict:
     """p50, p99 and max of one log2 histogram, or of several summed slot by slot."""
-    names = [name] if isinstance(name, str) else name
-    hist = pd.concat([rec.hist(n) for n in names]).groupby(level=0).sum()
-    if hist.empty or not hist.sum():
-        return {"p50": None, "p99": None, "max": None}
-    top = int(hist[hist > 0].index.max())
-    return {"p50": round(percentile(hist, 0.50), 1), "p99": round(percentile(hist, 0.99), 1),
-            "max": slot_bounds(top)[1]}  # an upper bound: the top of the highest slot
+    return stats(rec.hist(names))
 
 
 def depth_summary(rec: Recording, max_depth: int) -> dict:
@@ -206,8 +200,8 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
     lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "
                  f"waits, {others['total_wait_ms']:.1f} ms, counted apart")
     lines += [f"  finding: {text}" for text in block_lock_findings(locks, rec.wait_stacks, rec.duration_s)]
-    block_hist = pd.concat([rec.hist(n) for n in BLOCK_WAIT_HISTS.values()]).groupby(level=0).sum()
-    lines += ["", "Block-lock wait time", format_log2(block_hist, "usecs")]
+    lines += ["", "Block-lock wait time",
+              format_log2(rec.hist(list(BLOCK_WAIT_HISTS.values())), "usecs")]
     if locks["top_pages"]:
         lines += ["", "Most contended pages (by wait time)",
                   f"  {'space':>6} {'page':>8} {'waits':>8} {'wait ms':>10}"]

@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from .histogram import percentile, slot_bounds
+from .histogram import slot_bounds, stats
 from .recording import Recording
 from .report import short_frame
 from .timeline import per_interval
@@ -83,16 +83,10 @@ def purge_throughput(rec: Recording) -> pd.DataFrame:
     return per_second(interval_table(rec, PURGE_COUNTERS)).rename(columns=PURGE_RATES)
 
 
-def summed_hist(rec: Recording, names: list[str]) -> pd.Series:
-    """Counts per log2 slot over the whole recording, of one or more histograms added up."""
-    parts = [rec.hist(n) for n in names]
-    return pd.concat(parts).groupby(level=0).sum().astype("int64") if parts else pd.Series(dtype="int64")
-
-
 def hist_slots(rec: Recording, names: str | list[str], top: int | None = None) -> pd.DataFrame:
     """A histogram (or several added up) over the whole recording, one row per log2 slot
     from 0 to top (default: the highest non-empty one): slot, low, high, label, count."""
-    counts = summed_hist(rec, [names] if isinstance(names, str) else names)
+    counts = rec.hist(names)
     if top is None:
         top = int(counts[counts > 0].index.max()) if (counts > 0).any() else 0
     slots = pd.RangeIndex(top + 1, name="slot")
@@ -121,12 +115,7 @@ def hist_stats(rec: Recording, name: str) -> dict:
     """Event count and estimated percentiles of one histogram; max is the top of the highest
     non-empty slot (an upper bound)."""
     counts = rec.hist(name)
-    total = int(counts.sum()) if len(counts) else 0
-    if not total:
-        return {"count": 0, "p50": None, "p99": None, "max": None}
-    return {"count": total, "p50": round(percentile(counts, 0.5), 1),
-            "p99": round(percentile(counts, 0.99), 1),
-            "max": slot_bounds(int(counts[counts > 0].index.max()))[1]}
+    return {"count": int(counts.sum()), **stats(counts)}
 
 
 def counter_overview(rec: Recording, names: list[str] | None = None) -> pd.DataFrame:
