@@ -7,7 +7,7 @@ BPFTOOL    ?= bpftool
 CFLAGS     ?= -O2 -g -Wall
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Iprobes
 BPF_SRCS   := $(wildcard probes/*.bpf.c)
-BPF_OBJS   := $(patsubst probes/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_OBJS   := $(patsubst probes/%.bpf.c,$(BUILD)/bpf/%.bpf.o,probes/common.bpf.c $(filter-out probes/common.bpf.c,$(BPF_SRCS)))  # the one defining the shared maps first
 LOADER     := $(BUILD)/innostall-loader
 
 .PHONY: all setup build test demo bench clean
@@ -35,14 +35,20 @@ $(BUILD)/innostall.bpf.o: $(BPF_OBJS)
 $(BUILD)/innostall.skel.h: $(BUILD)/innostall.bpf.o
 	$(BPFTOOL) gen skeleton $< name innostall_bpf > $@
 
-$(LOADER): collector/loader.c probes/innostall.h $(BUILD)/innostall.skel.h
-	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes $< -o $@ $$(pkg-config --libs --static libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+LOADER_SRCS := collector/loader.c collector/governor.c collector/attacher.c collector/calibrate.c
+$(LOADER): $(LOADER_SRCS) collector/*.h probes/innostall.h $(BUILD)/innostall.skel.h
+	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector $(LOADER_SRCS) -o $@ \
+		$$(pkg-config --libs --static libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm -lpthread
 
 test: build
 	$(VENV)/bin/python -m pytest -q tests
 
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh
+
+# The overhead benchmark: writes bench/results.json and bench/results.md (BENCH_* env vars shorten it).
+bench: build
+	BUILD=$(BUILD) $(VENV)/bin/python scripts/bench.py
 
 clean:
 	rm -rf $(BUILD)/bpf $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(LOADER)

@@ -8,6 +8,7 @@ import pandas as pd
 from innostall.collector.elf import demangle
 from innostall.collector.target import server_label
 
+from .cost import cost_summary, coverage, render_cost, sampled_note
 from .histogram import format_log2, percentile, stats
 from .recording import Recording
 from .timeline import per_interval, sparkline
@@ -38,6 +39,7 @@ def version_walk_summary(rec: Recording) -> dict:
         "recorded": rec.probe_attached("version_walk") and rec.probe_attached("version_step"),
         "reads": rec.counter_total("version_walks"),
         "reads_without_versions": rec.counter_total("version_walks_zero"),
+        "reads_unstepped": rec.counter_total("version_walks_unstepped"),
         "versions": rec.counter_total("version_steps"),
         "steps_outside": rec.counter_total("version_steps_outside"),
         "max_depth": max_depth,
@@ -46,6 +48,7 @@ def version_walk_summary(rec: Recording) -> dict:
         "deep_walk_threshold": rec.setting("deep_walk_threshold", 100),
         "deep_walks": max(rec.counter_total("deep_walks"), len(kept)),
         "deep_walks_kept": len(rec.walks),
+        "coverage": coverage(rec, "version_walk"),
     }
 
 
@@ -66,6 +69,7 @@ def block_lock_summary(rec: Recording) -> dict:
         "page_io_waits": rec.counter_total("block_io_waits"),
         "top_pages": top_pages(rec),
         "map_full": rec.counter_total("latch_map_full"),
+        "coverage": coverage(rec, "block_lock_s"),
     }
 
 
@@ -82,6 +86,7 @@ def undo_summary(rec: Recording) -> dict:
         "fetches": {c: rec.counter_total(f"undo_fetches_{c}") for c in causes},
         "page_reads": {c: rec.counter_total(f"page_reads_{c}") for c in causes},
         "read_latency_us": latency_summary(rec, "page_read_latency"),
+        "coverage": coverage(rec, "undo_read"),
     }
 
 
@@ -99,12 +104,15 @@ def summary(rec: Recording) -> dict:
             "latency_us": latency_summary(rec, "purge_batch_latency"),
             "dml_delays": rec.counter_total("dml_delays"),
             "dml_delay_ms": round(rec.counter_total("dml_delay_us") / 1000, 1),
+            "records_coverage": coverage(rec, "purge_record"),
+            "dml_delay_coverage": coverage(rec, "dml_delay"),
         },
         "version_walk": version_walk_summary(rec),
         "undo": undo_summary(rec),
         "block_lock": block_lock_summary(rec),
         "other_latch": other_latch_summary(rec),
         "drops": rec.counter_total("drops"),
+        "governor": cost_summary(rec),
     }
 
 
@@ -170,7 +178,7 @@ def render_undo(rec: Recording, undo: dict) -> list[str]:
     if not undo["recorded"]:
         return ["", "Undo page reads: not recorded (probe undo_read)"]
     reads, fetches, lat = undo["page_reads"], undo["fetches"], undo["read_latency_us"]
-    lines = ["", "Undo page reads (by who caused them)",
+    lines = ["", "Undo page reads (by who caused them)" + sampled_note(rec, "undo_read"),
              f"  physical reads inside version walks {reads['walk']} (undo pages), inside purge "
              f"batches {reads['purge']} (the coordinator's undo and index pages), elsewhere "
              f"{reads['other']} (any page)"]
@@ -191,7 +199,8 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
     if not locks["recorded"]:
         return ["", "Block-lock waits: not recorded (probes block_lock_s, block_lock_x)"]
     lat, modes = locks["wait_us"], locks["by_mode"]
-    lines = ["", "Block-lock waits (buffer-block latches, slow paths only)",
+    lines = ["", "Block-lock waits (buffer-block latches, slow paths only)"
+             + sampled_note(rec, "block_lock_s"),
              f"  waits {locks['waits']} (S {modes['S']}, X {modes['X']}, SX/U {modes['SX']}), "
              f"{locks['total_wait_ms']:.1f} ms in all, {locks['page_io_waits']} on page I/O"]
     if locks["waits"]:
@@ -256,7 +265,8 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
     if not walks["recorded"]:
         return ["", "Version-chain walks: not recorded (probes version_walk and version_step)"]
     per_s = walks["reads"] / rec.duration_s if rec.duration_s else 0
-    lines = ["", "Version-chain walks (consistent reads building old row versions)",
+    lines = ["", "Version-chain walks (consistent reads building old row versions)"
+             + sampled_note(rec, "version_walk"),
              f"  reads that built versions {walks['reads']} ({per_s:.1f}/s), versions built "
              f"{walks['versions']}, max depth {walks['max_depth']}"]
     if walks["reads"]:
@@ -292,11 +302,11 @@ def render_text(rec: Recording) -> str:
         lines.append(f"  batch latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
                      f"max <= {lat['max']} us")
     if rec.probe_attached("purge_record"):
-        lines.append(f"  undo records handed to purge {s['records']}"
+        lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"
                      + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))
     if rec.probe_attached("dml_delay"):
         lines.append(f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
-                     f"{s['dml_delay_ms']:.1f} ms in all")
+                     f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}")
     series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
     lines += [f"  finding: {text}" for text in findings(series)]
     if s["dml_delays"]:
@@ -314,4 +324,5 @@ def render_text(rec: Recording) -> str:
     lines += render_walks(rec, full["version_walk"], full["drops"])
     lines += render_undo(rec, full["undo"])
     lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
+    lines += render_cost(full["governor"])
     return "\n".join(lines)

@@ -28,6 +28,7 @@ class ResolvedProbe:
     exact: bool = True  # False: approximate (a subset, a threshold or an estimate; see the catalog)
     fallback: bool = False  # found outside the variants listed for this version
     reason: str | None = None  # why it is missing
+    group: str = ""  # sampling group of the cost governor; "" = never sampled
 
     @property
     def ok(self) -> bool:
@@ -127,7 +128,8 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
     for name in names or list(entries):
         entry = entries[name]
         probe = ResolvedProbe(name, entry["description"], entry.get("core", False),
-                              entry["cost"], dict(entry["programs"]), bpftrace=entry.get("bpftrace"))
+                              entry["cost"], dict(entry["programs"]), bpftrace=entry.get("bpftrace"),
+                              group=entry.get("group", name))
         variants = ordered_variants(entry["variant"], target)
         if entry.get("needs_layout") and not known_layout:
             probe.reason = (f"block and latch structs of {target.label} are not in the catalog, "

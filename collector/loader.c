@@ -5,15 +5,20 @@
  * Events from the ring buffer (deep version walks) are printed as they arrive, one JSON
  * line each, between the interval lines.
  *
- * The loader never decides *what* to trace: `--attach PROG=OFFSET[@PATH]` names a
- * program of the object and the file offset of the instruction to probe. Every link is
- * owned by a file descriptor, so the probes vanish with this process, however it ends.
+ * The loader never decides *what* to trace: `--attach PROG=OFFSET[@PATH][#GROUP]` names a
+ * program of the object and the file offset of the instruction to probe; GROUP (1-15) puts
+ * it in a sampling group of the cost governor (governor.c), which keeps the probes' cost
+ * within `--budget-ppm` of the server's CPU time, using the per-hit cost calibrate.c
+ * measures at start. Every link is owned by a file descriptor, so the probes vanish with
+ * this process, however it ends.
  *
  * `--set NAME=VALUE` sets a `const volatile` global of the BPF programs before load
  * (e.g. deep_walk_threshold), found by name in the object's BTF.
  *
  * Usage: innostall-loader --binary PATH [--pid PID] [--interval-ms N] [--duration-ms N]
+ *                         [--budget-ppm N] [--hit-cost ENTRY_NS,RETURN_NS]
  *                         --attach PROG=OFFSET ... [--set NAME=VALUE ...] [--verbose]
+ *        innostall-loader --calibrate   (print the per-hit cost and exit)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,17 +37,11 @@
 #include <bpf/libbpf.h>
 #include "innostall.h"
 #include "innostall.skel.h"
+#include "calibrate.h"
+#include "governor.h"
+#include "loader.h"
 
-#define MAX_ATTACH 64
 #define MAX_SETTINGS 16
-
-struct attach_spec {
-	const char *prog;
-	const char *path; /* NULL: the --binary */
-	size_t offset;
-	bool retprobe;
-	struct bpf_link *link;
-};
 
 struct setting {
 	const char *name;
@@ -55,7 +54,10 @@ static struct env {
 	long interval_ms;
 	long duration_ms;
 	bool verbose;
-	struct attach_spec attach[MAX_ATTACH];
+	bool calibrate_only;
+	long budget_ppm;
+	struct hit_cost hit_cost; /* given, or measured at start when zero */
+	struct attachment attach[MAX_ATTACHMENTS - 1]; /* the last hits slot is calibration's */
 	int nr_attach;
 	struct setting settings[MAX_SETTINGS];
 	int nr_settings;
@@ -72,15 +74,29 @@ static const char *counter_names[] = {
 
 static volatile sig_atomic_t exiting;
 
-static void die(const char *fmt, ...)
+static void vwarn(const char *fmt, va_list ap)
+{
+	fputs("innostall-loader: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("innostall-loader: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
 	exit(1);
 }
 
@@ -110,23 +126,38 @@ static long parse_long(const char *s, const char *what)
 	return v;
 }
 
-/* PROG=OFFSET[@PATH]; programs of SEC("uretprobe") are attached to returns. */
+/* PROG=OFFSET[@PATH][#GROUP]; programs of SEC("uretprobe") are attached to returns. */
 static void add_attach(char *arg)
 {
-	struct attach_spec *a;
-	char *eq = strchr(arg, '='), *at;
+	struct attachment *a;
+	char *eq = strchr(arg, '='), *at, *hash;
 
-	if (!eq || env.nr_attach == MAX_ATTACH)
-		die("invalid --attach '%s' (want PROG=OFFSET[@PATH])", arg);
+	if (!eq || env.nr_attach == MAX_ATTACHMENTS - 1)
+		die("invalid --attach '%s' (want PROG=OFFSET[@PATH][#GROUP])", arg);
 	a = &env.attach[env.nr_attach++];
 	*eq = '\0';
 	a->prog = arg;
+	hash = strrchr(eq + 1, '#');
+	if (hash) {
+		*hash = '\0';
+		a->group = parse_long(hash + 1, "group");
+		if (a->group >= MAX_GROUPS)
+			die("sampling group %u out of range (0-%d)", a->group, MAX_GROUPS - 1);
+	}
 	at = strchr(eq + 1, '@');
 	if (at) {
 		*at = '\0';
 		a->path = at + 1;
 	}
 	a->offset = parse_long(eq + 1, "offset");
+}
+
+/* ENTRY_NS,RETURN_NS */
+static void parse_hit_cost(const char *arg)
+{
+	if (sscanf(arg, "%lf,%lf", &env.hit_cost.entry_ns, &env.hit_cost.return_ns) != 2 ||
+	    env.hit_cost.entry_ns <= 0 || env.hit_cost.return_ns < 0)
+		die("invalid --hit-cost '%s' (want ENTRY_NS,RETURN_NS)", arg);
 }
 
 /* NAME=VALUE, applied to the BPF object's rodata once it is open. */
@@ -150,6 +181,9 @@ static void parse_args(int argc, char **argv)
 		{ "duration-ms", required_argument, NULL, 'd' },
 		{ "attach", required_argument, NULL, 'a' },
 		{ "set", required_argument, NULL, 's' },
+		{ "budget-ppm", required_argument, NULL, 'B' },
+		{ "hit-cost", required_argument, NULL, 'H' },
+		{ "calibrate", no_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{},
 	};
@@ -163,22 +197,19 @@ static void parse_args(int argc, char **argv)
 		case 'd': env.duration_ms = parse_long(optarg, "duration"); break;
 		case 'a': add_attach(optarg); break;
 		case 's': add_setting(optarg); break;
+		case 'B': env.budget_ppm = parse_long(optarg, "budget"); break;
+		case 'H': parse_hit_cost(optarg); break;
+		case 'C': env.calibrate_only = true; break;
 		case 'v': env.verbose = true; break;
 		default: exit(2);
 		}
 	}
+	if (env.calibrate_only)
+		return;
 	if (!env.binary || !env.nr_attach)
 		die("--binary and at least one --attach are required");
 	if (env.interval_ms < 10)
 		die("--interval-ms must be at least 10");
-}
-
-static unsigned long long now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* The `const volatile` global called name: its place in .rodata comes from the object's
@@ -220,59 +251,36 @@ static void apply_settings(struct innostall_bpf *obj)
 	}
 }
 
-static bool is_retprobe(struct innostall_bpf *obj, const char *name)
+/* Programs of SEC("uretprobe") are attached to returns. */
+static void mark_returns(struct innostall_bpf *obj)
 {
-	struct bpf_program *prog = bpf_object__find_program_by_name(obj->obj, name);
-
-	if (!prog)
-		die("no BPF program named '%s'", name);
-	return !strcmp(bpf_program__section_name(prog), "uretprobe");
-}
-
-/* Return probes go first: every entry seen after that has its return seen too, so no
- * per-thread state is left behind by a call entered between two attachments. */
-static void order_returns_first(struct innostall_bpf *obj)
-{
-	struct attach_spec sorted[MAX_ATTACH];
-	int i, n = 0, pass;
-
-	for (pass = 0; pass < 2; pass++) {
-		bool returns = pass == 0;
-
-		for (i = 0; i < env.nr_attach; i++)
-			if (is_retprobe(obj, env.attach[i].prog) == returns)
-				sorted[n++] = env.attach[i];
-	}
-	memcpy(env.attach, sorted, n * sizeof(sorted[0]));
-}
-
-static void attach_all(struct innostall_bpf *obj)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
 	int i;
 
-	order_returns_first(obj);
 	for (i = 0; i < env.nr_attach; i++) {
-		struct attach_spec *a = &env.attach[i];
+		struct bpf_program *prog =
+			bpf_object__find_program_by_name(obj->obj, env.attach[i].prog);
 
-		uopts.retprobe = is_retprobe(obj, a->prog);
-		a->link = bpf_program__attach_uprobe_opts(
-			bpf_object__find_program_by_name(obj->obj, a->prog), env.pid,
-			a->path ?: env.binary, a->offset, &uopts);
-		if (!a->link)
-			die("cannot attach %s at %s+0x%zx: %s", a->prog, a->path ?: env.binary,
-			    a->offset, strerror(errno));
-		a->retprobe = uopts.retprobe;
+		if (!prog)
+			die("no BPF program named '%s'", env.attach[i].prog);
+		env.attach[i].retprobe = !strcmp(bpf_program__section_name(prog), "uretprobe");
 	}
 }
 
-/* In reverse: entries go first, so calls still in flight meet their return probes. */
-static void detach_all(void)
+static void print_calibration(const struct hit_cost *cost, bool measured)
 {
-	int i;
+	printf("{\"type\":\"calibration\",\"entry_ns\":%.0f,\"return_ns\":%.0f,\"measured\":%s}\n",
+	       cost->entry_ns, cost->return_ns, measured ? "true" : "false");
+	fflush(stdout);
+}
 
-	for (i = env.nr_attach - 1; i >= 0; i--)
-		bpf_link__destroy(env.attach[i].link);
+static void measure_hit_cost(struct innostall_bpf *obj)
+{
+	bool measured = !env.hit_cost.entry_ns;
+	int err = measured ? calibrate(obj, &env.hit_cost) : 0;
+
+	if (err)
+		die("cannot measure the cost of a probe hit: %s", strerror(-err));
+	print_calibration(&env.hit_cost, measured);
 }
 
 static void print_attached(void)
@@ -282,15 +290,16 @@ static void print_attached(void)
 	printf("{\"type\":\"attached\",\"mono_ns\":%llu,\"real_ns\":%llu,\"programs\":[",
 	       now_ns(CLOCK_MONOTONIC), now_ns(CLOCK_REALTIME));
 	for (i = 0; i < env.nr_attach; i++)
-		printf("%s{\"prog\":\"%s\",\"offset\":%zu,\"retprobe\":%s}", i ? "," : "",
-		       env.attach[i].prog, env.attach[i].offset,
-		       env.attach[i].retprobe ? "true" : "false");
+		printf("%s{\"prog\":\"%s\",\"offset\":%zu,\"retprobe\":%s,\"group\":%u}",
+		       i ? "," : "", env.attach[i].prog, env.attach[i].offset,
+		       env.attach[i].retprobe ? "true" : "false", env.attach[i].group);
 	printf("]}\n");
 	fflush(stdout);
 }
 
-/* One line with the cumulative value of every counter and histogram. */
-static void print_snapshot(struct innostall_bpf *obj, const char *type)
+/* One line with the cumulative value of every counter and histogram, the probes' hits and
+ * the governor's accounts. */
+static void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)
 {
 	int hists_fd = bpf_map__fd(obj->maps.hists);
 	int counters_fd = bpf_map__fd(obj->maps.counters);
@@ -315,7 +324,9 @@ static void print_snapshot(struct innostall_bpf *obj, const char *type)
 			printf("%s%llu", s ? "," : "", h.slots[s]);
 		printf("]");
 	}
-	printf("}}\n");
+	printf("}");
+	governor_print(gov, stdout);
+	printf("}\n");
 	fflush(stdout);
 }
 
@@ -406,13 +417,68 @@ static bool wait_interval(struct ring_buffer *rb, int pidfd, long ms)
 	return !(fds[1].revents & POLLIN);
 }
 
+static struct innostall_bpf *load_object(void)
+{
+	struct innostall_bpf *obj = innostall_bpf__open();
+
+	if (!obj)
+		die("cannot open the BPF object: %s", strerror(errno));
+	obj->rodata->targ_tgid = env.pid > 0 ? env.pid : 0;
+	apply_settings(obj);
+	if (innostall_bpf__load(obj))
+		die("cannot load the BPF object: %s (run as root, with BTF)", strerror(errno));
+	return obj;
+}
+
+static unsigned long long earliest(unsigned long long a, unsigned long long b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* Snapshots every interval until the duration ends, a signal comes or the target exits;
+ * between them, events are printed and the governor checks the probes' cost. */
+static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct ring_buffer *rb,
+			 int pidfd)
+{
+	unsigned long long start = now_ns(CLOCK_MONOTONIC), now, until;
+	unsigned long long deadline = env.duration_ms ? start + env.duration_ms * 1000000ULL : 0;
+	unsigned long long next = start + env.interval_ms * 1000000ULL;
+	unsigned long long check = governor_tick(gov);
+	unsigned long intervals = 0;
+
+	while (!exiting) {
+		now = now_ns(CLOCK_MONOTONIC);
+		until = earliest(earliest(deadline, next), check);
+		if (until > now && !wait_interval(rb, pidfd, (until - now + 999999) / 1000000))
+			return "target-exited";
+		if (exiting)
+			break;
+		now = now_ns(CLOCK_MONOTONIC);
+		if (deadline && now >= deadline)
+			return "duration";
+		if (check && now >= check)
+			check = governor_tick(gov);
+		if (now >= next) {
+			governor_interval(gov);
+			check = governor_tick(gov);
+			print_snapshot(obj, gov, "interval");
+			if (++intervals % LATCH_TABLES_EVERY == 0)
+				print_latch_tables(obj);
+			next += env.interval_ms * 1000000ULL;
+		}
+		if (ferror(stdout))
+			return "output-closed";
+	}
+	return "signal";
+}
+
 int main(int argc, char **argv)
 {
+	struct governor_config config;
 	struct innostall_bpf *obj;
 	struct ring_buffer *rb;
-	unsigned long long start, deadline, next;
-	const char *reason = "signal";
-	unsigned long intervals = 0;
+	struct governor gov;
+	const char *reason;
 	int pidfd;
 
 	parse_args(argc, argv);
@@ -423,57 +489,32 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	libbpf_set_print(libbpf_print);
 
-	obj = innostall_bpf__open();
-	if (!obj)
-		die("cannot open the BPF object: %s", strerror(errno));
-	obj->rodata->targ_tgid = env.pid > 0 ? env.pid : 0;
-	apply_settings(obj);
-	if (innostall_bpf__load(obj))
-		die("cannot load the BPF object: %s (run as root, with BTF)", strerror(errno));
+	obj = load_object();
+	measure_hit_cost(obj);
+	if (env.calibrate_only) {
+		innostall_bpf__destroy(obj);
+		return 0;
+	}
+	mark_returns(obj);
 	rb = ring_buffer__new(bpf_map__fd(obj->maps.events), print_event, NULL, NULL);
 	if (!rb)
 		die("cannot open the event ring buffer: %s", strerror(errno));
 	pidfd = open_target();
 	if (env.pid > 0 && pidfd < 0)
 		die("process %d: %s", env.pid, strerror(errno));
-	attach_all(obj);
+	config = (struct governor_config){ .budget_ppm = env.budget_ppm, .cost = env.hit_cost,
+					   .pid = env.pid, .binary = env.binary,
+					   .interval_ms = env.interval_ms };
+	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
 	print_attached();
 
-	start = now_ns(CLOCK_MONOTONIC);
-	deadline = env.duration_ms ? start + env.duration_ms * 1000000ULL : 0;
-	next = start + env.interval_ms * 1000000ULL;
-	while (!exiting) {
-		unsigned long long now = now_ns(CLOCK_MONOTONIC);
-		unsigned long long until = deadline && deadline < next ? deadline : next;
-
-		if (until > now && !wait_interval(rb, pidfd, (until - now + 999999) / 1000000)) {
-			reason = "target-exited";
-			break;
-		}
-		if (exiting)
-			break;
-		now = now_ns(CLOCK_MONOTONIC);
-		if (deadline && now >= deadline) {
-			reason = "duration";
-			break;
-		}
-		if (now >= next) {
-			print_snapshot(obj, "interval");
-			if (++intervals % LATCH_TABLES_EVERY == 0)
-				print_latch_tables(obj);
-			next += env.interval_ms * 1000000ULL;
-		}
-		if (ferror(stdout)) {
-			reason = "output-closed";
-			break;
-		}
-	}
+	reason = trace(obj, &gov, rb, pidfd);
 	drain_events(rb);
 	print_latch_tables(obj);
-	print_snapshot(obj, "final");
+	print_snapshot(obj, &gov, "final");
 	printf("{\"type\":\"end\",\"reason\":\"%s\"}\n", reason);
 	fflush(stdout);
-	detach_all();
+	governor_stop(&gov);
 	ring_buffer__free(rb);
 	innostall_bpf__destroy(obj);
 	return 0;

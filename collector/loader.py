@@ -21,10 +21,12 @@ def loader_path() -> str:
 
 
 def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
-          duration_s: float | None, stderr, settings: dict[str, int] | None = None
-          ) -> subprocess.Popen:
-    """settings: `const volatile` globals of the BPF programs, e.g. deep_walk_threshold."""
-    cmd = [loader_path(), "--binary", binary, "--interval-ms", str(int(interval_s * 1000))]
+          duration_s: float | None, stderr, settings: dict[str, int] | None = None,
+          budget_ppm: int = 0) -> subprocess.Popen:
+    """settings: `const volatile` globals of the BPF programs, e.g. deep_walk_threshold.
+    budget_ppm: what the probes may cost, in millionths of the server's CPU; 0: no limit."""
+    cmd = [loader_path(), "--binary", binary, "--interval-ms", str(int(interval_s * 1000)),
+           "--budget-ppm", str(budget_ppm)]
     if pid:
         cmd += ["--pid", str(pid)]
     if duration_s:

@@ -20,6 +20,8 @@ from .stacks import StackSymbolizer
 from .target import Target
 
 DEFAULT_SETTINGS = {"deep_walk_threshold": 100}  # versions: walks this deep are kept with stacks
+DEFAULT_BUDGET_PCT = 1.0  # of the server's CPU time the probes may cost; None: no budget
+MAX_GROUPS = 15  # sampling groups the loader takes (probes/innostall.h MAX_GROUPS - 1)
 
 
 def prepare_dir(path: str) -> None:
@@ -47,6 +49,43 @@ def global_addresses(target: Target, probes: list[ResolvedProbe]) -> dict[str, i
             address = target.runtime_address(p.globals["srv_dml_needed_delay"])
             return {"dml_delay_global": address} if address else {}
     return {}
+
+
+def plan_attachments(probes: list[ResolvedProbe]) -> list[dict]:
+    """One loader attachment per program and offset, in the loader's order: its spec, the
+    probes it serves (sync_array_wait_event serves three on rw_lock servers, attached once)
+    and its sampling group ("" = never sampled)."""
+    planned: dict[str, dict] = {}
+    for p in probes:
+        for spec in p.attach_args() if p.ok else []:
+            planned.setdefault(spec, {"spec": spec, "probes": [], "group": p.group})["probes"].append(p.name)
+    return list(planned.values())
+
+
+def sampling_groups(attachments: list[dict]) -> list[str]:
+    """Group names in loader numbering (1, 2, ...), in order of appearance."""
+    groups = list(dict.fromkeys(a["group"] for a in attachments if a["group"]))
+    if len(groups) > MAX_GROUPS:
+        raise UserError(f"{len(groups)} sampling groups in the catalog; the loader takes {MAX_GROUPS}")
+    return groups
+
+
+def loader_args(attachments: list[dict], groups: list[str]) -> list[str]:
+    """--attach arguments: SPEC#N for sampled groups."""
+    return [f"{a['spec']}#{groups.index(a['group']) + 1}" if a["group"] else a["spec"]
+            for a in attachments]
+
+
+def group_settings(attachments: list[dict], groups: list[str]) -> dict[str, int]:
+    """The version walks must know when their steps were sampled (mvcc.bpf.c)."""
+    step = next((a["group"] for a in attachments if "version_step" in a["probes"]), "")
+    return {"step_group": groups.index(step) + 1} if step else {}
+
+
+def check_budget(budget_pct: float | None) -> float | None:
+    if budget_pct is not None and not 0 < budget_pct <= 100:
+        raise UserError("--budget must be a percentage above 0 and at most 100")
+    return budget_pct
 
 
 def describe(target: Target, probes: list[ResolvedProbe], interval_s: float,
@@ -89,23 +128,39 @@ EVENT_COUNTERS = ("purge_batches", "purge_records", "version_walks", "version_st
 
 
 class LiveLine:
-    """On a terminal: elapsed time, events per second in the last interval, and drops."""
+    """On a terminal: elapsed time, events per second and the probes' estimated cost in the
+    last interval, the groups being sampled with their coverage, and drops."""
 
-    def __init__(self):
+    def __init__(self, groups: list[str]):
         self.started = time.monotonic()
-        self.last: tuple[int, int] | None = None  # (mono_ns, events) of the previous snapshot
+        self.groups = groups  # sampling group names, by loader number - 1
+        self.last: dict | None = None  # the previous snapshot
 
     def show(self, record: dict) -> None:
         counters = record["counters"]
         events = sum(counters.get(name, 0) for name in EVENT_COUNTERS)
-        rate = 0.0
-        if self.last and record["mono_ns"] > self.last[0]:
-            rate = (events - self.last[1]) * 1e9 / (record["mono_ns"] - self.last[0])
-        self.last = (record["mono_ns"], events)
+        rate, cost, sampled = 0.0, "", ""
+        last = self.last
+        if last and record["mono_ns"] > last["mono_ns"]:
+            wall = record["mono_ns"] - last["mono_ns"]
+            rate = (events - sum(last["counters"].get(n, 0) for n in EVENT_COUNTERS)) * 1e9 / wall
+            cost, sampled = self.governor_text(record.get("governor"), last.get("governor"), wall)
+        self.last = record
         sys.stderr.write(f"\rrecording {time.monotonic() - self.started:6.0f} s  "
-                         f"{rate:10.0f} events/s  purge batches {counters.get('purge_batches', 0):>7}  "
-                         f"drops {counters.get('drops', 0) + counters.get('latch_map_full', 0):>5}")
+                         f"{rate:9.0f} events/s{cost}  purge batches {counters.get('purge_batches', 0):>6}  "
+                         f"drops {counters.get('drops', 0) + counters.get('latch_map_full', 0):>4}{sampled}\x1b[K")
         sys.stderr.flush()
+
+    def governor_text(self, now: dict | None, before: dict | None, wall_ns: int) -> tuple[str, str]:
+        if not now or not before:
+            return "", ""
+        cpu = now["server_cpu_ns"] - before["server_cpu_ns"]
+        overhead = now["overhead_ns"] - before["overhead_ns"]
+        cost = f"  cost {100 * overhead / cpu:5.2f}% of server CPU" if cpu > 0 else ""
+        partial = [f"{self.groups[g - 1]} {100 * (ns - b[1]) / wall_ns:.0f}%"
+                   for (g, ns, *_), b in zip(now["groups"], before["groups"])
+                   if ns - b[1] < 0.999 * wall_ns]
+        return cost, "  sampled: " + ", ".join(partial) if partial else ""
 
 
 def processes_running(path: str):
@@ -151,32 +206,46 @@ class StackJournal:
 
 def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
            interval_s: float = 1.0, on_event: Callable[[dict], None] | None = None,
-           settings: dict[str, int] | None = None) -> dict:
+           settings: dict[str, int] | None = None,
+           budget_pct: float | None = DEFAULT_BUDGET_PCT) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
-    settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots."""
-    # probes sharing a function and its programs (sync_array_wait_event) attach once
-    attach = list(dict.fromkeys(spec for p in probes if p.ok for spec in p.attach_args()))
-    if not attach:
+    settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
+    budget_pct: the share of the server's CPU the probes may cost before the hot ones are
+    sampled; None: no budget, everything stays attached (exact, whatever it costs)."""
+    check_budget(budget_pct)
+    attachments = plan_attachments(probes)
+    if not attachments:
         raise UserError("no probe could be resolved; see 'innostall probes'")
+    groups = sampling_groups(attachments)
+    attach = loader_args(attachments, groups)
     # the build's struct layout first: the latch programs decode blocks with it
     settings = {**(layout(target) or {}), **global_addresses(target, probes),
-                **check_settings(settings or {})}
+                **group_settings(attachments, groups), **check_settings(settings or {})}
     prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings)
+    meta["governor"] = {"budget_pct": budget_pct, "groups": groups,
+                        "attachments": attachments}
     recording.write_meta(out_dir, {**meta, "complete": False})
     log_path = os.path.join(out_dir, "loader.log")
     with open(log_path, "w") as log:
         proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log,
-                            settings=settings)
-    live = LiveLine() if sys.stderr.isatty() else None
+                            settings=settings, budget_ppm=round((budget_pct or 0) * 10000))
+    live = LiveLine(groups) if sys.stderr.isatty() else None
     attached_at = None
     stacks = StackJournal(target)
     with signals_forwarded_to(proc), open(os.path.join(out_dir, recording.JOURNAL), "a") as journal:
         for line, rec in loader.snapshots(proc):
             kind = rec["type"]
+            if kind == "attached":  # the journal names what each attachment serves
+                rec["groups"] = groups
+                for program, planned in zip(rec["programs"], attachments):
+                    program.update(probes=planned["probes"], group_name=planned["group"])
+                line = json.dumps(rec, separators=(",", ":")) + "\n"
             journal.write(stacks.journal_line(rec, line))
             journal.flush()
-            if kind == "attached":
+            if kind == "calibration":
+                meta["governor"]["hit_cost_ns"] = {"entry": rec["entry_ns"], "return": rec["return_ns"]}
+            elif kind == "attached":
                 attached_at = time.monotonic()
                 meta["start_real_ns"] = rec["real_ns"]
             elif kind == "final":

@@ -3,7 +3,11 @@
     meta.json         what was traced, how, when, and how it ended (versioned)
     journal.jsonl     the loader's cumulative snapshots, appended as they arrive, so a
                       recording cut short stays readable up to its last complete line
-    counters.parquet  per-interval deltas: interval, t_s, name, value
+    counters.parquet  per-interval deltas: interval, t_s, name, value; besides the kernel's
+                      counters: hits.PROBE (probe hits, counted before any filter) and the
+                      cost governor's accounts, governor.server_cpu_ns, .budget_ns,
+                      .overhead_ns (estimated) and per sampling group .attached_ns.GROUP
+                      (time attached: coverage), .windows.GROUP, .overhead_ns.GROUP
     hists.parquet     per-interval log2 histogram deltas: interval, t_s, name, slot, count
     walks.parquet     deep version walks, one row per event: t_s, tid, depth, latency_us,
                       stack (folded, root first, frames joined by ';')
@@ -87,11 +91,31 @@ def wait_stacks_table(records: list[dict]) -> pd.DataFrame:
                       "waits": "int64", "wait_us": "float64"})
 
 
+def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
+    """The probes' hits and the governor's accounts of a snapshot, as cumulative counters."""
+    flat: dict[str, int] = {}
+    for program, hits in zip(attached.get("programs", []), snapshot.get("hits", [])):
+        for probe in program.get("probes", []):
+            flat[f"hits.{probe}"] = flat.get(f"hits.{probe}", 0) + hits
+    gov = snapshot.get("governor")
+    if gov:
+        flat.update({f"governor.{key}": int(gov[key])
+                     for key in ("server_cpu_ns", "budget_ns", "overhead_ns")})
+        names = attached.get("groups", [])
+        for number, attached_ns, windows, overhead_ns in gov["groups"]:
+            name = names[number - 1] if number <= len(names) else str(number)
+            flat.update({f"governor.attached_ns.{name}": attached_ns,
+                         f"governor.windows.{name}": windows,
+                         f"governor.overhead_ns.{name}": int(overhead_ns)})
+    return flat
+
+
 def journal_to_tables(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Turn cumulative snapshots into tidy per-interval deltas (counters, hists); other
     journal records (events, the end line) are skipped."""
     snapshots = [r for r in records if r.get("type") in SNAPSHOT_TYPES]
-    start = next((s["mono_ns"] for s in snapshots if s["type"] == "attached"), None)
+    attached = next((s for s in snapshots if s["type"] == "attached"), {})
+    start = attached.get("mono_ns")
     samples = [s for s in snapshots if s["type"] != "attached"]
     if start is None and samples:
         start = samples[0]["mono_ns"]
@@ -100,13 +124,14 @@ def journal_to_tables(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     prev_hists: dict[str, list[int]] = {}
     for i, s in enumerate(samples):
         t = (s["mono_ns"] - start) / 1e9
-        for name, value in s["counters"].items():
+        counters_now = {**s["counters"], **governor_counters(s, attached)}
+        for name, value in counters_now.items():
             counter_rows.append((i, t, name, value - prev_counters.get(name, 0)))
         for name, slots in s["hists"].items():
             before = prev_hists.get(name, [0] * len(slots))
             hist_rows.extend((i, t, name, slot, n - b)
                              for slot, (n, b) in enumerate(zip(slots, before)) if n != b)
-        prev_counters, prev_hists = s["counters"], s["hists"]
+        prev_counters, prev_hists = counters_now, s["hists"]
     counters = pd.DataFrame(counter_rows, columns=["interval", "t_s", "name", "value"])
     hists = pd.DataFrame(hist_rows, columns=["interval", "t_s", "name", "slot", "count"])
     return _typed(counters, "value"), _typed(hists, "count")

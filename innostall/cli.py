@@ -98,7 +98,8 @@ def cmd_record(args) -> int:
     probes = discover.resolve(tgt, names)
     meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
                            interval_s=args.interval,
-                           settings={"deep_walk_threshold": args.deep_walk_threshold})
+                           settings={"deep_walk_threshold": args.deep_walk_threshold},
+                           budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT)
     print(f"recorded {tgt.label} into {args.output} (ended by {meta.get('end_reason')})",
           file=sys.stderr)
     return 0
@@ -164,6 +165,12 @@ def parser() -> argparse.ArgumentParser:
     record.add_argument("--probes", help="comma-separated probe sets or probe names (default)")
     record.add_argument("--deep-walk-threshold", type=int, default=100, metavar="N",
                         help="keep the stack of reads that build N or more row versions (100)")
+    cost = record.add_mutually_exclusive_group()
+    cost.add_argument("--budget", type=positive, metavar="PCT",
+                      help="share of the server's CPU time the probes may cost; hotter probes "
+                      "are sampled, and reported so (default: 1)")
+    cost.add_argument("--exact", action="store_true",
+                      help="no budget: keep every probe attached, whatever it costs the server")
     record.add_argument("-o", "--output", required=True, help="recording directory to create")
     record.set_defaults(func=cmd_record)
 

@@ -4,6 +4,8 @@
 #ifndef __INNOSTALL_H
 #define __INNOSTALL_H
 
+#define MAX_ATTACHMENTS 64 /* probes one loader may attach */
+#define MAX_GROUPS 16 /* sampling groups of the cost governor; group 0 is never sampled */
 #define MAX_SLOTS 32 /* log2 buckets; the last one also takes everything above 2^31 */
 
 /* Log2 histograms kept in the kernel: X(id, name, unit) */
@@ -21,7 +23,8 @@
 	X(HIST_DML_DELAY_US, "dml_delay", "usecs")
 
 /* Monotonic counters kept in the kernel: X(id, name). version_walk_max_depth is a running
- * maximum: it never decreases, so per-interval deltas still sum to it. */
+ * maximum: it never decreases, so per-interval deltas still sum to it. window_cuts counts
+ * spans a sampling window's edge cut in two (not measured; see maps.bpf.h). */
 #define INNOSTALL_COUNTERS(X)                                   \
 	X(CNT_PURGE_BATCHES, "purge_batches")                   \
 	X(CNT_PURGE_EMPTY_BATCHES, "purge_empty_batches")       \
@@ -50,7 +53,9 @@
 	X(CNT_PAGE_READS_OTHER, "page_reads_other")             \
 	X(CNT_PURGE_RECORDS, "purge_records")                   \
 	X(CNT_DML_DELAYS, "dml_delays")                         \
-	X(CNT_DML_DELAY_US, "dml_delay_us")
+	X(CNT_DML_DELAY_US, "dml_delay_us")                     \
+	X(CNT_WINDOW_CUTS, "window_cuts")                       \
+	X(CNT_VERSION_WALKS_UNSTEPPED, "version_walks_unstepped")
 
 #define INNOSTALL_ID(id, ...) id,
 enum hist_id { INNOSTALL_HISTS(INNOSTALL_ID) NR_HISTS };

@@ -37,6 +37,7 @@ const volatile __u32 block_flag_mask = 0;
 struct wait_state {
 	__u64 start_ns;
 	__u64 latch;
+	__u64 window;
 	__u32 mode;
 	__u32 nested; /* waits entered inside this one (10.6-10.11: rd_wait -> wait_and_lock) */
 };
@@ -69,7 +70,7 @@ struct {
 	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
 } stack_traces SEC(".maps");
 
-static __always_inline int wait_begin(__u64 latch, __u32 mode)
+static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode)
 {
 	__u32 tid = current_tid();
 	struct wait_state *open, state = {};
@@ -77,12 +78,13 @@ static __always_inline int wait_begin(__u64 latch, __u32 mode)
 	if (!traced_process())
 		return 0;
 	open = bpf_map_lookup_elem(&latch_waits, &tid);
-	if (open) {
+	if (open && window_unbroken(open->window)) {
 		open->nested++;
 		return 0;
 	}
 	state.start_ns = bpf_ktime_get_ns();
 	state.latch = latch;
+	state.window = window_token(ctx);
 	state.mode = mode;
 	bpf_map_update_elem(&latch_waits, &tid, &state, BPF_ANY);
 	return 0;
@@ -166,13 +168,20 @@ SEC("uretprobe")
 int BPF_KRETPROBE(latch_wait_exit)
 {
 	__u32 tid = current_tid();
-	struct wait_state *w = bpf_map_lookup_elem(&latch_waits, &tid);
+	struct wait_state *w;
 	struct page_key page = {};
 	bool io = false, block = false;
 	__u64 ns;
 
+	count_hit(ctx);
+	w = bpf_map_lookup_elem(&latch_waits, &tid);
 	if (!w)
 		return 0;
+	if (!window_unbroken(w->window)) {
+		bpf_map_delete_elem(&latch_waits, &tid);
+		counter_add(CNT_WINDOW_CUTS, 1);
+		return 0;
+	}
 	if (w->nested) { /* the inner wait returns first; the outer one owns the time */
 		w->nested--;
 		return 0;
@@ -199,26 +208,30 @@ int BPF_KRETPROBE(latch_wait_exit)
 SEC("uprobe")
 int BPF_KPROBE(latch_s_enter, void *latch)
 {
-	return wait_begin((__u64)latch, MODE_S);
+	count_hit(ctx);
+	return wait_begin(ctx, (__u64)latch, MODE_S);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(latch_x_enter, void *latch)
 {
-	return wait_begin((__u64)latch, MODE_X);
+	count_hit(ctx);
+	return wait_begin(ctx, (__u64)latch, MODE_X);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(latch_sx_enter, void *latch)
 {
-	return wait_begin((__u64)latch, MODE_SX);
+	count_hit(ctx);
+	return wait_begin(ctx, (__u64)latch, MODE_SX);
 }
 
 /* MariaDB 10.6+: the non-spinning srw_lock functions serve no buffer block at all. */
 SEC("uprobe")
 int BPF_KPROBE(latch_sleep_enter, void *latch)
 {
-	return wait_begin((__u64)latch, MODE_OTHER);
+	count_hit(ctx);
+	return wait_begin(ctx, (__u64)latch, MODE_OTHER);
 }
 
 /* sync_array_wait_event(sync_array_t*, sync_cell_t*& cell): the OS sleep of every latch;
@@ -232,15 +245,16 @@ int BPF_KPROBE(sync_wait_enter, void *array, void *cell_ref)
 	__u64 cell, latch = 0;
 	__u32 type = 0;
 
+	count_hit(ctx);
 	if (bpf_probe_read_user(&cell, sizeof(cell), cell_ref) ||
 	    bpf_probe_read_user(&latch, sizeof(latch), (void *)cell) ||
 	    bpf_probe_read_user(&type, sizeof(type), (void *)(cell + 8)))
 		return 0;
 	if (type == SYNC_MUTEX || !rw_lock_block_page(latch, &page))
-		return wait_begin(latch, MODE_OTHER);
+		return wait_begin(ctx, latch, MODE_OTHER);
 	if (type == RW_LOCK_X || type == RW_LOCK_X_WAIT)
-		return wait_begin(latch, MODE_X);
+		return wait_begin(ctx, latch, MODE_X);
 	if (type == RW_LOCK_SX)
-		return wait_begin(latch, MODE_SX);
+		return wait_begin(ctx, latch, MODE_SX);
 	return 0; /* an S sleep: inside rw_lock_s_lock_spin, which is timed whole */
 }

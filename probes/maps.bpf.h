@@ -47,6 +47,8 @@ SHARED struct {
 struct walk {
 	__u64 start_ns;
 	__u64 depth; /* steps so far; only the owning thread writes it */
+	__u64 window; /* window_token() at entry */
+	__u64 steps;  /* the version_step group's token at entry */
 };
 
 SHARED struct {
@@ -55,6 +57,26 @@ SHARED struct {
 	__type(key, __u32); /* thread id */
 	__type(value, struct walk);
 } walks SEC(".maps");
+
+/* Hits per attachment, counted before any filter: what the loader's cost governor reads.
+ * Indexed by the attachment's number, the low half of its BPF cookie. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_ATTACHMENTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} probe_hits SEC(".maps");
+
+/* Sampling windows, one slot per sampled group (the high half of the cookie; group 0 is
+ * never sampled). The loader makes a group's slot odd once all its probes are attached and
+ * even again before it detaches any, so an entry and its return that saw the same odd
+ * value were both watched from one window: nothing between them was missed. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_GROUPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} windows SEC(".maps");
 
 /* Set by the loader before load: only this process is traced (0 = any process). */
 SHARED const volatile pid_t targ_tgid;
@@ -67,6 +89,44 @@ static __always_inline bool traced_process(void)
 static __always_inline __u32 current_tid(void)
 {
 	return (__u32)bpf_get_current_pid_tgid();
+}
+
+static __always_inline void count_hit(void *ctx)
+{
+	__u32 attachment = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &attachment);
+
+	if (hits)
+		(*hits)++;
+}
+
+static __always_inline __u64 window_of(__u32 group)
+{
+	__u64 *gen = group ? bpf_map_lookup_elem(&windows, &group) : NULL;
+
+	return gen ? *gen : 0;
+}
+
+/* The current window of a group: the group in the top 16 bits, the window's generation
+ * below. Always 0 for group 0, whose probes are never sampled. */
+static __always_inline __u64 group_token(__u32 group)
+{
+	return group ? (__u64)group << 48 | window_of(group) : 0;
+}
+
+/* The window this probe runs in. */
+static __always_inline __u64 window_token(void *ctx)
+{
+	return group_token(bpf_get_attach_cookie(ctx) >> 32);
+}
+
+/* False when state saved under token was cut by a window edge: a sampled probe closed
+ * between the entry that saved it and now, so what happened in between was not seen. */
+static __always_inline bool window_unbroken(__u64 token)
+{
+	__u32 group = token >> 48;
+
+	return !group || ((token & 0xffffffffffffULL) == window_of(group) && (token & 1));
 }
 
 static __always_inline void counter_add(__u32 id, __u64 n)

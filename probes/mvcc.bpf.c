@@ -14,6 +14,10 @@
  * here, measured on a 2000-version walk: 0.6 ms unprobed, 3.6 ms probed). The walk
  * latency we report includes that cost, so deep walks look slower than they are.
  *
+ * When the cost governor samples the steps, a walk gets a depth only if the step probe was
+ * attached from its entry to its return (window_unbroken); the others are counted in
+ * version_walks_unstepped. So every depth reported is whole.
+ *
  * Why a return probe is safe here: a uretprobe replaces the return address, and a C++
  * exception unwinding through that frame would crash the server. The walk reports its
  * errors as a dberr_t (DB_MISSING_HISTORY, DB_CORRUPTION); its loop allocates from
@@ -29,15 +33,19 @@
 
 /* Walks of at least this many versions are sent as events with their user stack. */
 const volatile __u64 deep_walk_threshold = 100;
+/* The loader's sampling group of version_step (0: never sampled). */
+const volatile __u32 step_group = 0;
 
 /* walks (thread id -> struct walk) is shared: undo reads are attributed by it. */
 
 SEC("uprobe")
 int BPF_KPROBE(version_walk_enter)
 {
-	struct walk walk = { .start_ns = bpf_ktime_get_ns() };
+	struct walk walk = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx),
+			     .steps = group_token(step_group) };
 	__u32 tid = current_tid();
 
+	count_hit(ctx);
 	if (!traced_process())
 		return 0;
 	if (bpf_map_update_elem(&walks, &tid, &walk, BPF_ANY))
@@ -51,9 +59,12 @@ int BPF_KPROBE(version_step_enter)
 	__u32 tid = current_tid();
 	struct walk *walk;
 
+	count_hit(ctx);
 	if (!traced_process())
 		return 0;
 	walk = bpf_map_lookup_elem(&walks, &tid);
+	if (walk && !window_unbroken(walk->window))
+		return 0; /* left by a walk whose return we stopped watching */
 	if (!walk) {
 		counter_add(CNT_VERSION_STEPS_OUTSIDE, 1);
 		return 0;
@@ -91,12 +102,21 @@ SEC("uretprobe")
 int BPF_KRETPROBE(version_walk_exit)
 {
 	__u32 tid = current_tid();
-	struct walk *walk = bpf_map_lookup_elem(&walks, &tid);
+	struct walk *walk;
 	__u64 depth, latency_ns;
 
+	count_hit(ctx);
+	walk = bpf_map_lookup_elem(&walks, &tid);
 	if (!walk) { /* the walk began before we attached */
 		if (traced_process())
 			counter_add(CNT_UNMATCHED_RETURNS, 1);
+		return 0;
+	}
+	if (!window_unbroken(walk->window) || !window_unbroken(walk->steps)) {
+		/* left by an earlier walk whose return went unseen, or steps may have */
+		counter_add(window_unbroken(walk->window) ? CNT_VERSION_WALKS_UNSTEPPED
+							   : CNT_WINDOW_CUTS, 1);
+		bpf_map_delete_elem(&walks, &tid);
 		return 0;
 	}
 	latency_ns = bpf_ktime_get_ns() - walk->start_ns;

@@ -41,6 +41,7 @@ int BPF_KPROBE(purge_batch_enter)
 
 	__u64 *records = records_slot();
 
+	count_hit(ctx);
 	if (!traced_process())
 		return 0;
 	bpf_map_update_elem(&batch_start, &tid, &now, BPF_ANY);
@@ -53,8 +54,10 @@ SEC("uretprobe")
 int BPF_KRETPROBE(purge_batch_exit, long pages)
 {
 	__u32 tid = current_tid();
-	__u64 *start = bpf_map_lookup_elem(&batch_start, &tid);
+	__u64 *start;
 
+	count_hit(ctx); /* purge batches are never sampled: no window to check */
+	start = bpf_map_lookup_elem(&batch_start, &tid);
 	if (!start) { /* the batch began before we attached */
 		if (traced_process())
 			counter_add(CNT_UNMATCHED_RETURNS, 1);
@@ -87,6 +90,7 @@ static __always_inline void record_purged(void)
 SEC("uprobe")
 int BPF_KPROBE(purge_record_enter)
 {
+	count_hit(ctx);
 	if (traced_process())
 		record_purged();
 	return 0;
@@ -97,6 +101,7 @@ int BPF_KPROBE(purge_record_enter)
 SEC("uretprobe")
 int BPF_KRETPROBE(purge_record_fetched, long rec)
 {
+	count_hit(ctx);
 	if (traced_process() && rec != 0 && rec != -1)
 		record_purged();
 	return 0;
@@ -104,19 +109,24 @@ int BPF_KRETPROBE(purge_record_fetched, long rec)
 
 /* The DML delay of innodb_max_purge_lag: a row insert or update sleeping so purge can catch
  * up. Timed from entry to return of the sleep (a sleep cannot throw). */
+struct dml_sleep {
+	__u64 start_ns;
+	__u64 window;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct dml_sleep);
 } dml_sleeps SEC(".maps");
 
-static __always_inline int dml_sleep_begin(void)
+static __always_inline int dml_sleep_begin(void *ctx)
 {
+	struct dml_sleep sleep = { bpf_ktime_get_ns(), window_token(ctx) };
 	__u32 tid = current_tid();
-	__u64 now = bpf_ktime_get_ns();
 
-	bpf_map_update_elem(&dml_sleeps, &tid, &now, BPF_ANY);
+	bpf_map_update_elem(&dml_sleeps, &tid, &sleep, BPF_ANY);
 	return 0;
 }
 
@@ -124,7 +134,8 @@ static __always_inline int dml_sleep_begin(void)
 SEC("uprobe")
 int BPF_KPROBE(dml_delay_enter)
 {
-	return traced_process() ? dml_sleep_begin() : 0;
+	count_hit(ctx);
+	return traced_process() ? dml_sleep_begin(ctx) : 0;
 }
 
 /* os_thread_sleep(us) has many callers: a DML delay sleeps exactly srv_dml_needed_delay. */
@@ -133,22 +144,30 @@ int BPF_KPROBE(dml_delay_filtered, __u64 usecs)
 {
 	__u64 needed = 0;
 
+	count_hit(ctx);
 	if (!traced_process() || !dml_delay_global || !usecs ||
 	    bpf_probe_read_user(&needed, sizeof(needed), (void *)dml_delay_global) || usecs != needed)
 		return 0;
-	return dml_sleep_begin();
+	return dml_sleep_begin(ctx);
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(dml_delay_exit)
 {
 	__u32 tid = current_tid();
-	__u64 *start = bpf_map_lookup_elem(&dml_sleeps, &tid);
+	struct dml_sleep *sleep;
 	__u64 us;
 
-	if (!start)
+	count_hit(ctx);
+	sleep = bpf_map_lookup_elem(&dml_sleeps, &tid);
+	if (!sleep)
 		return 0;
-	us = (bpf_ktime_get_ns() - *start) / 1000;
+	if (!window_unbroken(sleep->window)) {
+		bpf_map_delete_elem(&dml_sleeps, &tid);
+		counter_add(CNT_WINDOW_CUTS, 1);
+		return 0;
+	}
+	us = (bpf_ktime_get_ns() - sleep->start_ns) / 1000;
 	hist_add(HIST_DML_DELAY_US, us);
 	counter_add(CNT_DML_DELAYS, 1);
 	counter_add(CNT_DML_DELAY_US, us);
@@ -162,6 +181,7 @@ int BPF_KPROBE(dml_delay_charged)
 {
 	__u64 needed = 0;
 
+	count_hit(ctx);
 	if (!traced_process() || !dml_delay_global ||
 	    bpf_probe_read_user(&needed, sizeof(needed), (void *)dml_delay_global) || !needed)
 		return 0;

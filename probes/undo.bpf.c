@@ -14,6 +14,7 @@ enum scope { SCOPE_WALK, SCOPE_PURGE, SCOPE_OTHER };
 
 struct read_state {
 	__u64 start_ns;
+	__u64 window;
 	__u32 scope;
 };
 
@@ -27,8 +28,9 @@ struct {
 static __always_inline __u32 current_scope(void)
 {
 	__u32 tid = current_tid();
+	struct walk *walk = bpf_map_lookup_elem(&walks, &tid);
 
-	if (bpf_map_lookup_elem(&walks, &tid))
+	if (walk && window_unbroken(walk->window))
 		return SCOPE_WALK;
 	if (bpf_map_lookup_elem(&batch_start, &tid))
 		return SCOPE_PURGE;
@@ -39,6 +41,7 @@ static __always_inline __u32 current_scope(void)
 SEC("uprobe")
 int BPF_KPROBE(undo_fetch_enter)
 {
+	count_hit(ctx);
 	if (traced_process())
 		counter_add(CNT_UNDO_FETCHES_WALK + current_scope(), 1);
 	return 0;
@@ -48,6 +51,7 @@ int BPF_KPROBE(undo_fetch_enter)
 SEC("uprobe")
 int BPF_KPROBE(walk_page_get)
 {
+	count_hit(ctx);
 	if (traced_process() && current_scope() == SCOPE_WALK)
 		counter_add(CNT_UNDO_FETCHES_WALK, 1);
 	return 0;
@@ -57,6 +61,7 @@ int BPF_KPROBE(walk_page_get)
 SEC("uprobe")
 int BPF_KPROBE(purge_page_get)
 {
+	count_hit(ctx);
 	if (traced_process() && current_scope() == SCOPE_PURGE)
 		counter_add(CNT_UNDO_FETCHES_PURGE, 1);
 	return 0;
@@ -68,9 +73,11 @@ int BPF_KPROBE(page_read_enter)
 	__u32 tid = current_tid();
 	struct read_state state;
 
+	count_hit(ctx);
 	if (!traced_process())
 		return 0;
 	state.start_ns = bpf_ktime_get_ns();
+	state.window = window_token(ctx);
 	state.scope = current_scope();
 	bpf_map_update_elem(&page_reads, &tid, &state, BPF_ANY);
 	return 0;
@@ -80,10 +87,17 @@ SEC("uretprobe")
 int BPF_KRETPROBE(page_read_exit)
 {
 	__u32 tid = current_tid();
-	struct read_state *state = bpf_map_lookup_elem(&page_reads, &tid);
+	struct read_state *state;
 
+	count_hit(ctx);
+	state = bpf_map_lookup_elem(&page_reads, &tid);
 	if (!state)
 		return 0;
+	if (!window_unbroken(state->window)) {
+		bpf_map_delete_elem(&page_reads, &tid);
+		counter_add(CNT_WINDOW_CUTS, 1);
+		return 0;
+	}
 	hist_add(HIST_PAGE_READ_US, (bpf_ktime_get_ns() - state->start_ns) / 1000);
 	counter_add(CNT_PAGE_READS_WALK + state->scope, 1);
 	bpf_map_delete_elem(&page_reads, &tid);

@@ -55,7 +55,9 @@ def test_snapshot_scan_reads_undo_pages_from_disk(small_pool_server, tmp_path):
     tgt = target.from_pid(srv.pid)
     probes = discover.resolve(tgt, UNDO_PROBES)
     assert all(p.ok for p in probes), [p.reason for p in probes if not p.ok]
-    recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=8, on_event=on_event)
+    # exact: this compares with the server's own count; the scan would be sampled in budget
+    recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=8, on_event=on_event,
+                    budget_pct=None)
     seen["scan"].join()
     snapshot.rollback()
     rec = recording.load(str(tmp_path / "rec"))

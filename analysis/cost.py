@@ -1,0 +1,86 @@
+"""What the probes cost the server, and what the cost governor sampled to stay in budget.
+
+A sampled group was attached only part of the time: its counts are those of that part
+(coverage = time attached / recording time), and its histograms are of that part's events.
+A group attached all along is exact."""
+from __future__ import annotations
+
+from .recording import Recording
+
+EXACT = 0.995  # coverage from which a group counts as attached all along
+
+
+def group_of(rec: Recording, probe: str) -> str:
+    """The sampling group a probe was attached in ("" = never sampled)."""
+    for attachment in rec.meta.get("governor", {}).get("attachments", []):
+        if probe in attachment["probes"]:
+            return attachment["group"]
+    return ""
+
+
+def coverage(rec: Recording, probe: str) -> float:
+    """Share of the recording the probe was attached: 1.0 unless it was sampled."""
+    group = group_of(rec, probe)
+    if not group or not rec.duration_s:
+        return 1.0
+    attached_ns = rec.counter_total(f"governor.attached_ns.{group}")
+    return round(min(1.0, attached_ns / (rec.duration_s * 1e9)), 4)
+
+
+def sampled_note(rec: Recording, probe: str) -> str:
+    """' [sampled: attached 37% of the time]', or '' when the probe's results are exact."""
+    share = coverage(rec, probe)
+    return "" if share >= EXACT else f" [sampled: attached {100 * share:.0f}% of the time]"
+
+
+def cost_summary(rec: Recording) -> dict:
+    gov = rec.meta.get("governor", {})
+    duration, cpu_ns = rec.duration_s, rec.counter_total("governor.server_cpu_ns")
+    overhead_ns = rec.counter_total("governor.overhead_ns")
+    groups = {}
+    for name in gov.get("groups", []):
+        attached = rec.counter_total(f"governor.attached_ns.{name}")
+        groups[name] = {
+            "coverage": round(min(1.0, attached / (duration * 1e9)), 4) if duration else None,
+            "windows": rec.counter_total(f"governor.windows.{name}"),
+            "overhead_pct": pct(rec.counter_total(f"governor.overhead_ns.{name}"), cpu_ns),
+        }
+    hits = {name[len("hits."):]: round(rec.counter_total(name) / duration, 1) if duration else None
+            for name in rec.counters["name"].unique() if str(name).startswith("hits.")}
+    return {
+        "budget_pct": gov.get("budget_pct"),
+        "hit_cost_ns": gov.get("hit_cost_ns"),
+        "server_cpu_s": round(cpu_ns / 1e9, 3),
+        "overhead_pct": pct(overhead_ns, cpu_ns),
+        "sampled": sorted(n for n, g in groups.items() if g["coverage"] is not None
+                          and g["coverage"] < EXACT),
+        "groups": groups,
+        "hits_per_s": dict(sorted(hits.items())),
+        "window_cuts": rec.counter_total("window_cuts"),
+    }
+
+
+def pct(part: float, whole: float) -> float | None:
+    return round(100 * part / whole, 3) if whole else None
+
+
+def render_cost(cost: dict) -> list[str]:
+    if cost["overhead_pct"] is None and not cost["hits_per_s"]:
+        return ["", "Probe cost: not recorded (a recording from before the cost governor)"]
+    budget = cost["budget_pct"]
+    hit = cost["hit_cost_ns"] or {}
+    lines = ["", "Probe cost (estimated: hits x cost per hit, against the server's CPU time)",
+             f"  overhead {cost['overhead_pct'] or 0:.2f}% of {cost['server_cpu_s']:.1f} s server CPU; "
+             + (f"budget {budget:g}%" if budget else "no budget (--exact)")
+             + (f"; a hit costs {hit.get('entry', 0):.0f} ns, a return {hit.get('return', 0):.0f} ns more"
+                if hit else "")]
+    for name, g in cost["groups"].items():
+        if g["coverage"] is not None and g["coverage"] < EXACT:
+            lines.append(f"  sampled: {name} attached {100 * g['coverage']:.0f}% of the time "
+                         f"({g['windows']} windows, {g['overhead_pct'] or 0:.2f}% CPU); its counts "
+                         "cover that time only")
+    if cost["window_cuts"]:
+        lines.append(f"  spans cut by a window edge (not measured): {cost['window_cuts']}")
+    busiest = sorted(cost["hits_per_s"].items(), key=lambda kv: -(kv[1] or 0))[:6]
+    lines.append("  hits/s: " + ", ".join(f"{name} {rate:,.0f}" for name, rate in busiest))
+    return lines

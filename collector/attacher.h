@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Attaching and detaching the probes, a sampling group at a time, off the main thread:
+ * a detach waits for an RCU grace period (about 100 ms here) under a kernel mutex that
+ * every uprobe attach needs too, so neither may hold up the loader's intervals. */
+#ifndef __INNOSTALL_ATTACHER_H
+#define __INNOSTALL_ATTACHER_H
+
+#include <pthread.h>
+#include <sys/types.h>
+#include "innostall.h"
+#include "loader.h"
+
+/* A group's sampling window: open while all of its probes are attached and counted. */
+struct window {
+	bool open;
+	unsigned long long opened_ns; /* CLOCK_MONOTONIC */
+	unsigned long long open_ns;   /* total time open before the current opening */
+	unsigned long long windows;   /* openings */
+};
+
+struct attacher {
+	struct innostall_bpf *obj;
+	struct attachment *att;
+	int nr_att;
+	unsigned int nr_groups;
+	pid_t pid;
+	const char *binary;
+	const unsigned long long *hits; /* per attachment: the hottest is detached first */
+	pthread_t worker;
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	bool stopping;
+	bool want_open[MAX_GROUPS];
+	bool attached[MAX_GROUPS]; /* some of its links are attached (all, if wanted) */
+	unsigned long long asked[MAX_GROUPS], asks; /* order of attacher_open calls */
+	unsigned long long gen[MAX_GROUPS]; /* the windows map's value: odd while open */
+	struct window window[MAX_GROUPS];
+};
+
+/* Attach every group now (die on failure) and start the worker. */
+void attacher_start(struct attacher *a, struct innostall_bpf *obj, struct attachment *att,
+		    int nr_att, pid_t pid, const char *binary, const unsigned long long *hits);
+/* Ask for a group to be attached; its window opens once all of it is. Groups asked for
+ * together are attached in the order asked. */
+void attacher_open(struct attacher *a, unsigned int group);
+/* Close a group's window now; its probes are detached in the background. */
+void attacher_close(struct attacher *a, unsigned int group);
+struct window attacher_window(struct attacher *a, unsigned int group);
+/* Close everything, wait until every probe is detached, stop the worker. */
+void attacher_stop(struct attacher *a);
+
+#endif /* __INNOSTALL_ATTACHER_H */

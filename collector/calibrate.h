@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __INNOSTALL_CALIBRATE_H
+#define __INNOSTALL_CALIBRATE_H
+
+struct innostall_bpf;
+
+/* CPU time one probe hit adds to the probed thread, on this kernel. */
+struct hit_cost {
+	double entry_ns;  /* an entry probe */
+	double return_ns; /* a return probe, beyond the entry probe at the same function */
+};
+
+/* Probe a function of the loader itself and time calls to it; 0 on success. */
+int calibrate(struct innostall_bpf *obj, struct hit_cost *cost);
+
+#endif /* __INNOSTALL_CALIBRATE_H */

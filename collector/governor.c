@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The cost governor. A probe hit costs the probed thread a trap (calibrate.c measures it),
+ * and the probes count their hits in the kernel (probe_hits), so the overhead we add to
+ * the server is known as we go: hits x cost per hit. The budget is a share of the
+ * server's own CPU time over the last interval.
+ *
+ * Probes that may be sampled come in groups (a walk's entry, return and steps are one);
+ * each group gets an allowance per interval and stays attached until it has spent it.
+ * A group whose demand fits stays attached across intervals and its results stay exact.
+ * One that does not is detached for the rest of the interval: it is sampled, and the time
+ * it was attached is its coverage. Sharing is max-min fair: groups that need less than an
+ * equal share get what they need, the others split the rest equally.
+ *
+ * Detaching is the only way to save the cost: the trap is paid before any program runs,
+ * so filtering inside BPF would save nothing. Attaching and detaching happen on the
+ * attacher's thread (attacher.c); the hits counted while a closed group is still being
+ * detached are charged to it like any other. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "innostall.skel.h"
+#include "governor.h"
+
+#define TICK_NS 5000000ULL      /* checks while something is sampled */
+#define MIN_CHECK_NS 500000ULL  /* no check closer than this */
+#define AIM 0.9                 /* share of the budget planned for: closing a group takes
+				 * a while, and its hits until then count too */
+#define HEADROOM 1.5            /* a group that fits may cost this much more than last time
+				 * before it is sampled: loads fluctuate */
+#define MIN_WINDOW_NS 2000000ULL /* each group is attached at least this long per interval,
+				  * so its demand is known again when the load changes */
+
+static bool sampling(const struct governor *gov)
+{
+	return gov->cfg.budget_ppm > 0 && gov->nr_groups > 1;
+}
+
+/* utime + stime of the traced process, in ns; 0 when it cannot be read. */
+static unsigned long long server_cpu_ns(pid_t pid)
+{
+	unsigned long long utime, stime;
+	char path[64], buf[1024], *p;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL; /* the command name may hold spaces */
+	for (i = 0; p && i < 12; i++) /* utime is the 12th field after it */
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, "%llu %llu", &utime, &stime) != 2)
+		return 0;
+	return (utime + stime) * (1000000000ULL / sysconf(_SC_CLK_TCK));
+}
+
+/* CPU time the budget is a share of since the start: the server's, or one CPU's. */
+static unsigned long long budget_base_ns(const struct governor *gov, unsigned long long now)
+{
+	if (gov->cfg.pid <= 0)
+		return now - gov->started_ns;
+	return gov->cpu_last_ns - gov->cpu_start_ns;
+}
+
+static double hit_cost_ns(const struct governor *gov, int i)
+{
+	const struct attachment *a = &gov->att[i];
+	int j;
+
+	if (!a->retprobe)
+		return gov->cfg.cost.entry_ns;
+	/* A return probe traps at the entry too, shared with an entry probe if there is one. */
+	for (j = 0; j < gov->nr_att; j++)
+		if (!gov->att[j].retprobe && gov->att[j].offset == a->offset &&
+		    gov->att[j].path == a->path)
+			return gov->cfg.cost.return_ns;
+	return gov->cfg.cost.entry_ns + gov->cfg.cost.return_ns;
+}
+
+/* Attached time, cumulative. */
+static unsigned long long attached_ns(struct governor *gov, unsigned int group,
+				      unsigned long long now)
+{
+	struct window w = attacher_window(&gov->attacher, group);
+
+	return w.open_ns + (w.open ? now - w.opened_ns : 0);
+}
+
+/* Add the hits since the last read to the groups' costs. */
+static void account_hits(struct governor *gov)
+{
+	int fd = bpf_map__fd(gov->obj->maps.probe_hits), ncpus = libbpf_num_possible_cpus();
+	__u64 per_cpu[ncpus];
+	__u32 i;
+	int c;
+
+	for (i = 0; i < (__u32)gov->nr_att; i++) {
+		unsigned long long sum = 0;
+		double cost;
+
+		if (bpf_map_lookup_elem(fd, &i, per_cpu))
+			continue;
+		for (c = 0; c < ncpus; c++)
+			sum += per_cpu[c];
+		cost = (sum - gov->hits[i]) * hit_cost_ns(gov, i);
+		gov->hits[i] = sum;
+		gov->groups[gov->att[i].group].cost_ns += cost;
+		gov->groups[gov->att[i].group].spent_ns += cost;
+	}
+}
+
+unsigned long long governor_tick(struct governor *gov)
+{
+	unsigned long long now = now_ns(CLOCK_MONOTONIC), next = now + TICK_NS;
+	unsigned int group;
+
+	if (!sampling(gov))
+		return 0;
+	account_hits(gov);
+	for (group = 1; group < gov->nr_groups; group++) {
+		struct group_state *g = &gov->groups[group];
+		double left = g->allowance_ns - g->spent_ns;
+
+		if (!attacher_window(&gov->attacher, group).open)
+			continue;
+		if (left < 0 && attached_ns(gov, group, now) - g->attached_before_ns >= MIN_WINDOW_NS) {
+			attacher_close(&gov->attacher, group);
+		} else if (left > 0 && g->demand > 0 && now + left / g->demand * 1e9 < next) {
+			/* it will have spent its allowance before the next tick */
+			next = now + left / g->demand * 1e9;
+			if (next < now + MIN_CHECK_NS)
+				next = now + MIN_CHECK_NS;
+		}
+	}
+	return next;
+}
+
+static double demand_of(struct governor *gov, unsigned int group)
+{
+	return gov->groups[group].demand < 0 ? INFINITY : gov->groups[group].demand;
+}
+
+/* Max-min fair shares of `budget` for demands (ns each; < 0 unknown, i.e. unbounded);
+ * groups that fit may also use what the others leave. */
+static void share_out(struct governor *gov, double budget, double interval_s)
+{
+	double need[MAX_GROUPS], left = budget, fit = 0;
+	unsigned int group, unfit, round;
+
+	for (group = 1; group < gov->nr_groups; group++) {
+		struct group_state *g = &gov->groups[group];
+
+		need[group] = demand_of(gov, group) * interval_s * HEADROOM;
+		g->allowance_ns = -1; /* not yet given */
+	}
+	for (round = 1; round < gov->nr_groups; round++) {
+		double share;
+
+		unfit = 0;
+		for (group = 1; group < gov->nr_groups; group++)
+			unfit += gov->groups[group].allowance_ns < 0;
+		if (!unfit)
+			break;
+		share = left > 0 ? left / unfit : 0;
+		for (group = 1; group < gov->nr_groups; group++)
+			if (gov->groups[group].allowance_ns < 0 && need[group] <= share) {
+				gov->groups[group].allowance_ns = need[group];
+				left -= need[group];
+				fit += need[group];
+				break; /* one per round: the share grows as fitting groups leave */
+			}
+		if (group == gov->nr_groups) { /* none fits: equal shares for the rest */
+			for (group = 1; group < gov->nr_groups; group++)
+				if (gov->groups[group].allowance_ns < 0)
+					gov->groups[group].allowance_ns = share;
+			left = 0;
+			break;
+		}
+	}
+	for (group = 1; group < gov->nr_groups; group++) {
+		struct group_state *g = &gov->groups[group];
+
+		if (g->allowance_ns < 0)
+			g->allowance_ns = 0;
+		if (left > 0 && g->allowance_ns == need[group]) /* fits: room for a surge */
+			g->allowance_ns += left;
+	}
+}
+
+/* Demand of the closing interval: cost per second attached (kept when not attached). */
+static void update_demands(struct governor *gov, unsigned long long now)
+{
+	unsigned int group;
+
+	for (group = 1; group < gov->nr_groups; group++) {
+		struct group_state *g = &gov->groups[group];
+		unsigned long long attached = attached_ns(gov, group, now);
+
+		if (attached > g->attached_before_ns)
+			g->demand = g->spent_ns * 1e9 / (attached - g->attached_before_ns);
+		g->attached_before_ns = attached;
+		g->spent_ns = 0;
+	}
+}
+
+/* Reopen every group, each for at least MIN_WINDOW_NS: the hottest last (attacher.h). */
+static void open_coolest_first(struct governor *gov)
+{
+	bool asked[MAX_GROUPS] = {};
+	unsigned int group, n;
+
+	for (n = 1; n < gov->nr_groups; n++) {
+		int coolest = -1;
+
+		for (group = 1; group < gov->nr_groups; group++)
+			if (!asked[group] && (coolest < 0 || demand_of(gov, group) < demand_of(gov, coolest)))
+				coolest = group;
+		asked[coolest] = true;
+		attacher_open(&gov->attacher, coolest);
+	}
+}
+
+void governor_interval(struct governor *gov)
+{
+	unsigned long long now = now_ns(CLOCK_MONOTONIC), cpu;
+	double base_ns, budget, always;
+	
+	account_hits(gov);
+	base_ns = gov->cfg.pid > 0 ? 0 : now - gov->interval_start_ns;
+	if (gov->cfg.pid > 0 && (cpu = server_cpu_ns(gov->cfg.pid))) {
+		base_ns = cpu - gov->cpu_last_ns;
+		gov->cpu_last_ns = cpu;
+	}
+	budget = base_ns * gov->cfg.budget_ppm / 1e6;
+	gov->budget_ns += budget;
+	budget *= AIM; /* for the hits of groups still being detached */
+	always = gov->groups[0].spent_ns;
+	gov->groups[0].spent_ns = 0;
+	gov->interval_start_ns = now;
+	if (!sampling(gov))
+		return;
+	update_demands(gov, now);
+	/* the next interval is budgeted like the last one: the best guess of the load */
+	share_out(gov, budget - always, gov->cfg.interval_ms / 1e3);
+	open_coolest_first(gov);
+}
+
+void governor_start(struct governor *gov, struct innostall_bpf *obj, struct attachment *att,
+		    int nr_att, const struct governor_config *cfg)
+{
+	unsigned int group;
+	int i;
+
+	memset(gov, 0, sizeof(*gov));
+	gov->cfg = *cfg;
+	gov->obj = obj;
+	gov->att = att;
+	gov->nr_att = nr_att;
+	gov->nr_groups = 1;
+	for (i = 0; i < nr_att; i++)
+		if (att[i].group >= gov->nr_groups)
+			gov->nr_groups = att[i].group + 1;
+	gov->started_ns = gov->interval_start_ns = now_ns(CLOCK_MONOTONIC);
+	if (cfg->pid > 0)
+		gov->cpu_start_ns = gov->cpu_last_ns = server_cpu_ns(cfg->pid);
+	for (group = 1; group < gov->nr_groups; group++) {
+		gov->groups[group].demand = -1; /* unknown until it has been attached a while */
+		/* the first interval: an equal share of one CPU's budget */
+		gov->groups[group].allowance_ns = sampling(gov) ?
+			cfg->budget_ppm / 1e6 * cfg->interval_ms * 1e6 / (gov->nr_groups - 1) : INFINITY;
+	}
+	attacher_start(&gov->attacher, obj, att, nr_att, cfg->pid, cfg->binary, gov->hits);
+}
+
+void governor_print(struct governor *gov, FILE *out)
+{
+	unsigned long long now = now_ns(CLOCK_MONOTONIC);
+	double overhead = 0;
+	unsigned int group;
+	int i;
+
+	account_hits(gov);
+	fprintf(out, ",\"hits\":[");
+	for (i = 0; i < gov->nr_att; i++)
+		fprintf(out, "%s%llu", i ? "," : "", gov->hits[i]);
+	for (group = 0; group < gov->nr_groups; group++)
+		overhead += gov->groups[group].cost_ns;
+	fprintf(out, "],\"governor\":{\"budget_ppm\":%ld,\"entry_ns\":%.0f,\"return_ns\":%.0f,"
+		"\"server_cpu_ns\":%llu,\"budget_ns\":%.0f,\"overhead_ns\":%.0f,\"groups\":[",
+		gov->cfg.budget_ppm, gov->cfg.cost.entry_ns, gov->cfg.cost.return_ns,
+		budget_base_ns(gov, now), gov->budget_ns, overhead);
+	for (group = 1; group < gov->nr_groups; group++) {
+		/* [group, attached ns, windows, overhead ns], cumulative */
+		fprintf(out, "%s[%u,%llu,%llu,%.0f]", group > 1 ? "," : "", group,
+			attached_ns(gov, group, now), attacher_window(&gov->attacher, group).windows,
+			gov->groups[group].cost_ns);
+	}
+	fprintf(out, "]}");
+}
+
+void governor_stop(struct governor *gov)
+{
+	attacher_stop(&gov->attacher);
+}

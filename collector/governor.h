@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The cost governor: attaches the probes and keeps their estimated cost within a budget,
+ * a share of the traced server's own CPU time, by sampling the hot ones. */
+#ifndef __INNOSTALL_GOVERNOR_H
+#define __INNOSTALL_GOVERNOR_H
+
+#include <stdio.h>
+#include <sys/types.h>
+#include "innostall.h"
+#include "attacher.h"
+#include "calibrate.h"
+#include "loader.h"
+
+struct governor_config {
+	long budget_ppm; /* of the server's CPU time; 0: no budget, nothing is sampled */
+	struct hit_cost cost;
+	pid_t pid;       /* the traced process: uprobe filter and CPU time; <= 0: any, one CPU */
+	const char *binary; /* where attachments without a path are */
+	long interval_ms;
+};
+
+struct group_state {
+	double cost_ns;      /* estimated overhead, whole recording */
+	double allowance_ns; /* overhead it may cost in this interval */
+	double spent_ns;     /* ... and has cost so far */
+	double demand;       /* its overhead per second attached (ns/s); < 0: unknown */
+	unsigned long long attached_before_ns; /* attached time before this interval */
+};
+
+struct governor {
+	struct governor_config cfg;
+	struct innostall_bpf *obj;
+	struct attachment *att;
+	int nr_att;
+	unsigned int nr_groups; /* highest group + 1 */
+	struct group_state groups[MAX_GROUPS];
+	struct attacher attacher;
+	unsigned long long hits[MAX_ATTACHMENTS]; /* cumulative, as last read */
+	unsigned long long interval_start_ns, started_ns;
+	unsigned long long cpu_start_ns, cpu_last_ns; /* the server's CPU time */
+	double budget_ns; /* the whole recording's budget so far */
+};
+
+/* Attach everything (sampled groups open); die with a message on failure. */
+void governor_start(struct governor *gov, struct innostall_bpf *obj, struct attachment *att,
+		    int nr_att, const struct governor_config *cfg);
+/* Account the hits since the last call and close groups that spent their allowance.
+ * Returns when it wants to be called next (CLOCK_MONOTONIC ns), 0 for never. */
+unsigned long long governor_tick(struct governor *gov);
+/* At each interval: share the next interval's budget out and reopen sampled groups. */
+void governor_interval(struct governor *gov);
+/* The "hits" and "governor" members of a snapshot line (leading comma included). */
+void governor_print(struct governor *gov, FILE *out);
+/* Detach everything. */
+void governor_stop(struct governor *gov);
+
+#endif /* __INNOSTALL_GOVERNOR_H */

@@ -1,0 +1,104 @@
+"""The cost governor against a real server: with a budget far below what the probes cost
+under load, the hot groups must be sampled, reported so, and whatever they do measure must
+still be whole. Ground truth: a snapshot reading a row updated DEEP times since it began
+builds exactly DEEP versions, every time."""
+from __future__ import annotations
+
+import subprocess
+import threading
+
+from conftest import INNOSTALL, stop_load
+from innostall.analysis import recording, report
+from innostall.collector import discover, recorder, target
+
+SERVER = "mariadb-11.4.5"
+DEEP = 300
+READ = "SELECT k FROM innostall_deep WHERE id = 1"
+
+
+def deep_row_snapshot(srv):
+    """A snapshot, then DEEP updates of a row no load touches: every read of it from the
+    snapshot builds exactly DEEP versions."""
+    reader, writer = srv.connect(), srv.connect()
+    with writer.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS innostall_deep")
+        cur.execute("CREATE TABLE innostall_deep (id INT PRIMARY KEY, k INT) ENGINE=InnoDB")
+        cur.execute("INSERT INTO innostall_deep VALUES (1, 0)")
+    with reader.cursor() as cur:
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute(READ)
+    with writer.cursor() as cur:
+        for _ in range(DEEP):
+            cur.execute("UPDATE innostall_deep SET k = k + 1 WHERE id = 1")
+    return reader
+
+
+def read_deep_row_until(stop: threading.Event, conn, reads: list[int]) -> None:
+    with conn.cursor() as cur:
+        while not stop.is_set():
+            cur.execute(READ)
+            assert cur.fetchone()[0] == 0  # the snapshot's value, DEEP versions back
+            reads.append(1)
+
+
+def test_sampled_walks_are_whole_and_reported_as_sampled(servers, tmp_path):
+    srv = servers(SERVER)
+    tgt = target.from_pid(srv.pid)
+    probes = discover.resolve(tgt, discover.select("default"))
+    reader = deep_row_snapshot(srv)
+    load = srv.sysbench("oltp_read_write", 20, "--threads=4", "--rand-type=pareto")
+    stop, reads = threading.Event(), []
+    deep_reads = threading.Thread(target=read_deep_row_until, args=(stop, reader, reads))
+    deep_reads.start()
+    try:
+        recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=8, budget_pct=0.1)
+    finally:
+        stop.set()
+        deep_reads.join()
+        reader.rollback()
+        stop_load(load)
+    rec = recording.load(str(tmp_path / "rec"))
+    full = report.summary(rec)
+    walks, cost = full["version_walk"], full["governor"]
+    print(f"{len(reads)} deep reads; walks {walks}; cost {cost}")
+
+    # the steps were sampled, and said so
+    assert "version_step" in cost["sampled"]
+    assert 0 < cost["groups"]["version_step"]["coverage"] < 0.9
+    assert walks["reads_unstepped"] > 0 and walks["reads"] > 0
+    assert cost["hits_per_s"]["version_step"] > 0 and cost["hit_cost_ns"]["entry"] > 0
+    # what was measured is whole: every deep walk seen is exactly DEEP versions deep
+    assert len(rec.walks) > 0 and set(rec.walks["depth"]) == {DEEP}
+    assert walks["max_depth"] == DEEP
+    # the governor kept its estimate near the budget (the bench measures the real cost)
+    assert cost["overhead_pct"] < 0.1 * 2
+    assert "[sampled: attached" in report.render_text(rec)
+    assert srv.serves()
+
+
+def test_exact_keeps_everything_attached(servers, tmp_path):
+    srv = servers(SERVER)
+    load = srv.sysbench("oltp_read_write", 12, "--threads=4", "--rand-type=pareto")
+    try:
+        done = subprocess.run(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration", "4",
+                                           "--exact", "-o", str(tmp_path / "rec")],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        stop_load(load)
+    assert done.returncode == 0, done.stderr
+    cost = report.summary(recording.load(str(tmp_path / "rec")))["governor"]
+    assert cost["budget_pct"] is None and cost["sampled"] == []
+    assert all(g["windows"] == 1 for g in cost["groups"].values())
+
+
+def test_bad_budget_is_one_line(servers, tmp_path):
+    srv = servers(SERVER)
+    for bad in ("0", "-1", "lots"):
+        done = subprocess.run(INNOSTALL + ["record", "--pid", str(srv.pid), "--budget", bad,
+                                           "-o", str(tmp_path / "rec")], capture_output=True, text=True)
+        assert done.returncode == 2 and "--budget" in done.stderr
+        assert "Traceback" not in done.stderr
+    done = subprocess.run(INNOSTALL + ["record", "--pid", str(srv.pid), "--budget", "150",
+                                       "-o", str(tmp_path / "rec")], capture_output=True, text=True)
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
