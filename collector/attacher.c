@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The attacher: a worker thread that attaches and detaches sampling groups as the cost
- * governor asks, so that the main loop never waits for the kernel.
+ * governor asks, so that the governor never waits for the kernel.
  *
- * Why a thread: destroying a uprobe link removes its breakpoint at once, then waits for an
- * RCU grace period while holding the kernel's event_mutex, which every uprobe attach takes
- * as well. A group of three links takes 250 ms or more to detach, and an attach queued
- * behind it as long.
+ * Closing a uprobe link removes its breakpoint at once, then waits for an RCU grace period
+ * (100-300 ms here) before close() returns. Each link is closed on a thread of its own,
+ * so all the breakpoints of a closing group go at once, and attaching goes on meanwhile.
  *
  * Windows (see maps.bpf.h): a group's slot in the `windows` map turns odd once all of its
  * probes are attached, and even the moment it is asked to close, before anything is
@@ -13,24 +12,67 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "innostall.skel.h"
 #include "attacher.h"
+#include "uprobe.h"
 
 static bool attach_one(struct attacher *a, int i)
 {
 	struct attachment *at = &a->att[i];
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = at->retprobe,
-		    .bpf_cookie = (__u64)at->group << 32 | i);
 	struct bpf_program *prog = bpf_object__find_program_by_name(a->obj->obj, at->prog);
+	int fd = uprobe_link(bpf_program__fd(prog), at->path ?: a->binary, at->offset,
+			     at->retprobe, a->pid, (__u64)at->group << 32 | i);
 
-	at->link = bpf_program__attach_uprobe_opts(prog, a->pid > 0 ? a->pid : -1,
-						   at->path ?: a->binary, at->offset, &opts);
-	if (!at->link)
+	if (fd < 0) {
 		warn("cannot attach %s at %s+0x%zx: %s", at->prog, at->path ?: a->binary,
-		     at->offset, strerror(errno));
-	return at->link;
+		     at->offset, strerror(-fd));
+		return false;
+	}
+	at->link = fd;
+	return true;
+}
+
+static pthread_mutex_t closing_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t all_closed = PTHREAD_COND_INITIALIZER;
+static int closing; /* links being closed on their own threads */
+
+static void *close_link(void *fd)
+{
+	close((int)(long)fd);
+	pthread_mutex_lock(&closing_lock);
+	if (--closing == 0)
+		pthread_cond_broadcast(&all_closed);
+	pthread_mutex_unlock(&closing_lock);
+	return NULL;
+}
+
+/* Close in the background; where no thread can be had, here. */
+static void detach_link(int fd)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	int err;
+
+	pthread_mutex_lock(&closing_lock);
+	closing++;
+	pthread_mutex_unlock(&closing_lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&thread, &attr, close_link, (void *)(long)fd);
+	pthread_attr_destroy(&attr);
+	if (err)
+		close_link((void *)(long)fd);
+}
+
+static void wait_all_closed(void)
+{
+	pthread_mutex_lock(&closing_lock);
+	while (closing)
+		pthread_cond_wait(&all_closed, &closing_lock);
+	pthread_mutex_unlock(&closing_lock);
 }
 
 static void detach_group(struct attacher *a, unsigned int group)
@@ -39,8 +81,8 @@ static void detach_group(struct attacher *a, unsigned int group)
 
 	for (i = a->nr_att - 1; i >= 0; i--)
 		if (a->att[i].group == group && a->att[i].link) {
-			bpf_link__destroy(a->att[i].link);
-			a->att[i].link = NULL;
+			detach_link(a->att[i].link);
+			a->att[i].link = 0;
 		}
 }
 
@@ -76,16 +118,15 @@ static void set_window(struct attacher *a, unsigned int group, bool open)
 	w->open = open;
 }
 
-/* The hottest link of a group that is to be detached, or -1. Called with the lock held. */
+/* A group that is to be detached, or -1. Called with the lock held. */
 static int next_detach(struct attacher *a)
 {
-	int i, hottest = -1;
+	unsigned int group;
 
-	for (i = 0; i < a->nr_att; i++)
-		if (a->att[i].link && a->att[i].group && !a->want_open[a->att[i].group] &&
-		    (hottest < 0 || a->hits[i] > a->hits[hottest]))
-			hottest = i;
-	return hottest;
+	for (group = 1; group < a->nr_groups; group++)
+		if (a->attached[group] && !a->want_open[group])
+			return group;
+	return -1;
 }
 
 /* The group asked open first that is not attached, or -1. Called with the lock held. */
@@ -112,38 +153,30 @@ static void open_attached(struct attacher *a)
 			set_window(a, group, true);
 }
 
-/* Detaching first, the hottest link first, one link at a time: each takes a grace period
- * during which nothing else can be attached or detached, so what costs most goes first.
- * Then attaching, in the order asked: the governor asks for the hottest group last, so
- * its short window is not held up behind the others. */
+/* Detaching first, then attaching in the order asked: the governor asks for the hottest
+ * group last, so its short window starts last. */
 static void *work(void *arg)
 {
 	struct attacher *a = arg;
-	int link, group;
+	int group;
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		open_attached(a);
-		link = next_detach(a);
-		group = link < 0 ? next_attach(a) : -1;
-		if (link < 0 && group < 0) {
+		group = next_detach(a);
+		if (group >= 0) {
+			detach_group(a, group);
+			a->attached[group] = false;
+			continue;
+		}
+		group = next_attach(a);
+		if (group < 0) {
 			if (a->stopping)
 				break;
 			pthread_cond_wait(&a->work, &a->lock);
 			continue;
 		}
 		pthread_mutex_unlock(&a->lock);
-		if (link >= 0) {
-			bpf_link__destroy(a->att[link].link);
-			pthread_mutex_lock(&a->lock);
-			a->att[link].link = NULL;
-			group = a->att[link].group;
-			a->attached[group] = false;
-			for (link = 0; link < a->nr_att; link++)
-				if (a->att[link].group == group && a->att[link].link)
-					a->attached[group] = true; /* not all of it yet */
-			continue;
-		}
 		/* a group that cannot be attached again (the server is exiting) stays closed */
 		if (!attach_group(a, group)) {
 			pthread_mutex_lock(&a->lock);
@@ -158,14 +191,14 @@ static void *work(void *arg)
 }
 
 void attacher_start(struct attacher *a, struct innostall_bpf *obj, struct attachment *att,
-		    int nr_att, pid_t pid, const char *binary, const unsigned long long *hits)
+		    int nr_att, pid_t pid, const char *binary)
 {
 	unsigned int group;
 	int i;
 
 	memset(a, 0, sizeof(*a));
 	*a = (struct attacher){ .obj = obj, .att = att, .nr_att = nr_att, .nr_groups = 1,
-				.pid = pid, .binary = binary, .hits = hits };
+				.pid = pid, .binary = binary };
 	for (i = 0; i < nr_att; i++)
 		if (att[i].group >= a->nr_groups)
 			a->nr_groups = att[i].group + 1;
@@ -224,4 +257,5 @@ void attacher_stop(struct attacher *a)
 	pthread_mutex_unlock(&a->lock);
 	pthread_join(a->worker, NULL);
 	detach_group(a, 0);
+	wait_all_closed(); /* the loader ends with no probe left behind */
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Attaching and detaching the probes, a sampling group at a time, off the main thread:
- * a detach waits for an RCU grace period (about 100 ms here) under a kernel mutex that
- * every uprobe attach needs too, so neither may hold up the loader's intervals. */
+/* Attaching and detaching the probes, a sampling group at a time, off the governor's
+ * thread: closing a uprobe link waits for an RCU grace period (100-300 ms here). */
 #ifndef __INNOSTALL_ATTACHER_H
 #define __INNOSTALL_ATTACHER_H
 
@@ -25,7 +24,7 @@ struct attacher {
 	unsigned int nr_groups;
 	pid_t pid;
 	const char *binary;
-	const unsigned long long *hits; /* per attachment: the hottest is detached first */
+
 	pthread_t worker;
 	pthread_mutex_t lock;
 	pthread_cond_t work;
@@ -39,7 +38,7 @@ struct attacher {
 
 /* Attach every group now (die on failure) and start the worker. */
 void attacher_start(struct attacher *a, struct innostall_bpf *obj, struct attachment *att,
-		    int nr_att, pid_t pid, const char *binary, const unsigned long long *hits);
+		    int nr_att, pid_t pid, const char *binary);
 /* Ask for a group to be attached; its window opens once all of it is. Groups asked for
  * together are attached in the order asked. */
 void attacher_open(struct attacher *a, unsigned int group);

@@ -9,11 +9,14 @@
  * single-stepped costs about five times more here. It is written in assembly so that no
  * compiler can drop that prologue from a leaf function. */
 #include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "innostall.h"
 #include "innostall.skel.h"
 #include "calibrate.h"
 #include "loader.h"
+#include "uprobe.h"
 
 #define CALLS 10000 /* per timing: 10-30 ms each */
 #define TRIES 3     /* the fastest of three: the machine is shared */
@@ -49,36 +52,52 @@ static double ns_per_call(void)
 	return best;
 }
 
-static struct bpf_link *probe_self(struct bpf_program *prog, bool retprobe)
+/* Where calibration_target is in our executable's file, from the mapping that holds it. */
+static long self_file_offset(void)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "calibration_target", .retprobe = retprobe,
-		    .bpf_cookie = MAX_ATTACHMENTS - 1); /* a hits slot no real probe uses */
+	unsigned long start, end, offset, target = (unsigned long)calibration_target;
+	char line[512];
+	long found = -1;
+	FILE *maps = fopen("/proc/self/maps", "r");
 
-	return bpf_program__attach_uprobe_opts(prog, 0 /* this process */, "/proc/self/exe", 0,
-					       &opts);
+	while (maps && found < 0 && fgets(line, sizeof(line), maps))
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &offset) == 3 &&
+		    target >= start && target < end)
+			found = target - start + offset;
+	if (maps)
+		fclose(maps);
+	return found;
+}
+
+static int probe_self(struct bpf_program *prog, bool retprobe)
+{
+	long offset = self_file_offset();
+
+	if (offset < 0)
+		return -ENOENT;
+	return uprobe_link(bpf_program__fd(prog), "/proc/self/exe", offset, retprobe, getpid(),
+			   MAX_ATTACHMENTS - 1); /* a hits slot no real probe uses */
 }
 
 int calibrate(struct innostall_bpf *obj, struct hit_cost *cost)
 {
-	struct bpf_link *entry = NULL, *ret = NULL;
 	double bare, with_entry, with_both;
-	int err = 0;
+	int entry, ret;
 
 	bare = ns_per_call();
 	entry = probe_self(obj->progs.calibrate_enter, false);
-	if (!entry)
-		return -errno;
+	if (entry < 0)
+		return entry;
 	with_entry = ns_per_call();
 	ret = probe_self(obj->progs.calibrate_exit, true);
-	if (!ret) {
-		err = -errno;
-		goto out;
+	if (ret < 0) {
+		close(entry);
+		return ret;
 	}
 	with_both = ns_per_call();
 	cost->entry_ns = with_entry > bare ? with_entry - bare : 0;
 	cost->return_ns = with_both > with_entry ? with_both - with_entry : 0;
-out:
-	bpf_link__destroy(ret);
-	bpf_link__destroy(entry);
-	return err;
+	close(ret);
+	close(entry);
+	return 0;
 }

@@ -11,10 +11,13 @@
  * it was attached is its coverage. Sharing is max-min fair: groups that need less than an
  * equal share get what they need, the others split the rest equally.
  *
+ * The governor runs on a thread of its own: the main thread may block writing events to
+ * a slow reader, and a check that waits for it lets a hot probe run on unchecked.
+ *
  * Detaching is the only way to save the cost: the trap is paid before any program runs,
  * so filtering inside BPF would save nothing. Attaching and detaching happen on the
- * attacher's thread (attacher.c); the hits counted while a closed group is still being
- * detached are charged to it like any other. */
+ * attacher's thread (attacher.c); hits counted after a group closed, until its
+ * breakpoints are gone, are charged to it like any other. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -116,7 +119,8 @@ static void account_hits(struct governor *gov)
 	}
 }
 
-unsigned long long governor_tick(struct governor *gov)
+/* Returns when it wants to be called next, 0 for never. */
+static unsigned long long tick(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), next = now + TICK_NS;
 	unsigned int group;
@@ -227,7 +231,7 @@ static void open_coolest_first(struct governor *gov)
 	}
 }
 
-void governor_interval(struct governor *gov)
+static void plan_interval(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), cpu;
 	double base_ns, budget, always;
@@ -252,9 +256,33 @@ void governor_interval(struct governor *gov)
 	open_coolest_first(gov);
 }
 
+static void *govern(void *arg)
+{
+	struct governor *gov = arg;
+	unsigned long long interval = gov->cfg.interval_ms * 1000000ULL;
+	unsigned long long next_interval = gov->started_ns + interval, check, wake;
+	struct timespec until;
+
+	pthread_mutex_lock(&gov->lock);
+	while (!gov->stopping) {
+		if (now_ns(CLOCK_MONOTONIC) >= next_interval) {
+			plan_interval(gov);
+			next_interval += interval;
+		}
+		check = tick(gov);
+		wake = check && check < next_interval ? check : next_interval;
+		until.tv_sec = wake / 1000000000ULL;
+		until.tv_nsec = wake % 1000000000ULL;
+		pthread_cond_timedwait(&gov->wake, &gov->lock, &until);
+	}
+	pthread_mutex_unlock(&gov->lock);
+	return NULL;
+}
+
 void governor_start(struct governor *gov, struct innostall_bpf *obj, struct attachment *att,
 		    int nr_att, const struct governor_config *cfg)
 {
+	pthread_condattr_t clock;
 	unsigned int group;
 	int i;
 
@@ -276,7 +304,14 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 		gov->groups[group].allowance_ns = sampling(gov) ?
 			cfg->budget_ppm / 1e6 * cfg->interval_ms * 1e6 / (gov->nr_groups - 1) : INFINITY;
 	}
-	attacher_start(&gov->attacher, obj, att, nr_att, cfg->pid, cfg->binary, gov->hits);
+	attacher_start(&gov->attacher, obj, att, nr_att, cfg->pid, cfg->binary);
+	pthread_mutex_init(&gov->lock, NULL);
+	pthread_condattr_init(&clock);
+	pthread_condattr_setclock(&clock, CLOCK_MONOTONIC);
+	pthread_cond_init(&gov->wake, &clock);
+	pthread_condattr_destroy(&clock);
+	if (pthread_create(&gov->thread, NULL, govern, gov))
+		die("cannot start the governor thread");
 }
 
 void governor_print(struct governor *gov, FILE *out)
@@ -286,6 +321,7 @@ void governor_print(struct governor *gov, FILE *out)
 	unsigned int group;
 	int i;
 
+	pthread_mutex_lock(&gov->lock);
 	account_hits(gov);
 	fprintf(out, ",\"hits\":[");
 	for (i = 0; i < gov->nr_att; i++)
@@ -303,9 +339,15 @@ void governor_print(struct governor *gov, FILE *out)
 			gov->groups[group].cost_ns);
 	}
 	fprintf(out, "]}");
+	pthread_mutex_unlock(&gov->lock);
 }
 
 void governor_stop(struct governor *gov)
 {
+	pthread_mutex_lock(&gov->lock);
+	gov->stopping = true;
+	pthread_cond_signal(&gov->wake);
+	pthread_mutex_unlock(&gov->lock);
+	pthread_join(gov->thread, NULL);
 	attacher_stop(&gov->attacher);
 }

@@ -39,19 +39,20 @@ struct governor {
 	unsigned long long interval_start_ns, started_ns;
 	unsigned long long cpu_start_ns, cpu_last_ns; /* the server's CPU time */
 	double budget_ns; /* the whole recording's budget so far */
+	pthread_t thread; /* checks and plans on its own (governor.c) */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stopping;
 };
 
-/* Attach everything (sampled groups open); die with a message on failure. */
+/* Attach everything (sampled groups open) and start governing on a thread of its own:
+ * every interval it shares the budget out and reopens the sampled groups, and between
+ * them it closes the groups that have spent their share. Dies with a message on failure. */
 void governor_start(struct governor *gov, struct innostall_bpf *obj, struct attachment *att,
 		    int nr_att, const struct governor_config *cfg);
-/* Account the hits since the last call and close groups that spent their allowance.
- * Returns when it wants to be called next (CLOCK_MONOTONIC ns), 0 for never. */
-unsigned long long governor_tick(struct governor *gov);
-/* At each interval: share the next interval's budget out and reopen sampled groups. */
-void governor_interval(struct governor *gov);
 /* The "hits" and "governor" members of a snapshot line (leading comma included). */
 void governor_print(struct governor *gov, FILE *out);
-/* Detach everything. */
+/* Stop governing and detach everything. */
 void governor_stop(struct governor *gov);
 
 #endif /* __INNOSTALL_GOVERNOR_H */

@@ -9,8 +9,8 @@
  * program of the object and the file offset of the instruction to probe; GROUP (1-15) puts
  * it in a sampling group of the cost governor (governor.c), which keeps the probes' cost
  * within `--budget-ppm` of the server's CPU time, using the per-hit cost calibrate.c
- * measures at start. Every link is owned by a file descriptor, so the probes vanish with
- * this process, however it ends.
+ * measures at start. Every link is owned by a file descriptor (uprobe.c), so the probes
+ * vanish with this process, however it ends.
  *
  * `--set NAME=VALUE` sets a `const volatile` global of the BPF programs before load
  * (e.g. deep_walk_threshold), found by name in the object's BTF.
@@ -40,6 +40,7 @@
 #include "calibrate.h"
 #include "governor.h"
 #include "loader.h"
+#include "uprobe.h"
 
 #define MAX_SETTINGS 16
 
@@ -425,6 +426,7 @@ static struct innostall_bpf *load_object(void)
 		die("cannot open the BPF object: %s", strerror(errno));
 	obj->rodata->targ_tgid = env.pid > 0 ? env.pid : 0;
 	apply_settings(obj);
+	uprobe_programs_prepare(obj->obj);
 	if (innostall_bpf__load(obj))
 		die("cannot load the BPF object: %s (run as root, with BTF)", strerror(errno));
 	return obj;
@@ -436,19 +438,18 @@ static unsigned long long earliest(unsigned long long a, unsigned long long b)
 }
 
 /* Snapshots every interval until the duration ends, a signal comes or the target exits;
- * between them, events are printed and the governor checks the probes' cost. */
+ * between them, events are printed. */
 static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct ring_buffer *rb,
 			 int pidfd)
 {
 	unsigned long long start = now_ns(CLOCK_MONOTONIC), now, until;
 	unsigned long long deadline = env.duration_ms ? start + env.duration_ms * 1000000ULL : 0;
 	unsigned long long next = start + env.interval_ms * 1000000ULL;
-	unsigned long long check = governor_tick(gov);
 	unsigned long intervals = 0;
 
 	while (!exiting) {
 		now = now_ns(CLOCK_MONOTONIC);
-		until = earliest(earliest(deadline, next), check);
+		until = earliest(deadline, next);
 		if (until > now && !wait_interval(rb, pidfd, (until - now + 999999) / 1000000))
 			return "target-exited";
 		if (exiting)
@@ -456,11 +457,7 @@ static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct
 		now = now_ns(CLOCK_MONOTONIC);
 		if (deadline && now >= deadline)
 			return "duration";
-		if (check && now >= check)
-			check = governor_tick(gov);
 		if (now >= next) {
-			governor_interval(gov);
-			check = governor_tick(gov);
 			print_snapshot(obj, gov, "interval");
 			if (++intervals % LATCH_TABLES_EVERY == 0)
 				print_latch_tables(obj);

@@ -7,19 +7,19 @@
 #include <stddef.h>
 #include <time.h>
 
-struct bpf_link;
 struct innostall_bpf;
 
 /* One program at one instruction. Its number in the loader's list is its BPF cookie's low
  * half (its slot in probe_hits); group is the high half: 0 = always attached, else the
- * sampling group the cost governor attaches and detaches as one. */
+ * sampling group the cost governor attaches and detaches as one. link is the fd of its
+ * uprobe link while attached, else 0 (fd 0 is stdin, never ours). */
 struct attachment {
 	const char *prog;
 	const char *path;
 	size_t offset;
 	unsigned int group;
 	bool retprobe;
-	struct bpf_link *link;
+	int link;
 };
 
 /* One line on stderr, prefixed with the loader's name; die exits with status 1. */
