@@ -7,6 +7,7 @@ import os
 import platform
 import signal
 import socket
+import subprocess
 import sys
 import time
 from typing import Callable
@@ -204,6 +205,16 @@ class StackJournal:
         return json.dumps(rec, separators=(",", ":")) + "\n"
 
 
+def write_tables(out_dir: str) -> None:
+    """In a process of its own, once tracing is over: pandas would double our memory."""
+    done = subprocess.run([sys.executable, "-m", "innostall.collector.recording", out_dir],
+                          capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise UserError(f"the recording's tables could not be written ({last}); "
+                        f"its journal is complete and 'innostall report' reads it")
+
+
 def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
            interval_s: float = 1.0, on_event: Callable[[dict], None] | None = None,
            settings: dict[str, int] | None = None,
@@ -261,7 +272,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
         sys.stderr.write("\n")
     if attached_at is None:
         raise UserError(loader.failure(proc, log_path))
-    recording.write_tables(out_dir)
+    write_tables(out_dir)
     meta["complete"] = True
     recording.write_meta(out_dir, meta)
     return meta

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-
-import pandas as pd
+import sys
 
 FORMAT = "innostall-recording"
 FORMAT_VERSION = 1
@@ -34,6 +33,8 @@ COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
 PAGES, WAIT_STACKS = "block_pages.parquet", "wait_stacks.parquet"
 WAIT_MODES = ["S", "X", "SX", "other"]  # enum wait_mode of probes/innostall.h
 SNAPSHOT_TYPES = ("attached", "interval", "final")
+# pandas is imported by the functions that build tables, never here: the recorder, which
+# runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
                 "stack": "string"}
 
@@ -66,6 +67,7 @@ def read_journal(path: str) -> list[dict]:
 
 def walks_table(records: list[dict]) -> pd.DataFrame:
     """The deep-walk events of a journal, timed from the attach like the snapshots."""
+    import pandas as pd
     start = next((r["mono_ns"] for r in records if r.get("type") in SNAPSHOT_TYPES), 0)
     rows = [((r["mono_ns"] - start) / 1e9, r["tid"], r["depth"], r["latency_ns"] / 1000,
              r.get("folded", "")) for r in records if r.get("type") == "deep_walk"]
@@ -77,6 +79,7 @@ def latest_latch_tables(records: list[dict]) -> dict:
 
 
 def pages_table(records: list[dict]) -> pd.DataFrame:
+    import pandas as pd
     rows = [(space, page, waits, ns / 1000)
             for space, page, waits, ns in latest_latch_tables(records).get("pages", [])]
     df = pd.DataFrame(rows, columns=["space", "page_no", "waits", "wait_us"])
@@ -84,6 +87,7 @@ def pages_table(records: list[dict]) -> pd.DataFrame:
 
 
 def wait_stacks_table(records: list[dict]) -> pd.DataFrame:
+    import pandas as pd
     rows = [(WAIT_MODES[mode], folded, waits, ns / 1000)
             for mode, waits, ns, folded in latest_latch_tables(records).get("stacks", [])]
     df = pd.DataFrame(rows, columns=["mode", "stack", "waits", "wait_us"])
@@ -113,6 +117,7 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
 def journal_to_tables(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Turn cumulative snapshots into tidy per-interval deltas (counters, hists); other
     journal records (events, the end line) are skipped."""
+    import pandas as pd
     snapshots = [r for r in records if r.get("type") in SNAPSHOT_TYPES]
     attached = next((s for s in snapshots if s["type"] == "attached"), {})
     start = attached.get("mono_ns")
@@ -137,7 +142,8 @@ def journal_to_tables(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return _typed(counters, "value"), _typed(hists, "count")
 
 
-def _typed(df: pd.DataFrame, count_column: str) -> pd.DataFrame:
+def _typed(df: "pd.DataFrame", count_column: str) -> pd.DataFrame:
+    import pandas as pd
     types = {"interval": "int32", "t_s": "float64", "name": "category", count_column: "int64"}
     if "slot" in df:
         types["slot"] = "int8"
@@ -152,3 +158,7 @@ def write_tables(directory: str) -> None:
     walks_table(records).to_parquet(os.path.join(directory, WALKS), index=False)
     pages_table(records).to_parquet(os.path.join(directory, PAGES), index=False)
     wait_stacks_table(records).to_parquet(os.path.join(directory, WAIT_STACKS), index=False)
+
+
+if __name__ == "__main__":  # the recorder writes the tables in a process of their own
+    write_tables(sys.argv[1])
