@@ -14,7 +14,7 @@ from innostall.collector.elf import demangle
 from innostall.collector.target import server_label
 from innostall.errors import UserError
 
-from . import charts, flamegraph, metrics, report, views
+from . import charts, cost, flamegraph, metrics, report, views
 from .recording import Recording
 from .timeline import per_interval
 
@@ -205,6 +205,9 @@ def context(rec: Recording) -> dict:
         "latches": latch_section(rec, summary),
         "other_hists": [hist_section(rec, n) for n in views.hist_names(rec) if n not in known],
         "counters": other_counters(rec),
+        "cost": [line.strip() for line in cost.render_cost(summary["governor"])[2:]],
+        "sampled": {"walks": cost.sampled_note(rec, "version_walk"),
+                    "latches": cost.sampled_note(rec, "block_lock_s")},
         "plotly_js": Markup(charts.plotly_js()),
         "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "version": __version__,

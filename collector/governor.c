@@ -4,8 +4,9 @@
  * the server is known as we go: hits x cost per hit. The budget is a share of the
  * server's own CPU time over the last interval.
  *
- * Probes that may be sampled come in groups (a walk's entry, return and steps are one);
- * each group gets an allowance per interval and stays attached until it has spent it.
+ * Probes that may be sampled come in groups (the catalog's `group`: a walk's entry and
+ * return are one, its steps another); each group gets an allowance per interval and stays
+ * attached until it has spent it.
  * A group whose demand fits stays attached across intervals and its results stay exact.
  * One that does not is detached for the rest of the interval: it is sampled, and the time
  * it was attached is its coverage. Sharing is max-min fair: groups that need less than an
@@ -155,7 +156,7 @@ static double demand_of(struct governor *gov, unsigned int group)
  * groups that fit may also use what the others leave. */
 static void share_out(struct governor *gov, double budget, double interval_s)
 {
-	double need[MAX_GROUPS], left = budget, fit = 0;
+	double need[MAX_GROUPS], left = budget;
 	unsigned int group, unfit, round;
 
 	for (group = 1; group < gov->nr_groups; group++) {
@@ -177,7 +178,6 @@ static void share_out(struct governor *gov, double budget, double interval_s)
 			if (gov->groups[group].allowance_ns < 0 && need[group] <= share) {
 				gov->groups[group].allowance_ns = need[group];
 				left -= need[group];
-				fit += need[group];
 				break; /* one per round: the share grows as fitting groups leave */
 			}
 		if (group == gov->nr_groups) { /* none fits: equal shares for the rest */
@@ -235,7 +235,7 @@ static void plan_interval(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), cpu;
 	double base_ns, budget, always;
-	
+
 	account_hits(gov);
 	base_ns = gov->cfg.pid > 0 ? 0 : now - gov->interval_start_ns;
 	if (gov->cfg.pid > 0 && (cpu = server_cpu_ns(gov->cfg.pid))) {

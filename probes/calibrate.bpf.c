@@ -1,35 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Programs for measuring what one probe hit costs on this kernel: the loader probes a
  * function of its own and times calls to it (collector/calibrate.c). Their bodies do what
- * a typical measurement does per hit (count the hit, look up per-thread state, add to a
- * counter), so the cost measured is the trap plus a representative program. */
+ * a timed span does (mvcc.bpf.c, latch.bpf.c): the entry saves per-thread state in a hash
+ * map, the return finds it, adds to a histogram and a counter, and deletes it. So the cost
+ * measured is the trap plus a representative program. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
 
-static __always_inline int typical_hit(void *ctx)
-{
-	__u32 tid = current_tid();
-	struct walk *walk;
-
-	count_hit(ctx);
-	walk = bpf_map_lookup_elem(&walks, &tid); /* none: the loader never walks versions */
-	if (walk)
-		walk->depth++;
-	else
-		counter_add(CNT_VERSION_STEPS_OUTSIDE, 0);
-	return 0;
-}
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* thread id */
+	__type(value, struct walk);
+} calibration_spans SEC(".maps");
 
 SEC("uprobe")
 int BPF_KPROBE(calibrate_enter)
 {
-	return typical_hit(ctx);
+	struct walk span = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx) };
+	__u32 tid = current_tid();
+
+	count_hit(ctx);
+	bpf_map_update_elem(&calibration_spans, &tid, &span, BPF_ANY);
+	return 0;
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(calibrate_exit)
 {
-	return typical_hit(ctx);
+	__u32 tid = current_tid();
+	struct walk *span;
+
+	count_hit(ctx);
+	span = bpf_map_lookup_elem(&calibration_spans, &tid);
+	if (!span || !window_unbroken(span->window))
+		return 0;
+	hist_add(NR_HISTS, bpf_ktime_get_ns() - span->start_ns); /* no such histogram: lookup only */
+	counter_add(CNT_VERSION_STEPS_OUTSIDE, 0);
+	bpf_map_delete_elem(&calibration_spans, &tid);
+	return 0;
 }

@@ -1,0 +1,76 @@
+"""The cost governor's accounts in a recording: the journal's hits and governor figures
+become per-interval counters, and the report turns them into coverage and overhead."""
+from __future__ import annotations
+
+import json
+
+from innostall.analysis import cost, recording, report
+from innostall.collector import recording as fmt
+from recordings import meta
+
+GROUPS = ["version_walk", "version_step"]
+PROGRAMS = [{"prog": "purge_batch_enter", "offset": 1, "retprobe": False, "group": 0,
+             "probes": ["purge_batch"], "group_name": ""},
+            {"prog": "version_walk_enter", "offset": 2, "retprobe": False, "group": 1,
+             "probes": ["version_walk"], "group_name": "version_walk"},
+            {"prog": "version_walk_exit", "offset": 2, "retprobe": True, "group": 1,
+             "probes": ["version_walk"], "group_name": "version_walk"},
+            {"prog": "version_step_enter", "offset": 3, "retprobe": False, "group": 2,
+             "probes": ["version_step"], "group_name": "version_step"}]
+
+
+def snapshot(kind: str, second: int) -> dict:
+    """After `second` s: the walk group always attached, the steps 1/4 of each second."""
+    return {"type": kind, "mono_ns": second * 10**9, "real_ns": 0, "counters": {"drops": 0},
+            "hists": {}, "hits": [10 * second, 2000 * second, 2000 * second, 500 * second],
+            "governor": {"server_cpu_ns": 2 * 10**9 * second, "budget_ns": 2 * 10**7 * second,
+                         "overhead_ns": 1.6 * 10**7 * second,
+                         "groups": [[1, 10**9 * second, 1, 10**7 * second],
+                                    [2, 25 * 10**7 * second, second, 6 * 10**6 * second]]}}
+
+
+def write_recording(directory) -> recording.Recording:
+    records = [{"type": "calibration", "entry_ns": 900, "return_ns": 700, "measured": True},
+               {"type": "attached", "mono_ns": 0, "real_ns": 0, "programs": PROGRAMS,
+                "groups": GROUPS}]
+    records += [snapshot("interval", s) for s in (1, 2, 3)] + [snapshot("final", 4)]
+    attachments = [{"spec": f"{p['prog']}=0x{p['offset']:x}", "probes": p["probes"],
+                    "group": p["group_name"]} for p in PROGRAMS]
+    fmt.write_meta(str(directory), meta(walks=True, governor={
+        "budget_pct": 1.0, "groups": GROUPS, "attachments": attachments,
+        "hit_cost_ns": {"entry": 900, "return": 700}}))
+    (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in records))
+    fmt.write_tables(str(directory))
+    return recording.load(str(directory))
+
+
+def test_hits_and_governor_accounts_become_counters(tmp_path):
+    rec = write_recording(tmp_path)
+    assert rec.counter_total("hits.version_walk") == 4 * 4000  # entry and return, 4 s
+    assert rec.counter_total("hits.version_step") == 4 * 500
+    assert rec.counter_total("governor.attached_ns.version_step") == 10**9
+    assert rec.counter_total("governor.server_cpu_ns") == 8 * 10**9
+
+
+def test_coverage_and_overhead(tmp_path):
+    rec = write_recording(tmp_path)
+    summary = cost.cost_summary(rec)
+    assert summary["overhead_pct"] == 0.8  # 64 ms of 8 s
+    assert summary["sampled"] == ["version_step"]
+    assert summary["groups"]["version_step"]["coverage"] == 0.25
+    assert summary["groups"]["version_walk"]["coverage"] == 1.0
+    assert summary["hits_per_s"]["version_step"] == 500
+    assert cost.coverage(rec, "purge_batch") == 1.0  # never sampled
+    assert cost.sampled_note(rec, "version_walk") == ""
+    assert cost.sampled_note(rec, "version_step") == " [sampled: attached 25% of the time]"
+    text = report.render_text(rec)
+    assert "overhead 0.80% of 8.0 s server CPU; budget 1%" in text
+    assert "sampled: version_step attached 25% of the time (4 windows" in text
+
+
+def test_recordings_from_before_the_governor_still_report(tmp_path):
+    rec = write_recording(tmp_path)
+    rec.meta.pop("governor")
+    rec.counters = rec.counters[~rec.counters["name"].astype(str).str.contains(r"\.")]
+    assert cost.cost_summary(rec)["overhead_pct"] is None
+    assert "Probe cost: not recorded" in report.render_text(rec)
