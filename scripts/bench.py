@@ -42,8 +42,8 @@ def env_number(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
-ROUNDS = int(env_number("BENCH_ROUNDS", 5))            # A/B pairs per comparison
-WINDOW_S = env_number("BENCH_WINDOW", 10)              # measured seconds per steady window
+ROUNDS = int(env_number("BENCH_ROUNDS", 7))            # A/B pairs per comparison (>= 5)
+WINDOW_S = env_number("BENCH_WINDOW", 12)              # measured seconds per steady window
 SETTLE_S = env_number("BENCH_SETTLE", 2)               # after an arm switch, before measuring
 SCAN_TARGET_S = env_number("BENCH_SCAN", 5)            # untraced worst-case scan to build up to
 MAX_UPDATE_S = env_number("BENCH_MAX_UPDATE", 240)     # cap on growing the version chains
