@@ -428,7 +428,8 @@ static struct innostall_bpf *load_object(void)
 	apply_settings(obj);
 	uprobe_programs_prepare(obj->obj);
 	if (innostall_bpf__load(obj))
-		die("cannot load the BPF object: %s (run as root, with BTF)", strerror(errno));
+		die("cannot load the BPF object: %s (needs root, BTF and Linux 6.6+ for uprobe_multi)",
+		    strerror(errno));
 	return obj;
 }
 
