@@ -35,8 +35,9 @@
 				 * a while, and its hits until then count too */
 #define HEADROOM 1.5            /* a group that fits may cost this much more than last time
 				 * before it is sampled: loads fluctuate */
-#define MIN_WINDOW_NS 2000000ULL /* each group is attached at least this long per interval,
-				  * so its demand is known again when the load changes */
+#define MIN_WINDOW_NS MIN_CHECK_NS /* each group is attached at least this long per
+				      * interval, so its demand is known again when the load
+				      * changes; short, as it is spent whatever the budget */
 
 static bool sampling(const struct governor *gov)
 {
