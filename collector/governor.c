@@ -74,6 +74,7 @@ static unsigned long long budget_base_ns(const struct governor *gov, unsigned lo
 	return gov->cpu_last_ns - gov->cpu_start_ns;
 }
 
+/* Set once at start: what a hit of attachment i costs. */
 static double hit_cost_ns(const struct governor *gov, int i)
 {
 	const struct attachment *a = &gov->att[i];
@@ -114,7 +115,7 @@ static void account_hits(struct governor *gov)
 			continue;
 		for (c = 0; c < ncpus; c++)
 			sum += per_cpu[c];
-		cost = (sum - gov->hits[i]) * hit_cost_ns(gov, i);
+		cost = (sum - gov->hits[i]) * gov->hit_cost_ns[i];
 		gov->hits[i] = sum;
 		gov->groups[gov->att[i].group].cost_ns += cost;
 		gov->groups[gov->att[i].group].spent_ns += cost;
@@ -293,9 +294,11 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 	gov->att = att;
 	gov->nr_att = nr_att;
 	gov->nr_groups = 1;
-	for (i = 0; i < nr_att; i++)
+	for (i = 0; i < nr_att; i++) {
 		if (att[i].group >= gov->nr_groups)
 			gov->nr_groups = att[i].group + 1;
+		gov->hit_cost_ns[i] = hit_cost_ns(gov, i);
+	}
 	gov->started_ns = gov->interval_start_ns = now_ns(CLOCK_MONOTONIC);
 	if (cfg->pid > 0)
 		gov->cpu_start_ns = gov->cpu_last_ns = server_cpu_ns(cfg->pid);

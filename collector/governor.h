@@ -36,6 +36,7 @@ struct governor {
 	struct group_state groups[MAX_GROUPS];
 	struct attacher attacher;
 	unsigned long long hits[MAX_ATTACHMENTS]; /* cumulative, as last read */
+	double hit_cost_ns[MAX_ATTACHMENTS]; /* of one hit, per attachment */
 	unsigned long long interval_start_ns, started_ns;
 	unsigned long long cpu_start_ns, cpu_last_ns; /* the server's CPU time */
 	double budget_ns; /* the whole recording's budget so far */

@@ -177,11 +177,8 @@ int BPF_KRETPROBE(latch_wait_exit)
 	w = bpf_map_lookup_elem(&latch_waits, &tid);
 	if (!w)
 		return 0;
-	if (!window_unbroken(w->window)) {
-		bpf_map_delete_elem(&latch_waits, &tid);
-		counter_add(CNT_WINDOW_CUTS, 1);
+	if (span_cut(&latch_waits, &tid, w->window))
 		return 0;
-	}
 	if (w->nested) { /* the inner wait returns first; the outer one owns the time */
 		w->nested--;
 		return 0;

@@ -137,6 +137,17 @@ static __always_inline void counter_add(__u32 id, __u64 n)
 		__sync_fetch_and_add(value, n);
 }
 
+/* For a return whose entry saved window in map under tid: true, once the state is dropped
+ * and counted in window_cuts, when a window's edge cut the span in two. */
+static __always_inline bool span_cut(void *map, __u32 *tid, __u64 window)
+{
+	if (window_unbroken(window))
+		return false;
+	bpf_map_delete_elem(map, tid);
+	counter_add(CNT_WINDOW_CUTS, 1);
+	return true;
+}
+
 /* Raise a counter slot to `value` if it is higher: a compare-and-swap loop, so two CPUs
  * ending walks at once cannot lower it. Bounded for the verifier; losing the race that
  * many times in a row is not a real possibility. */

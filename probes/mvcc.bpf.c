@@ -112,10 +112,10 @@ int BPF_KRETPROBE(version_walk_exit)
 			counter_add(CNT_UNMATCHED_RETURNS, 1);
 		return 0;
 	}
-	if (!window_unbroken(walk->window) || !window_unbroken(walk->steps)) {
-		/* left by an earlier walk whose return went unseen, or steps may have */
-		counter_add(window_unbroken(walk->window) ? CNT_VERSION_WALKS_UNSTEPPED
-							   : CNT_WINDOW_CUTS, 1);
+	if (span_cut(&walks, &tid, walk->window)) /* left by a walk whose return went unseen */
+		return 0;
+	if (!window_unbroken(walk->steps)) { /* steps may have gone unseen: no depth */
+		counter_add(CNT_VERSION_WALKS_UNSTEPPED, 1);
 		bpf_map_delete_elem(&walks, &tid);
 		return 0;
 	}

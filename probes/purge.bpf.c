@@ -162,11 +162,8 @@ int BPF_KRETPROBE(dml_delay_exit)
 	sleep = bpf_map_lookup_elem(&dml_sleeps, &tid);
 	if (!sleep)
 		return 0;
-	if (!window_unbroken(sleep->window)) {
-		bpf_map_delete_elem(&dml_sleeps, &tid);
-		counter_add(CNT_WINDOW_CUTS, 1);
+	if (span_cut(&dml_sleeps, &tid, sleep->window))
 		return 0;
-	}
 	us = (bpf_ktime_get_ns() - sleep->start_ns) / 1000;
 	hist_add(HIST_DML_DELAY_US, us);
 	counter_add(CNT_DML_DELAYS, 1);

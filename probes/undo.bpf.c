@@ -93,11 +93,8 @@ int BPF_KRETPROBE(page_read_exit)
 	state = bpf_map_lookup_elem(&page_reads, &tid);
 	if (!state)
 		return 0;
-	if (!window_unbroken(state->window)) {
-		bpf_map_delete_elem(&page_reads, &tid);
-		counter_add(CNT_WINDOW_CUTS, 1);
+	if (span_cut(&page_reads, &tid, state->window))
 		return 0;
-	}
 	hist_add(HIST_PAGE_READ_US, (bpf_ktime_get_ns() - state->start_ns) / 1000);
 	counter_add(CNT_PAGE_READS_WALK + state->scope, 1);
 	bpf_map_delete_elem(&page_reads, &tid);
