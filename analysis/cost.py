@@ -37,6 +37,7 @@ def cost_summary(rec: Recording) -> dict:
     gov = rec.meta.get("governor", {})
     duration, cpu_ns = rec.duration_s, rec.counter_total("governor.server_cpu_ns")
     overhead_ns = rec.counter_total("governor.overhead_ns")
+    budget_ns = rec.counter_total("governor.budget_ns")
     groups = {}
     for name in gov.get("groups", []):
         attached = rec.counter_total(f"governor.attached_ns.{name}")
@@ -49,6 +50,9 @@ def cost_summary(rec: Recording) -> dict:
             for name in rec.counters["name"].unique() if str(name).startswith("hits.")}
     return {
         "budget_pct": gov.get("budget_pct"),
+        "budget_ms_per_s": round(budget_ns / duration / 1e6, 3) if duration else None,
+        # the governor reckons the budget on at least a quarter of a CPU (governor.c)
+        "budget_floored": bool(gov.get("budget_pct")) and budget_ns > 1.05 * cpu_ns * gov["budget_pct"] / 100,
         "hit_cost_ns": gov.get("hit_cost_ns"),
         "server_cpu_s": round(cpu_ns / 1e9, 3),
         "overhead_pct": pct(overhead_ns, cpu_ns),
@@ -64,6 +68,15 @@ def pct(part: float, whole: float) -> float | None:
     return round(100 * part / whole, 3) if whole else None
 
 
+def budget_rate(cost: dict) -> str:
+    """' (2.5 ms/s, ...)': the budget in probe time per second, and why when it is more."""
+    if not cost.get("budget_ms_per_s"):
+        return ""
+    why = (", reckoned on a quarter of a CPU: the server used less, and a share of an idle server"
+           " would sample away single long reads") if cost.get("budget_floored") else ""
+    return f" ({cost['budget_ms_per_s']:.1f} ms/s{why})"
+
+
 def render_cost(cost: dict) -> list[str]:
     if cost["overhead_pct"] is None and not cost["hits_per_s"]:
         return ["", "Probe cost: not recorded (a recording from before the cost governor)"]
@@ -71,7 +84,7 @@ def render_cost(cost: dict) -> list[str]:
     hit = cost["hit_cost_ns"] or {}
     lines = ["", "Probe cost (estimated: hits x cost per hit, against the server's CPU time)",
              f"  overhead {cost['overhead_pct'] or 0:.2f}% of {cost['server_cpu_s']:.1f} s server CPU; "
-             + (f"budget {budget:g}%" if budget else "no budget (--exact)")
+             + (f"budget {budget:g}%{budget_rate(cost)}" if budget else "no budget (--exact)")
              + (f"; a hit costs {hit.get('entry', 0):.0f} ns, a return {hit.get('return', 0):.0f} ns more"
                 if hit else "")]
     for name, g in cost["groups"].items():

@@ -38,6 +38,10 @@
 #define MIN_WINDOW_NS MIN_CHECK_NS /* each group is attached at least this long per
 				      * interval, so its demand is known again when the load
 				      * changes; short, as it is spent whatever the budget */
+#define MIN_BASE_CPU 0.25       /* the budget is reckoned on at least this share of one CPU:
+				 * 1% of a nearly idle server is less than one long version
+				 * walk costs (about 1 ms), and sampling would hide the very
+				 * read a DBA came to see, where the cost harms no one */
 
 static bool sampling(const struct governor *gov)
 {
@@ -244,6 +248,7 @@ static void plan_interval(struct governor *gov)
 		base_ns = cpu - gov->cpu_last_ns;
 		gov->cpu_last_ns = cpu;
 	}
+	base_ns = fmax(base_ns, MIN_BASE_CPU * (now - gov->interval_start_ns));
 	budget = base_ns * gov->cfg.budget_ppm / 1e6;
 	gov->budget_ns += budget;
 	budget *= AIM; /* for the hits of groups still being detached */
