@@ -12,7 +12,8 @@
 
 On a small, noisy machine TPS swings more than any probe costs, so the main metric is the
 server's CPU time per transaction: uprobe and BPF time is charged to the traced thread.
-Every comparison is interleaved A/B; each pair gives a ratio B/A, summarised as median,
+Every comparison is interleaved: each traced window lies between two untraced ones, and
+gives a ratio B/A against their mean (a slow drift cancels out), summarised as median,
 min and max. Writes bench/results.json and bench/results.md and prints the ratios and the
 targets. Runs as root; durations are the constants below, each with an env override.
 """
@@ -52,6 +53,10 @@ RECORD_LEAD_S = env_number("BENCH_RECORD_LEAD", 2)     # recorder attached this 
 SERVER = "mariadb-11.4.5"
 STEADY_LOAD = ("2", "20000")                           # fixture.sh load TABLES ROWS
 SYSBENCH_THREADS = 8
+RATE_SHARE = env_number("BENCH_RATE_SHARE", 0.5)       # steady load's rate: this share of the
+                                                       # untraced capacity; 0: flat out
+CAPACITY_S = 15                                        # the capacity run, warm-up included
+CAPACITY_WARMUP_S = 4
 WORST_ROWS = 200000                                    # the seed's table size
 WORST_POOL = "2G"                                      # buffer pool of the worst-case phase
 HOT_ROWS = 2000                                        # the updates cycle over ids 1..HOT_ROWS
@@ -251,9 +256,32 @@ class Load:
         end_process(self.proc, signal.SIGTERM)
 
 
-def steady_load(seconds: int) -> Load:
+def steady_load(seconds: int, rate: int = 0) -> Load:
+    """sysbench oltp_read_write, flat out or at a fixed rate of transactions per second."""
     return Load("oltp_read_write", seconds, f"--threads={SYSBENCH_THREADS}",
-                "--rand-type=pareto", "--report-interval=1")
+                "--rand-type=pareto", "--report-interval=1", *([f"--rate={rate}"] if rate else []))
+
+
+def steady_rate(bench: Bench, phase: str) -> int:
+    """The rate the steady load runs at: RATE_SHARE of what the untraced server does flat out.
+    A saturated server's CPU per transaction follows its throughput, which swings ±15% from
+    one window to the next here; below capacity the same work costs the same CPU."""
+    if not RATE_SHARE:
+        return 0
+    load = steady_load(CAPACITY_S + 5)
+    try:
+        time.sleep(CAPACITY_S)
+        load.check()
+        tps = [t for arrived, t, _ in load.seconds[CAPACITY_WARMUP_S:]]
+    finally:
+        load.stop()
+    if not tps:
+        raise BenchError("the capacity run printed no per-second lines")
+    capacity = statistics.median(tps)
+    rate = max(1, round(capacity * RATE_SHARE))
+    bench.results.setdefault("capacity", {})[phase] = {"tps": round(capacity, 1), "rate": rate}
+    log(f"  capacity {capacity:.0f} tps untraced; steady load at {rate} tps")
+    return rate
 
 
 # --- tracers -------------------------------------------------------------------------
@@ -593,6 +621,29 @@ def ratio(a, b) -> float | None:
     return b / a if a and b is not None else None
 
 
+def baseline(sides: list[dict], metrics: tuple[str, ...]) -> dict:
+    """The untraced figures of a traced window: the mean of the untraced windows either side,
+    so that a load drifting slowly over a phase cancels out of the ratio."""
+    sides = [w for w in sides if w and "error" not in w]
+    return {m: statistics.mean(w[m] for w in sides) for m in metrics
+            if sides and all(w.get(m) is not None for w in sides)}
+
+
+def bracketed_pairs(sequence: list[dict], base_arm: str,
+                    metrics: tuple[str, ...]) -> dict[str, list[tuple[dict, dict]]]:
+    """(baseline, traced) per traced arm, from windows that alternate base, traced, base, ..."""
+    pairs: dict[str, list[tuple[dict, dict]]] = {}
+    for i, w in enumerate(sequence):
+        if w["arm"] == base_arm or "error" in w:
+            continue
+        sides = [sequence[j] for j in (i - 1, i + 1)
+                 if 0 <= j < len(sequence) and sequence[j]["arm"] == base_arm]
+        base = baseline(sides, metrics)
+        if base:
+            pairs.setdefault(w["arm"], []).append((base, w))
+    return pairs
+
+
 def compare(pairs: list[tuple[dict, dict]], metrics: tuple[str, ...]) -> dict:
     """Per metric, the ratio B/A of each pair that has both numbers."""
     out = {}
@@ -653,19 +704,19 @@ def phase_steady(bench: Bench) -> None:
     bench.start_server()
     fixture("load", *STEADY_LOAD)
     write_bpftrace_script(bench)
-    bench.load = steady_load(phase_seconds(ROUNDS * 6, ROUNDS * 3))
-    windows, pairs = [], {arm: [] for arm in STEADY_ARMS}
+    bench.load = steady_load(phase_seconds(ROUNDS * 6, ROUNDS * 3), steady_rate(bench, "steady"))
+    windows = []
     try:
         for rnd in range(1, ROUNDS + 1):
             for arm in STEADY_ARMS:  # none, default, none, full, none, bpftrace
-                base, traced = bench.window("steady", rnd, "none"), bench.window("steady", rnd, arm)
-                windows += [base, traced]
-                if "error" not in base and "error" not in traced:
-                    pairs[arm].append((base, traced))
+                windows += [bench.window("steady", rnd, "none"), bench.window("steady", rnd, arm)]
+        windows.append(bench.window("steady", ROUNDS, "none"))  # the last one's other side
     finally:  # what was measured is kept if the phase fails
+        pairs = bracketed_pairs(windows, "none", STEADY_METRICS)
         bench.results["steady"] = {"windows": windows,
-                                   "comparisons": {f"{arm}/none": compare(p, STEADY_METRICS)
-                                                   for arm, p in pairs.items()},
+                                   "comparisons": {f"{arm}/none": compare(pairs.get(arm, []),
+                                                                          STEADY_METRICS)
+                                                   for arm in STEADY_ARMS},
                                    "recorder": recorder_costs(windows)}
     bench.stop_all()
 
@@ -719,18 +770,15 @@ def phase_pfs(bench: Bench) -> None:
     if bench.server.query("SELECT @@performance_schema")[0][0] != 1:
         raise BenchError("the server did not start with performance_schema on")
     consumers = pfs_consumers(bench.server)
-    bench.load = steady_load(phase_seconds(ROUNDS * 2, 0))
-    windows, pairs = [], []
+    bench.load = steady_load(phase_seconds(ROUNDS * 2, 0), steady_rate(bench, "pfs"))
+    windows = []
     try:
-        for rnd in range(1, ROUNDS + 1):
-            pair = []
-            for arm in ("pfs_off", "pfs_on"):
+        for rnd in range(1, ROUNDS + 2):  # off, on, off, ..., off
+            for arm in ("pfs_off", "pfs_on")[:1 if rnd > ROUNDS else 2]:
                 pfs_switch(bench.server, arm == "pfs_on", consumers)
-                pair.append(bench.window("pfs", rnd, arm))
-            windows += pair
-            if not any("error" in w for w in pair):
-                pairs.append(tuple(pair))
+                windows.append(bench.window("pfs", rnd, arm))
     finally:
+        pairs = bracketed_pairs(windows, "pfs_off", STEADY_METRICS).get("pfs_on", [])
         bench.results["pfs"] = {"windows": windows, "startup_consumers": consumers,
                                 "comparisons": {"pfs_on/pfs_off": compare(pairs, STEADY_METRICS)}}
     bench.stop_all()
@@ -834,23 +882,21 @@ def phase_worst(bench: Bench) -> None:
     chains = grow_chains(bench.server, bench.snapshot_conn)
     chains["quiet_wait_s"] = wait_quiet(bench.server)
     chains["warmup_scan_s"] = round(timed_scan(bench.server, bench.snapshot_conn), 3)
-    scans, pairs = [], {arm: [] for arm in SCAN_ARMS}
+    scans = []
     try:
         for rnd in range(1, ROUNDS + 1):
-            base = scan_with(bench, rnd, "untraced")
-            scans.append(base)
-            for arm in SCAN_ARMS:
-                traced = scan_with(bench, rnd, arm)
-                scans.append(traced)
-                if "error" not in base and "error" not in traced:
-                    pairs[arm].append((base, traced))
+            for arm in SCAN_ARMS:  # untraced, default, untraced, full
+                scans += [scan_with(bench, rnd, "untraced"), scan_with(bench, rnd, arm)]
+        scans.append(scan_with(bench, ROUNDS, "untraced"))  # the last one's other side
     finally:
+        pairs = bracketed_pairs(scans, "untraced", ("scan_s",))
         bench.results["worst"] = {
             "updates_during_scans": "stopped: the chains are grown first, then the updates end "
                                     "and the snapshot stays open, so every scan rebuilds the "
                                     "same versions",
             "chains": chains, "scans": scans,
-            "comparisons": {f"{arm}/untraced": compare(p, ("scan_s",)) for arm, p in pairs.items()}}
+            "comparisons": {f"{arm}/untraced": compare(pairs.get(arm, []), ("scan_s",))
+                            for arm in SCAN_ARMS}}
     bench.stop_all()
 
 
@@ -936,7 +982,7 @@ def settings() -> dict:
     return {"phases": PHASES, "rounds": ROUNDS, "window_s": WINDOW_S, "settle_s": SETTLE_S,
             "scan_target_s": SCAN_TARGET_S, "max_update_s": MAX_UPDATE_S,
             "record_lead_s": RECORD_LEAD_S, "steady_load": STEADY_LOAD,
-            "sysbench_threads": SYSBENCH_THREADS, "worst_rows": WORST_ROWS, "hot_rows": HOT_ROWS,
+            "sysbench_threads": SYSBENCH_THREADS, "rate_share": RATE_SHARE, "worst_rows": WORST_ROWS, "hot_rows": HOT_ROWS,
             "update_batch": UPDATE_BATCH, "record_args": RECORD_ARGS,
             "bpftrace_probes": BPFTRACE_PROBES,
             "transactions": "server counters Com_commit + Com_rollback, read with the CPU time",
@@ -1019,6 +1065,14 @@ def scan_rows(scans: list[dict]) -> list[list[str]]:
             for s in scans]
 
 
+def md_rate(results: dict) -> str:
+    capacity = results.get("capacity", {}).get("steady")
+    if not capacity:
+        return "flat out"
+    return (f"at {capacity['rate']} tps ({100 * RATE_SHARE:g}% of the {capacity['tps']:g} tps the "
+            "untraced server did flat out just before)")
+
+
 def md_intro(results: dict) -> list[str]:
     m = results["machine"]
     return ["# innostall overhead benchmark (`make bench`)", "",
@@ -1027,10 +1081,11 @@ def md_intro(results: dict) -> list[str]:
             f"{results['run_minutes']} min.", "",
             f"Settings: rounds {ROUNDS}; steady windows {SETTLE_S:g} s settle + {WINDOW_S:g} s "
             f"measured, sysbench oltp_read_write {SYSBENCH_THREADS} threads (pareto) on "
-            f"{STEADY_LOAD[0]} x {STEADY_LOAD[1]} rows; worst-case scan built up to "
+            f"{STEADY_LOAD[0]} x {STEADY_LOAD[1]} rows, {md_rate(results)}; worst-case scan built up to "
             f"{SCAN_TARGET_S:g} s untraced; record args {RECORD_ARGS or 'none'}; bpftrace script "
             f"for --probes {BPFTRACE_PROBES}.", "",
-            "Ratios are B/A per interleaved pair (B measured right after its A). CPU/trx is the "
+            "Ratios are B/A per traced window: B against the mean A of the untraced windows "
+            "just before and just after it. CPU/trx is the "
             "server's utime+stime per transaction (Com_commit + Com_rollback, read at the same "
             "instants); p95 is the median of sysbench's per-second p95 lines inside the window. "
             "Machine busy cores is what the whole machine ran in a window (server, load, tracer "
