@@ -2,13 +2,14 @@
 """make bench: what tracing with innostall costs the server it traces.
 
 1. microbenchmark: the loader's own probe-hit calibration (innostall-loader --calibrate);
-2. steady load: one continuous sysbench oltp_read_write run while the arms none, default,
-   full (innostall record --probes SET) and bpftrace (the equivalent bpftrace script) take
-   turns, one window each;
+2. steady load: one continuous sysbench oltp_read_write run, at half its untraced capacity,
+   while the arms none, default, exact (the default set with --exact), full (innostall
+   record --probes SET) and bpftrace (the equivalent bpftrace script) take turns, one
+   window each;
 3. performance_schema: its latch instruments off and on, toggled live under the same kind
    of load, for scale;
-4. worst case: a full scan inside an old snapshot over long version chains, untraced and
-   under each probe set.
+4. worst case: a full scan inside an old snapshot over long version chains, untraced, under
+   each probe set and under the bpftrace script.
 
 On a small, noisy machine TPS swings more than any probe costs, so the main metric is the
 server's CPU time per transaction: uprobe and BPF time is charged to the traced thread.
@@ -661,6 +662,17 @@ def bracketed_pairs(sequence: list[dict], base_arm: str,
     return pairs
 
 
+def run_bracketed(out: list[dict], arms: tuple[str, ...], base_arm: str, measure) -> None:
+    """Appends measure(round, arm) for base, arm, base, next arm, ... and a closing base, so
+    that every traced window lies between two base ones; `out` keeps what was measured if
+    a window raises."""
+    for rnd in range(1, ROUNDS + 1):
+        for arm in arms:
+            out.append(measure(rnd, base_arm))
+            out.append(measure(rnd, arm))
+    out.append(measure(ROUNDS, base_arm))
+
+
 def compare(pairs: list[tuple[dict, dict]], metrics: tuple[str, ...]) -> dict:
     """Per metric, the ratio B/A of each pair that has both numbers."""
     out = {}
@@ -721,13 +733,12 @@ def phase_steady(bench: Bench) -> None:
     bench.start_server()
     fixture("load", *STEADY_LOAD)
     write_bpftrace_script(bench)
-    bench.load = steady_load(phase_seconds(ROUNDS * 6, ROUNDS * 3), steady_rate(bench, "steady"))
+    traced = ROUNDS * len(STEADY_ARMS)
+    bench.load = steady_load(phase_seconds(2 * traced + 1, traced), steady_rate(bench, "steady"))
     windows = []
     try:
-        for rnd in range(1, ROUNDS + 1):
-            for arm in STEADY_ARMS:  # none, default, none, exact, none, full, ...
-                windows += [bench.window("steady", rnd, "none"), bench.window("steady", rnd, arm)]
-        windows.append(bench.window("steady", ROUNDS, "none"))  # the last one's other side
+        run_bracketed(windows, STEADY_ARMS, "none",
+                      lambda rnd, arm: bench.window("steady", rnd, arm))
     finally:  # what was measured is kept if the phase fails
         pairs = bracketed_pairs(windows, "none", STEADY_METRICS)
         bench.results["steady"] = {"windows": windows,
@@ -787,13 +798,14 @@ def phase_pfs(bench: Bench) -> None:
     if bench.server.query("SELECT @@performance_schema")[0][0] != 1:
         raise BenchError("the server did not start with performance_schema on")
     consumers = pfs_consumers(bench.server)
-    bench.load = steady_load(phase_seconds(ROUNDS * 2, 0), steady_rate(bench, "pfs"))
+    bench.load = steady_load(phase_seconds(2 * ROUNDS + 1, 0), steady_rate(bench, "pfs"))
     windows = []
+
+    def switched_window(rnd: int, arm: str) -> dict:
+        pfs_switch(bench.server, arm == "pfs_on", consumers)
+        return bench.window("pfs", rnd, arm)
     try:
-        for rnd in range(1, ROUNDS + 2):  # off, on, off, ..., off
-            for arm in ("pfs_off", "pfs_on")[:1 if rnd > ROUNDS else 2]:
-                pfs_switch(bench.server, arm == "pfs_on", consumers)
-                windows.append(bench.window("pfs", rnd, arm))
+        run_bracketed(windows, ("pfs_on",), "pfs_off", switched_window)
     finally:
         pairs = bracketed_pairs(windows, "pfs_off", STEADY_METRICS).get("pfs_on", [])
         bench.results["pfs"] = {"windows": windows, "startup_consumers": consumers,
@@ -902,10 +914,7 @@ def phase_worst(bench: Bench) -> None:
     chains["warmup_scan_s"] = round(timed_scan(bench.server, bench.snapshot_conn), 3)
     scans = []
     try:
-        for rnd in range(1, ROUNDS + 1):
-            for arm in SCAN_ARMS:  # untraced, default, untraced, full, untraced, bpftrace
-                scans += [scan_with(bench, rnd, "untraced"), scan_with(bench, rnd, arm)]
-        scans.append(scan_with(bench, ROUNDS, "untraced"))  # the last one's other side
+        run_bracketed(scans, SCAN_ARMS, "untraced", lambda rnd, arm: scan_with(bench, rnd, arm))
     finally:
         pairs = bracketed_pairs(scans, "untraced", ("scan_s",))
         bench.results["worst"] = {
@@ -1001,7 +1010,8 @@ def settings() -> dict:
     return {"phases": PHASES, "rounds": ROUNDS, "window_s": WINDOW_S, "settle_s": SETTLE_S,
             "scan_target_s": SCAN_TARGET_S, "max_update_s": MAX_UPDATE_S,
             "record_lead_s": RECORD_LEAD_S, "steady_load": STEADY_LOAD,
-            "sysbench_threads": SYSBENCH_THREADS, "rate_share": RATE_SHARE, "worst_rows": WORST_ROWS, "hot_rows": HOT_ROWS,
+            "sysbench_threads": SYSBENCH_THREADS, "rate_share": RATE_SHARE,
+            "worst_rows": WORST_ROWS, "hot_rows": HOT_ROWS,
             "update_batch": UPDATE_BATCH, "record_args": RECORD_ARGS,
             "bpftrace_probes": BPFTRACE_PROBES,
             "transactions": "server counters Com_commit + Com_rollback, read with the CPU time",
@@ -1100,8 +1110,8 @@ def md_intro(results: dict) -> list[str]:
             f"{results['run_minutes']} min.", "",
             f"Settings: rounds {ROUNDS}; steady windows {SETTLE_S:g} s settle + {WINDOW_S:g} s "
             f"measured, sysbench oltp_read_write {SYSBENCH_THREADS} threads (pareto) on "
-            f"{STEADY_LOAD[0]} x {STEADY_LOAD[1]} rows, {md_rate(results)}; worst-case scan built up to "
-            f"{SCAN_TARGET_S:g} s untraced; record args {RECORD_ARGS or 'none'}; bpftrace script "
+            f"{STEADY_LOAD[0]} x {STEADY_LOAD[1]} rows, {md_rate(results)}; worst-case scan "
+            f"built up to {SCAN_TARGET_S:g} s untraced; record args {RECORD_ARGS or 'none'}; bpftrace script "
             f"for --probes {BPFTRACE_PROBES}.", "",
             "Ratios are B/A per traced window: B against the mean A of the untraced windows "
             "just before and just after it. CPU/trx is the "

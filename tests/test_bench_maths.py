@@ -36,3 +36,11 @@ def test_failed_windows_and_a_missing_side():
     # the first against its one good side, the failed one skipped, the last against the window before it
     assert [(a["cpu_per_trx_us"], b["cpu_per_trx_us"]) for a, b in pairs["full"]] == \
         [(100.0, 110.0), (120.0, 126.0)]
+
+
+def test_every_traced_window_lies_between_two_base_ones(monkeypatch):
+    monkeypatch.setattr(bench, "ROUNDS", 2)
+    measured = []
+    bench.run_bracketed(measured, ("default", "full"), "none", lambda rnd, arm: (rnd, arm))
+    assert measured == [(1, "none"), (1, "default"), (1, "none"), (1, "full"),
+                        (2, "none"), (2, "default"), (2, "none"), (2, "full"), (2, "none")]

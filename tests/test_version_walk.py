@@ -117,7 +117,7 @@ def wait_for(path, kind, count, timeout=30.0):
 def test_killed_recording_keeps_its_deep_walks(servers, tmp_path):
     """The CLI's --deep-walk-threshold reaches the kernel (both walks are deep at 4), and the
     journal keeps the symbolized walks when the recorder dies by SIGKILL. The reads come after
-    the first interval, under the default budget of an idle server: its floor keeps them whole."""
+    the second interval, under the default budget of an idle server: its floor keeps them whole."""
     srv = servers("mariadb-11.4.5")
     tgt, probes = walk_probes(srv.pid)
     reader, writer = srv.connect(), srv.connect()
