@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from innostall.collector.target import server_label
+from innostall.names import server_label
 
 from .metrics import numeric_metrics
 from .recording import Recording

@@ -7,7 +7,8 @@ import os
 
 from innostall.errors import UserError
 
-from . import flamegraph, metrics, report, views
+from . import flamegraph, metrics, views
+from .summary import summary
 from .recording import Recording
 
 EVENT_TABLES = ["walks", "pages", "wait_stacks"]  # Recording attributes, one CSV each
@@ -28,7 +29,7 @@ def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
             raise UserError(f"{path}: cannot write ({e.strerror})")
         written.append(path)
 
-    write("summary.json", json.dumps(report.summary(rec), indent=2) + "\n")
+    write("summary.json", json.dumps(summary(rec), indent=2) + "\n")
     write("summary.csv", metrics.summary_rows(rec).to_csv(index=False))
     write("intervals.csv", views.interval_table(rec).to_csv())
     write("counters.csv", rec.counters.to_csv(index=False))

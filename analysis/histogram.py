@@ -35,17 +35,18 @@ def stats(hist: pd.Series) -> dict:
 
 
 def format_log2(hist: pd.Series, unit: str) -> str:
-    """A histogram as bcc's tools print it, from slot 0 to the highest non-empty one."""
+    """A histogram laid out exactly as bcc's libbpf-tools print it (print_log2_hist): the
+    unit after five spaces in a 19-wide column, bounds 10 wide, counts 8 wide, 40 stars,
+    from slot 0 to the highest non-empty one; so a line pasted beside a bcc tool's lines up."""
     counts = hist[hist > 0]
     if counts.empty:
-        return f"     {unit:<20}: (no events)"
+        return f"{'':5}{unit:<19} : (no events)"
     top = int(counts.index.max())
     peak = int(counts.max())
-    width = max(len(unit), len(str(slot_bounds(top)[1])))
-    lines = [f"{unit:>{width}}{'':<{width + 4}} : count    distribution"]
+    lines = [f"{'':5}{unit:<19} : count    distribution"]
     for slot in range(top + 1):
         n = int(hist.get(slot, 0))
         low, high = slot_bounds(slot)
         bar = "*" * (n * BAR_WIDTH // peak)
-        lines.append(f"{low:>{width}} -> {high:<{width}} : {n:<8} |{bar:<{BAR_WIDTH}}|")
+        lines.append(f"{low:>10} -> {high:<10} : {n:<8} |{bar:<{BAR_WIDTH}}|")
     return "\n".join(lines)

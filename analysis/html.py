@@ -10,11 +10,11 @@ import jinja2
 from markupsafe import Markup
 
 from innostall import __version__
-from innostall.collector.elf import demangle
-from innostall.collector.target import server_label
+from innostall.names import demangle, server_label
+from innostall.schema import prose_unit
 from innostall.errors import UserError
 
-from . import charts, cost, flamegraph, metrics, report, views
+from . import charts, cost, flamegraph, metrics, summary as summaries, views
 from .recording import Recording
 from .timeline import per_interval
 
@@ -56,11 +56,11 @@ def probe_rows(rec: Recording) -> list[dict]:
 
 
 def plain_findings(rec: Recording, summary: dict) -> list[str]:
-    found = report.findings(per_interval(rec, views.PURGE_COUNTERS))
+    found = summaries.findings(per_interval(rec, views.PURGE_COUNTERS))
     if summary["version_walk"]["recorded"]:
-        found += report.walk_findings(summary["version_walk"], summary["drops"])
+        found += summaries.walk_findings(summary["version_walk"], summary["drops"])
     if summary["block_lock"]["recorded"]:
-        found += report.block_lock_findings(summary["block_lock"], rec.wait_stacks, rec.duration_s)
+        found += summaries.block_lock_findings(summary["block_lock"], rec.wait_stacks, rec.duration_s)
     return found
 
 
@@ -77,7 +77,7 @@ def purge_headline(rec: Recording, purge: dict) -> str:
 
 def hist_section(rec: Recording, name: str) -> dict:
     """A histogram's bars over the whole recording, and its heatmap over time."""
-    title, unit = views.hist_title(name)
+    title, unit = views.hist_title(rec, name)
     slots = views.hist_slots(rec, name)
     stats = views.hist_stats(rec, name)
     chart_id = f"hist-{name}"
@@ -89,11 +89,11 @@ def hist_section(rec: Recording, name: str) -> dict:
             "charts": [Markup(f) for f in figures]}
 
 
-def hist_group_section(rec: Recording, group: dict[str, str], title: str, unit: str,
-                       chart_id: str) -> dict | None:
+def hist_group_section(rec: Recording, names: list[str], title: str, chart_id: str) -> dict | None:
     """Histograms of one kind (latch waits by mode) as grouped bars over common ranges, and
-    their sum over time."""
-    present = {lbl: name for lbl, name in group.items() if name in views.hist_names(rec)}
+    their sum over time; labelled with their titles, in the first one's unit."""
+    present = {rec.schema.hist_title(n): n for n in names if n in views.hist_names(rec)}
+    unit = prose_unit(rec.schema.hist_unit(names[0])) if names else ""
     total = rec.hist(list(present.values()))
     if not present or not total.sum():
         return None
@@ -153,7 +153,7 @@ def hist_sections(rec: Recording, names: list[str]) -> list[dict]:
 def walk_section(rec: Recording, summary: dict) -> dict:
     walks = views.table_of(rec, "walks")
     flames, note = flame_graphs(rec, "walks")
-    return {"summary": summary["version_walk"], "hists": hist_sections(rec, views.WALK_HISTS),
+    return {"summary": summary["version_walk"], "hists": hist_sections(rec, rec.schema.hists_of("version_walk")),
             "deepest": None if walks is None else views.deepest_walks(walks).to_dict("records"),
             "flames": flames, "flame_note": note}
 
@@ -162,7 +162,7 @@ def latch_section(rec: Recording, summary: dict) -> dict:
     stacks = views.table_of(rec, "wait_stacks")
     flames, note = flame_graphs(rec, "wait_stacks")
     return {"summary": summary.get("block_lock"), "others": summary.get("other_latch"),
-            "waits": hist_group_section(rec, views.LATCH_WAITS, "Latch wait time", "µs", "latch-waits"),
+            "waits": hist_group_section(rec, views.latch_hists(rec), "Latch wait time", "latch-waits"),
             "longest": None if stacks is None else views.top_wait_stacks(stacks).to_dict("records"),
             "flames": flames, "flame_note": note}
 
@@ -179,7 +179,7 @@ def other_counters(rec: Recording) -> dict:
     if moved:
         table = views.interval_table(rec, moved)
         series = views.per_second(table)
-        for name in filter(views.is_running_max, moved):  # drawn as the maximum so far
+        for name in (n for n in moved if views.is_running_max(rec, n)):  # drawn as the maximum so far
             series[name] = table[name].cumsum().reindex(series.index)
         fig = charts.small_multiples(series, "Counters (per second; running maxima as they grew)")
         chart = Markup(charts.fragment(fig, "other-counters"))
@@ -188,8 +188,9 @@ def other_counters(rec: Recording) -> dict:
 
 
 def context(rec: Recording) -> dict:
-    summary = report.summary(rec)
-    known = set(views.PURGE_HISTS) | set(views.WALK_HISTS) | set(views.LATCH_HISTS)
+    summary = summaries.summary(rec)
+    purge_hists = rec.schema.hists_of("purge")
+    known = set(purge_hists) | set(rec.schema.hists_of("version_walk")) | set(views.latch_hists(rec))
     target = rec.meta.get("target", {})
     return {
         "title": f"innostall report: {server_label(target.get('family'), target.get('version'))}",
@@ -200,7 +201,7 @@ def context(rec: Recording) -> dict:
         "purge_headline": purge_headline(rec, summary["purge"]),
         "summary_rows": metrics.summary_rows(rec).to_dict("records"),
         "throughput": throughput_chart(rec),
-        "purge_hists": hist_sections(rec, views.PURGE_HISTS),
+        "purge_hists": hist_sections(rec, purge_hists),
         "walks": walk_section(rec, summary),
         "latches": latch_section(rec, summary),
         "other_hists": [hist_section(rec, n) for n in views.hist_names(rec) if n not in known],

@@ -8,22 +8,28 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow
 
-from innostall.collector import recording as fmt
+from innostall import recording_format as fmt
 from innostall.errors import UserError
+from innostall.schema import Schema
 
 
 @dataclass
 class Recording:
     path: str
     meta: dict
+    schema: Schema  # names, kinds and units of its counters and histograms
     counters: pd.DataFrame  # interval, t_s, name, value
     hists: pd.DataFrame  # interval, t_s, name, slot, count
     walks: pd.DataFrame = field(default_factory=lambda: fmt.walks_table([]))
     # deep version walks: t_s, tid, depth, latency_us, stack (folded, root first)
     pages: pd.DataFrame = field(default_factory=lambda: fmt.pages_table([]))
     # blocks whose latch was waited for: space, page_no, waits, wait_us
-    wait_stacks: pd.DataFrame = field(default_factory=lambda: fmt.wait_stacks_table([]))
+    wait_stacks: pd.DataFrame | None = None
     # user stacks of latch waits: mode, stack (folded, root first), waits, wait_us
+
+    def __post_init__(self):
+        if self.wait_stacks is None:
+            self.wait_stacks = fmt.wait_stacks_table([], self.schema)
 
     def counter_total(self, name: str) -> int:
         return int(self.counters.loc[self.counters["name"] == name, "value"].sum())
@@ -45,35 +51,42 @@ class Recording:
         return float(self.counters["t_s"].max()) if len(self.counters) else 0.0
 
 
-# Tables a recording may lack (older recordings, probes not attached): field -> (file, builder)
-OPTIONAL_TABLES = {"walks": (fmt.WALKS, fmt.walks_table), "pages": (fmt.PAGES, fmt.pages_table),
-                   "wait_stacks": (fmt.WAIT_STACKS, fmt.wait_stacks_table)}
+def optional_tables(schema: Schema) -> dict:
+    """Tables a recording may lack (older recordings, probes not attached): field -> (file,
+    builder from journal records)."""
+    return {"walks": (fmt.WALKS, fmt.walks_table), "pages": (fmt.PAGES, fmt.pages_table),
+            "wait_stacks": (fmt.WAIT_STACKS, lambda records: fmt.wait_stacks_table(records, schema))}
 
 
 def load(path: str) -> Recording:
     meta = _read_meta(path)
+    try:
+        schema = fmt.schema_of(meta)
+    except UserError as e:
+        raise UserError(f"{path}: {e}")
+    optional = optional_tables(schema)
     counters_path = os.path.join(path, fmt.COUNTERS)
     if meta.get("complete") and os.path.exists(counters_path):
         empty_counters, empty_hists = fmt.journal_to_tables([])
         counters = _read_table(path, fmt.COUNTERS, empty_counters.columns)
         hists = _read_table(path, fmt.HISTS, empty_hists.columns)
-        optional = {name: _read_table(path, file, build([]).columns)
-                    if os.path.exists(os.path.join(path, file))
-                    else build([]) for name, (file, build) in OPTIONAL_TABLES.items()}
+        tables = {name: _read_table(path, file, build([]).columns)
+                  if os.path.exists(os.path.join(path, file))
+                  else build([]) for name, (file, build) in optional.items()}
     else:  # cut short: rebuild the tables from the journal
         journal = os.path.join(path, fmt.JOURNAL)
         if not os.path.exists(journal):
             raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
-        counters, hists, optional = _rebuild(path, journal)
-    return Recording(path, meta, counters, hists, **optional)
+        counters, hists, tables = _rebuild(path, journal, optional)
+    return Recording(path, meta, schema, counters, hists, **tables)
 
 
-def _rebuild(path: str, journal: str):
+def _rebuild(path: str, journal: str, optional: dict):
     """The tables from the journal; a journal that is not one of ours is one line."""
     try:
         records = fmt.read_records(journal)
         counters, hists = fmt.journal_to_tables(records)
-        return counters, hists, {name: build(records) for name, (_, build) in OPTIONAL_TABLES.items()}
+        return counters, hists, {name: build(records) for name, (_, build) in optional.items()}
     except (UnicodeDecodeError, KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         raise UserError(f"{path}: damaged journal ({e.__class__.__name__}: {e})")
 

@@ -3,44 +3,30 @@ the frames the HTML, export and diff views draw. Generic over counter and histog
 so a new measurement shows up without touching the views."""
 from __future__ import annotations
 
-import re
-
 import pandas as pd
+
+from innostall.schema import prose_unit
 
 from .histogram import slot_bounds, stats
 from .recording import Recording
-from .report import short_frame
+from .stacks import short_frame
 from .timeline import per_interval
 
 PURGE_COUNTERS = ["purge_batches", "purge_empty_batches", "purge_pages"]
 PURGE_RATES = {"purge_batches": "batches/s", "purge_empty_batches": "empty batches/s",
                "purge_pages": "undo pages/s"}
 
-# Titles and units of the histograms we know; any other is titled from its name.
-HISTOGRAMS = {
-    "purge_batch_latency": ("Purge batch latency", "µs"),
-    "purge_batch_pages": ("Undo pages per purge batch", "pages"),
-    "purge_batch_records": ("Undo records per purge batch", "records"),
-    "page_read_latency": ("Page reads from disk (undo and other pages)", "µs"),
-    "version_walk_depth": ("Version-walk depth (row versions built per read)", "versions"),
-    "version_walk_latency": ("Version-walk latency", "µs"),
-    "block_wait_s": ("Block-latch waits in S mode", "µs"),
-    "block_wait_x": ("Block-latch waits in X mode", "µs"),
-    "block_wait_sx": ("Block-latch waits in SX/U mode", "µs"),
-    "other_latch_wait": ("Other latch waits (index, lock system, purge, dictionary ...)", "µs"),
-}
-PURGE_HISTS = ["purge_batch_latency", "purge_batch_pages", "purge_batch_records"]
-WALK_HISTS = ["version_walk_depth", "version_walk_latency"]
-# latch wait time, drawn as one group: label -> histogram
-LATCH_WAITS = {"block S": "block_wait_s", "block X": "block_wait_x", "block SX/U": "block_wait_sx",
-               "other latches": "other_latch_wait"}
-LATCH_HISTS = list(LATCH_WAITS.values())
+LATCH_SECTIONS = ["block_latch", "other_latch"]  # latch wait time, drawn as one group
 
 
-def is_running_max(name: str) -> bool:
+def is_running_max(rec: Recording, name: str) -> bool:
     """A counter that holds a running maximum (version_walk_max_depth): its deltas sum to
     the maximum, but a rate of it means nothing."""
-    return re.search(r"(^|_)max(_|$)", name) is not None
+    return rec.schema.kind(name) == "max"
+
+
+def latch_hists(rec: Recording) -> list[str]:
+    return [name for section in LATCH_SECTIONS for name in rec.schema.hists_of(section)]
 
 
 def counter_names(rec: Recording) -> list[str]:
@@ -51,12 +37,9 @@ def hist_names(rec: Recording) -> list[str]:
     return sorted(str(n) for n in rec.hists["name"].unique())
 
 
-def hist_title(name: str) -> tuple[str, str]:
-    """(title, unit) of a histogram; unknown ones get their name and a unit guessed from it."""
-    if name in HISTOGRAMS:
-        return HISTOGRAMS[name]
-    unit = "µs" if name.endswith(("latency", "_us", "_wait")) else "value"
-    return name.replace("_", " ").capitalize(), unit
+def hist_title(rec: Recording, name: str) -> tuple[str, str]:
+    """(title, unit) of a histogram, as the recording's schema gives them."""
+    return rec.schema.hist_title(name), prose_unit(rec.schema.hist_unit(name))
 
 
 def interval_table(rec: Recording, names: list[str] | None = None) -> pd.DataFrame:
@@ -122,7 +105,7 @@ def counter_overview(rec: Recording, names: list[str] | None = None) -> pd.DataF
     """Per counter: total, mean rate, the busiest interval and how many intervals saw any.
     Running maxima get a total (the maximum) and no rates."""
     table = interval_table(rec, names)
-    rated = [c for c in table.columns if not is_running_max(c)]
+    rated = [c for c in table.columns if not is_running_max(rec, c)]
     rates = per_second(table[rated])
     moved = rates.columns[rates.max() > 0] if len(rates) else []
     duration = rec.duration_s

@@ -15,7 +15,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "innostall.h"
 #include "innostall.skel.h"
+#include "trace_helpers.h"
 #include "attacher.h"
 #include "uprobe.h"
 

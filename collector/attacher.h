@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 #include "innostall.h"
-#include "loader.h"
+#include "attachment.h"
 
 /* A group's sampling window: open while all of its probes are attached and counted. */
 struct window {

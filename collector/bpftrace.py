@@ -18,9 +18,7 @@ def fragment(name: str) -> Template:
 
 
 def fragment_name(probe: ResolvedProbe) -> str:
-    if probe.bpftrace:
-        return probe.bpftrace
-    return "span" if "return" in probe.programs else "count"
+    return probe.bpftrace or generic_fragment(probe)
 
 
 def binary_path(target: Target) -> str:
@@ -41,18 +39,22 @@ def attach_points(kind: str, target: Target, probe: ResolvedProbe) -> str:
     return ",\n".join(f"{kind}:{path}:{w}" for w in where)
 
 
+def generic_fragment(probe: ResolvedProbe) -> str:
+    return "span" if "return" in probe.programs else "count"
+
+
 def probe_text(target: Target, probe: ResolvedProbe, by_name: dict[str, ResolvedProbe]) -> str:
+    """The probe's fragment filled in; a fragment that needs another probe's uprobes (the
+    catalog's bpftrace_with) falls back to the generic one when that probe is missing."""
     fields = {"name": probe.name, "description": probe.description,
               "uprobe": attach_points("uprobe", target, probe),
-              "uretprobe": attach_points("uretprobe", target, probe),
-              "threshold_us": probe.decode.get("threshold_us", "5")}
+              "uretprobe": attach_points("uretprobe", target, probe)}
     name = fragment_name(probe)
-    if name == "version_walk":
-        step = by_name.get("version_step")
-        if not step or not step.ok:
-            name = "span"  # no depth without the step probe: time the walks only
-        else:
-            fields["step_uprobe"] = attach_points("uprobe", target, step)
+    for placeholder, other in probe.bpftrace_with.items():
+        if other not in by_name:
+            name = generic_fragment(probe)
+            break
+        fields[placeholder] = attach_points("uprobe", target, by_name[other])
     return fragment(name).substitute(fields)
 
 

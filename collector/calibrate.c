@@ -21,7 +21,8 @@
 #include "innostall.h"
 #include "innostall.skel.h"
 #include "calibrate.h"
-#include "loader.h"
+#include "attachment.h"
+#include "trace_helpers.h"
 #include "uprobe.h"
 
 #define CALLS 2000 /* per timing: 20-40 ms each */

@@ -2,6 +2,7 @@
 symbols and file offsets its uprobes attach at, or to the reason it cannot be."""
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,12 +24,15 @@ class ResolvedProbe:
     symbols: list[Symbol] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
     globals: dict[str, int] = field(default_factory=dict)  # data symbol -> address
+    global_settings: dict[str, str] = field(default_factory=dict)  # BPF setting -> data symbol
     decode: dict[str, str] = field(default_factory=dict)
     bpftrace: str | None = None  # fragment of probes/bpftrace/ (None: chosen by roles)
     exact: bool = True  # False: approximate (a subset, a threshold or an estimate; see the catalog)
     fallback: bool = False  # found outside the variants listed for this version
     reason: str | None = None  # why it is missing
     group: str = ""  # sampling group of the cost governor; "" = never sampled
+    group_setting: str | None = None  # BPF setting told this probe's group number
+    bpftrace_with: dict[str, str] = field(default_factory=dict)  # placeholder -> probe
 
     @property
     def ok(self) -> bool:
@@ -90,20 +94,43 @@ def ordered_variants(variants: list[dict], target: Target) -> list[tuple[dict, b
     return [(v, True) for v in exact] + [(v, False) for v in family if v not in exact]
 
 
+class LayoutUnknown(Exception):
+    """The function is there, but with a parameter list the programs cannot decode."""
+
+
+def variant_symbols(variant: dict, target: Target) -> list[Symbol]:
+    """The symbols a variant attaches at: its mangled `symbols` (the first present, or all
+    with match = "all"), else every copy of its `function`, found by demangled name
+    whatever its parameter list. A variant whose programs read arguments lists the
+    parameter lists it decodes (`params`, regular expressions); a copy with any other
+    list is never attached."""
+    found = target.find_functions(variant.get("symbols", []))
+    present = [found[name] for name in variant.get("symbols", []) if name in found]
+    if present:
+        return present if variant.get("match", "first") == "all" else present[:1]
+    if "function" not in variant:
+        return []
+    copies = target.find_function_copies(variant["function"])
+    patterns = [re.compile(p) for p in variant.get("params", [".*"])]
+    decodable = [sym for sym, params in copies if any(p.fullmatch(params) for p in patterns)]
+    if copies and not decodable:
+        raise LayoutUnknown(f"{variant['function']}({copies[0][1]}) is in the binary, but its "
+                            "arguments are not laid out as any build innostall knows")
+    return decodable
+
+
 def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool:
-    found = target.find_functions(variant["symbols"])
-    present = [found[name] for name in variant["symbols"] if name in found]
+    present = variant_symbols(variant, target)
     if not present:
         return False
-    if variant.get("match", "first") == "first":
-        present = present[:1]
-    wanted_globals = variant.get("globals", [])
-    globals_found = target.find_objects(wanted_globals)
-    if len(globals_found) < len(wanted_globals):
+    global_settings = variant.get("globals", {})
+    globals_found = target.find_objects(list(global_settings.values()))
+    if len(globals_found) < len(global_settings):
         return False
     probe.symbols = present
     probe.offsets = [target.elf.file_offset(s.vaddr) for s in present]
     probe.globals = {name: s.vaddr for name, s in globals_found.items()}
+    probe.global_settings = dict(global_settings)
     probe.programs = dict(variant.get("programs", probe.programs))
     probe.decode = dict(variant.get("decode", {}))
     probe.exact = variant.get("exact", True)
@@ -112,11 +139,12 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
 
 
 def layout(target: Target) -> dict | None:
-    """Struct offsets of this build, for the programs that decode latches and blocks."""
+    """The struct layout of this build the latch programs read: {"latch_model": NAME,
+    "members": {C member: value}} (see the catalog's [[layout]])."""
     version = target.version_tuple()
     for entry in catalog_file().get("layout", []):
         if target.family in entry["families"] and version and in_range(version, entry["versions"]):
-            return entry["settings"]
+            return {"latch_model": entry["latch_model"], "members": dict(entry["members"])}
     return None
 
 
@@ -129,19 +157,25 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
         entry = entries[name]
         probe = ResolvedProbe(name, entry["description"], entry.get("core", False),
                               entry["cost"], dict(entry["programs"]), bpftrace=entry.get("bpftrace"),
-                              group=entry.get("group", name))
+                              group=entry.get("group", name),
+                              group_setting=entry.get("group_setting"),
+                              bpftrace_with=dict(entry.get("bpftrace_with", {})))
         variants = ordered_variants(entry["variant"], target)
         if entry.get("needs_layout") and not known_layout:
             probe.reason = (f"block and latch structs of {target.label} are not in the catalog, "
                             "so block latches cannot be told apart")
             resolved.append(probe)
             continue
+        undecodable = None
         for variant, version_matches in variants:
-            if resolve_variant(probe, variant, target):
-                probe.fallback = not version_matches
-                break
+            try:
+                if resolve_variant(probe, variant, target):
+                    probe.fallback = not version_matches
+                    break
+            except LayoutUnknown as e:
+                undecodable = undecodable or str(e)
         else:
-            probe.reason = missing_reason(target, variants)
+            probe.reason = undecodable or missing_reason(target, variants)
         resolved.append(probe)
     return resolved
 
@@ -149,7 +183,7 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
 def missing_reason(target: Target, variants: list[tuple[dict, bool]]) -> str:
     if not variants:
         return f"not available on {target.label}"
-    tried = [s for v, _ in variants for s in v["symbols"]]
+    tried = [s for v, _ in variants for s in v.get("symbols", []) + [v.get("function")] if s]
     if not target.elf.has_symtab and not target.debug:
         return "not exported, and the binary has no symbol table: install its debug symbols"
-    return f"none of {len(tried)} known symbols is in the binary (inlined or renamed in this build)"
+    return f"none of {len(tried)} known names is in the binary (inlined or renamed in this build)"

@@ -12,7 +12,6 @@ import zlib
 from dataclasses import dataclass
 from functools import cached_property
 
-import cxxfilt
 import numpy as np
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
@@ -23,16 +22,6 @@ ELF_MAGIC = b"\x7fELF"
 STT_OBJECT, STT_FUNC = 1, 2
 SYM_DTYPE = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
                       ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")])
-
-
-def demangle(name: str | None) -> str:
-    """A C++ symbol as people read it; plain or unknown names come back unchanged."""
-    if not name:
-        return "-"
-    try:
-        return cxxfilt.demangle(name)
-    except cxxfilt.InvalidName:
-        return name
 
 
 @dataclass(frozen=True)
@@ -126,6 +115,23 @@ class ElfImage:
                     & (syms["shndx"] != 0) & (syms["value"] != 0)]
         return {offsets[int(s["name"])]: Symbol(offsets[int(s["name"])], int(s["value"]),
                                                 int(s["size"]), table) for s in hits}
+
+    def names_mentioning(self, identifier: str, table: str) -> list[str]:
+        """Mangled names in one table's strings that contain identifier as a name
+        component (its length, then itself: "9trx_purge"): the candidates for a function
+        looked up by its demangled name, found without demangling the whole table."""
+        section = self._elf.get_section_by_name(table)
+        if section is None or section["sh_type"] == "SHT_NOBITS":
+            return []
+        strtab = self.section_bytes(self._elf.get_section(section["sh_link"]).name)
+        needle = re.compile(rb"(?<!\d)" + str(len(identifier)).encode() + re.escape(identifier.encode()))
+        names = set()
+        for m in needle.finditer(strtab):
+            start = strtab.rfind(b"\0", 0, m.start()) + 1
+            name = strtab[start:strtab.index(b"\0", m.end())]
+            if name.startswith(b"_Z"):
+                names.add(name.decode(errors="replace"))
+        return sorted(names)
 
     def file_offset(self, vaddr: int) -> int:
         """The file offset of a virtual address: what a uprobe is attached at."""

@@ -26,7 +26,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "innostall.h"
 #include "innostall.skel.h"
+#include "trace_helpers.h"
 #include "governor.h"
 
 #define TICK_NS 5000000ULL      /* checks while something is sampled */

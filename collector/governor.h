@@ -9,7 +9,7 @@
 #include "innostall.h"
 #include "attacher.h"
 #include "calibrate.h"
-#include "loader.h"
+#include "attachment.h"
 
 struct governor_config {
 	long budget_ppm; /* of the server's CPU time; 0: no budget, nothing is sampled */

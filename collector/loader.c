@@ -13,18 +13,16 @@
  * vanish with this process, however it ends.
  *
  * `--set NAME=VALUE` sets a `const volatile` global of the BPF programs before load
- * (e.g. deep_walk_threshold), found by name in the object's BTF.
+ * (e.g. deep_walk_threshold), found by name in the object's BTF; `--layout MEMBER=VALUE`
+ * sets one member of the server's struct layout the latch programs read (innostall.h).
  *
- * Usage: innostall-loader --binary PATH [--pid PID] [--interval-ms N] [--duration-ms N]
- *                         [--budget-ppm N] [--hit-cost ENTRY_NS,RETURN_NS]
- *                         --attach PROG=OFFSET ... [--set NAME=VALUE ...] [--verbose]
- *        innostall-loader --calibrate   (print the per-hit cost and exit)
+ * The lines it prints are in json_output.c; `--schema` prints the measurement schema
+ * (every counter and histogram with its kind and unit) and exits. See usage() below.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +35,11 @@
 #include <bpf/libbpf.h>
 #include "innostall.h"
 #include "innostall.skel.h"
+#include "attachment.h"
 #include "calibrate.h"
 #include "governor.h"
-#include "loader.h"
+#include "json_output.h"
+#include "trace_helpers.h"
 #include "uprobe.h"
 
 #define MAX_SETTINGS 16
@@ -62,44 +62,10 @@ static struct env {
 	int nr_attach;
 	struct setting settings[MAX_SETTINGS];
 	int nr_settings;
+	struct innodb_layout layout;
 } env = { .interval_ms = 1000, .pid = -1 };
 
-static const char *hist_names[] = {
-#define HIST_NAME(id, name, unit) name,
-	INNOSTALL_HISTS(HIST_NAME)
-};
-static const char *counter_names[] = {
-#define COUNTER_NAME(id, name) name,
-	INNOSTALL_COUNTERS(COUNTER_NAME)
-};
-
 static volatile sig_atomic_t exiting;
-
-static void vwarn(const char *fmt, va_list ap)
-{
-	fputs("innostall-loader: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-void warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarn(fmt, ap);
-	va_end(ap);
-}
-
-void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vwarn(fmt, ap);
-	va_end(ap);
-	exit(1);
-}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -113,18 +79,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static void on_signal(int sig)
 {
 	exiting = 1;
-}
-
-static long parse_long(const char *s, const char *what)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || v < 0)
-		die("invalid %s: '%s'", what, s);
-	return v;
 }
 
 /* PROG=OFFSET[@PATH][#GROUP]; programs of SEC("uretprobe") are attached to returns. */
@@ -173,6 +127,45 @@ static void add_setting(char *arg)
 	env.settings[env.nr_settings++].value = parse_long(eq + 1, arg);
 }
 
+/* MEMBER=VALUE: a member of the server's struct layout by its C name (innostall.h). */
+static void set_layout(char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq)
+		die("invalid --layout '%s' (want MEMBER=VALUE)", arg);
+	*eq = '\0';
+#define SET_MEMBER(field, member, meaning)                        \
+	if (!strcmp(arg, member)) {                               \
+		env.layout.field = parse_long(eq + 1, member);   \
+		return;                                           \
+	}
+	INNOSTALL_LAYOUT(SET_MEMBER)
+	die("no layout member named '%s' (innostall-loader --schema lists them)", arg);
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: innostall-loader --binary PATH [--pid PID] --attach PROG=OFFSET[@PATH][#GROUP] ...\n"
+	      "           [--interval-ms N] [--duration-ms N] [--budget-ppm N]\n"
+	      "           [--hit-cost ENTRY_NS,RETURN_NS] [--set NAME=VALUE ...]\n"
+	      "           [--layout MEMBER=VALUE ...] [--verbose]\n"
+	      "       innostall-loader --calibrate   print the cost of a probe hit and exit\n"
+	      "       innostall-loader --schema      print the measurement schema and exit\n"
+	      "\n"
+	      "Attaches the programs of the linked BPF object at the given file offsets and prints\n"
+	      "the kernel maps as one JSON line per interval until the duration ends, a signal\n"
+	      "arrives or the target exits. Run by 'innostall record', which chooses what to attach.\n"
+	      "\n"
+	      "  --attach PROG=OFFSET[@PATH][#GROUP]  program PROG at OFFSET of the binary (or\n"
+	      "                                      PATH), in sampling group GROUP (1-15)\n"
+	      "  --budget-ppm N      what the probes may cost, in millionths of the server's CPU\n"
+	      "                      (0: no limit, every probe stays attached)\n"
+	      "  --set NAME=VALUE    a const volatile setting of the BPF programs\n"
+	      "  --layout MEMBER=VALUE  a member of the server's struct layout, e.g.\n"
+	      "                      buf_block_t.lock=136 (--schema lists them)\n", out);
+}
+
 static void parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -184,13 +177,16 @@ static void parse_args(int argc, char **argv)
 		{ "set", required_argument, NULL, 's' },
 		{ "budget-ppm", required_argument, NULL, 'B' },
 		{ "hit-cost", required_argument, NULL, 'H' },
+		{ "layout", required_argument, NULL, 'L' },
 		{ "calibrate", no_argument, NULL, 'C' },
+		{ "schema", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "b:p:i:d:a:s:v", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:p:i:d:a:s:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b': env.binary = optarg; break;
 		case 'p': env.pid = parse_long(optarg, "pid"); break;
@@ -200,15 +196,20 @@ static void parse_args(int argc, char **argv)
 		case 's': add_setting(optarg); break;
 		case 'B': env.budget_ppm = parse_long(optarg, "budget"); break;
 		case 'H': parse_hit_cost(optarg); break;
+		case 'L': set_layout(optarg); break;
 		case 'C': env.calibrate_only = true; break;
+		case 'S': print_schema(); exit(0);
 		case 'v': env.verbose = true; break;
-		default: exit(2);
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
 		}
 	}
 	if (env.calibrate_only)
 		return;
+	if (optind < argc)
+		die("unexpected argument '%s' (--help lists the options)", argv[optind]);
 	if (!env.binary || !env.nr_attach)
-		die("--binary and at least one --attach are required");
+		die("--binary and at least one --attach are required (--help lists the options)");
 	if (env.interval_ms < 10)
 		die("--interval-ms must be at least 10");
 }
@@ -267,13 +268,6 @@ static void mark_returns(struct innostall_bpf *obj)
 	}
 }
 
-static void print_calibration(const struct hit_cost *cost, bool measured)
-{
-	printf("{\"type\":\"calibration\",\"entry_ns\":%.0f,\"return_ns\":%.0f,\"measured\":%s}\n",
-	       cost->entry_ns, cost->return_ns, measured ? "true" : "false");
-	fflush(stdout);
-}
-
 static void measure_hit_cost(struct innostall_bpf *obj)
 {
 	bool measured = !env.hit_cost.entry_ns;
@@ -284,112 +278,7 @@ static void measure_hit_cost(struct innostall_bpf *obj)
 	print_calibration(&env.hit_cost, measured);
 }
 
-static void print_attached(void)
-{
-	int i;
-
-	printf("{\"type\":\"attached\",\"mono_ns\":%llu,\"real_ns\":%llu,\"programs\":[",
-	       now_ns(CLOCK_MONOTONIC), now_ns(CLOCK_REALTIME));
-	for (i = 0; i < env.nr_attach; i++)
-		printf("%s{\"prog\":\"%s\",\"offset\":%zu,\"retprobe\":%s,\"group\":%u}",
-		       i ? "," : "", env.attach[i].prog, env.attach[i].offset,
-		       env.attach[i].retprobe ? "true" : "false", env.attach[i].group);
-	printf("]}\n");
-	fflush(stdout);
-}
-
-/* One line with the cumulative value of every counter and histogram, the probes' hits and
- * the governor's accounts. */
-static void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)
-{
-	int hists_fd = bpf_map__fd(obj->maps.hists);
-	int counters_fd = bpf_map__fd(obj->maps.counters);
-	struct hist h;
-	__u64 value;
-	__u32 id;
-	int s;
-
-	printf("{\"type\":\"%s\",\"mono_ns\":%llu,\"real_ns\":%llu,\"counters\":{", type,
-	       now_ns(CLOCK_MONOTONIC), now_ns(CLOCK_REALTIME));
-	for (id = 0; id < NR_COUNTERS; id++) {
-		if (bpf_map_lookup_elem(counters_fd, &id, &value))
-			value = 0;
-		printf("%s\"%s\":%llu", id ? "," : "", counter_names[id], value);
-	}
-	printf("},\"hists\":{");
-	for (id = 0; id < NR_HISTS; id++) {
-		if (bpf_map_lookup_elem(hists_fd, &id, &h))
-			memset(&h, 0, sizeof(h));
-		printf("%s\"%s\":[", id ? "," : "", hist_names[id]);
-		for (s = 0; s < MAX_SLOTS; s++)
-			printf("%s%llu", s ? "," : "", h.slots[s]);
-		printf("]");
-	}
-	printf("}");
-	governor_print(gov, stdout);
-	printf("}\n");
-	fflush(stdout);
-}
-
 #define LATCH_TABLES_EVERY 10 /* intervals: bounded output, and a killed recording keeps most */
-
-/* Cumulative latch sums, one line: [space, page_no, waits, ns] per contended block, and
- * [mode, waits, ns, [addresses]] per user stack (innermost first). */
-static void print_latch_tables(struct innostall_bpf *obj)
-{
-	int pages_fd = bpf_map__fd(obj->maps.block_pages);
-	int stacks_fd = bpf_map__fd(obj->maps.wait_stacks);
-	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
-	struct page_key page, prev_page;
-	struct stack_key stack, prev_stack;
-	__u64 frames[MAX_STACK_DEPTH];
-	struct wait_sum sum;
-	bool first = true, more;
-	int i;
-
-	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"pages\":[", now_ns(CLOCK_MONOTONIC));
-	for (more = !bpf_map_get_next_key(pages_fd, NULL, &page); more;
-	     more = !bpf_map_get_next_key(pages_fd, &prev_page, &page)) {
-		prev_page = page;
-		if (bpf_map_lookup_elem(pages_fd, &page, &sum))
-			continue;
-		printf("%s[%u,%u,%llu,%llu]", first ? "" : ",", page.space, page.page_no, sum.count,
-		       sum.total_ns);
-		first = false;
-	}
-	printf("],\"stacks\":[");
-	first = true;
-	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &stack); more;
-	     more = !bpf_map_get_next_key(stacks_fd, &prev_stack, &stack)) {
-		prev_stack = stack;
-		if (bpf_map_lookup_elem(stacks_fd, &stack, &sum))
-			continue;
-		printf("%s[%u,%llu,%llu,[", first ? "" : ",", stack.mode, sum.count, sum.total_ns);
-		first = false;
-		memset(frames, 0, sizeof(frames));
-		if (stack.stack_id >= 0 && !bpf_map_lookup_elem(traces_fd, &stack.stack_id, frames))
-			for (i = 0; i < MAX_STACK_DEPTH && frames[i]; i++)
-				printf("%s%llu", i ? "," : "", frames[i]);
-		printf("]]");
-	}
-	printf("]}\n");
-	fflush(stdout);
-}
-
-static int print_event(void *ctx, void *data, size_t size)
-{
-	const struct deep_walk_event *e = data;
-	__u32 i;
-
-	if (size < sizeof(*e) || e->type != EVENT_DEEP_WALK)
-		return 0;
-	printf("{\"type\":\"deep_walk\",\"mono_ns\":%llu,\"pid\":%u,\"tid\":%u,\"depth\":%llu,"
-	       "\"latency_ns\":%llu,\"stack\":[", e->end_ns, e->pid, e->tid, e->depth, e->latency_ns);
-	for (i = 0; i < e->nr_frames && i < MAX_STACK_DEPTH; i++)
-		printf("%s%llu", i ? "," : "", e->stack[i]);
-	printf("]}\n");
-	return 0;
-}
 
 static void drain_events(struct ring_buffer *rb)
 {
@@ -425,6 +314,7 @@ static struct innostall_bpf *load_object(void)
 	if (!obj)
 		die("cannot open the BPF object: %s", strerror(errno));
 	obj->rodata->targ_tgid = env.pid > 0 ? env.pid : 0;
+	obj->rodata->layout = env.layout;
 	apply_settings(obj);
 	uprobe_programs_prepare(obj->obj);
 	if (innostall_bpf__load(obj))
@@ -504,14 +394,13 @@ int main(int argc, char **argv)
 					   .pid = env.pid, .binary = env.binary,
 					   .interval_ms = env.interval_ms };
 	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
-	print_attached();
+	print_attached(env.attach, env.nr_attach);
 
 	reason = trace(obj, &gov, rb, pidfd);
 	drain_events(rb);
 	print_latch_tables(obj);
 	print_snapshot(obj, &gov, "final");
-	printf("{\"type\":\"end\",\"reason\":\"%s\"}\n", reason);
-	fflush(stdout);
+	print_end(reason);
 	governor_stop(&gov);
 	ring_buffer__free(rb);
 	innostall_bpf__destroy(obj);

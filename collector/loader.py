@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from innostall.errors import UserError
+from innostall.schema import Schema
 
 
 def loader_path() -> str:
@@ -20,10 +21,19 @@ def loader_path() -> str:
     raise UserError("innostall-loader not found: run 'make build' (or set INNOSTALL_LOADER)")
 
 
+def schema() -> Schema:
+    """The measurement schema the loader's BPF programs produce (innostall.h)."""
+    done = subprocess.run([loader_path(), "--schema"], capture_output=True, text=True)
+    if done.returncode:
+        raise UserError(f"innostall-loader --schema failed: {done.stderr.strip() or done.returncode}")
+    return Schema.parse(json.loads(done.stdout))
+
+
 def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
           duration_s: float | None, stderr, settings: dict[str, int] | None = None,
-          budget_ppm: int = 0) -> subprocess.Popen:
+          layout: list[str] | None = None, budget_ppm: int = 0) -> subprocess.Popen:
     """settings: `const volatile` globals of the BPF programs, e.g. deep_walk_threshold.
+    layout: MEMBER=VALUE of the server's struct layout the latch programs read.
     budget_ppm: what the probes may cost, in millionths of the server's CPU; 0: no limit."""
     cmd = [loader_path(), "--binary", binary, "--interval-ms", str(int(interval_s * 1000)),
            "--budget-ppm", str(budget_ppm)]
@@ -35,6 +45,8 @@ def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
         cmd += ["--attach", spec]
     for name, value in (settings or {}).items():
         cmd += ["--set", f"{name}={int(value)}"]
+    for member in layout or []:
+        cmd += ["--layout", member]
     # Its own session: a terminal's Ctrl-C reaches only us, and we end it cleanly.
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True,
                             start_new_session=True)

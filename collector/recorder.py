@@ -15,18 +15,20 @@ from typing import Callable
 from innostall import __version__
 from innostall.errors import UserError
 
-from . import loader, recording
+from innostall.recording_format import JOURNAL, META
+from innostall.schema import Schema
+
+from . import loader, store
 from .discover import ResolvedProbe, layout
 from .stacks import StackSymbolizer
 from .target import Target
 
 DEFAULT_SETTINGS = {"deep_walk_threshold": 100}  # versions: walks this deep are kept with stacks
 DEFAULT_BUDGET_PCT = 1.0  # of the server's CPU time the probes may cost; None: no budget
-MAX_GROUPS = 15  # sampling groups the loader takes (probes/innostall.h MAX_GROUPS - 1)
 
 
 def prepare_dir(path: str) -> None:
-    if os.path.exists(os.path.join(path, recording.META)):
+    if os.path.exists(os.path.join(path, META)):
         raise UserError(f"{path} already holds a recording; choose another -o directory")
     try:
         os.makedirs(path, exist_ok=True)
@@ -44,12 +46,27 @@ def check_settings(settings: dict[str, int]) -> dict[str, int]:
 
 
 def global_addresses(target: Target, probes: list[ResolvedProbe]) -> dict[str, int]:
-    """Server globals some programs read, at their address in the running process."""
+    """Settings that receive the address of a server global some programs read, at its
+    place in the running process (the catalog's `globals`)."""
+    settings = {}
     for p in probes:
-        if p.ok and "srv_dml_needed_delay" in p.globals:
-            address = target.runtime_address(p.globals["srv_dml_needed_delay"])
-            return {"dml_delay_global": address} if address else {}
-    return {}
+        for setting, symbol in p.global_settings.items() if p.ok else ():
+            address = target.runtime_address(p.globals[symbol])
+            if address:
+                settings[setting] = address
+    return settings
+
+
+def layout_args(layout: dict | None, schema: Schema) -> list[str]:
+    """--layout MEMBER=VALUE arguments of the build's struct layout; the latch model goes
+    by its number in the schema."""
+    if not layout:
+        return []
+    members = {"latch_model": schema.latch_models.index(layout["latch_model"]), **layout["members"]}
+    unknown = sorted(set(members) - set(schema.layout_members))
+    if unknown:
+        raise UserError(f"the catalog's layout names {unknown[0]}, which the loader does not read")
+    return [f"{member}={int(value)}" for member, value in members.items()]
 
 
 def plan_attachments(probes: list[ResolvedProbe]) -> list[dict]:
@@ -63,11 +80,13 @@ def plan_attachments(probes: list[ResolvedProbe]) -> list[dict]:
     return list(planned.values())
 
 
-def sampling_groups(attachments: list[dict]) -> list[str]:
-    """Group names in loader numbering (1, 2, ...), in order of appearance."""
+def sampling_groups(attachments: list[dict], schema: Schema) -> list[str]:
+    """Group names in loader numbering (1, 2, ...), in order of appearance; group 0 is the
+    never-sampled one."""
     groups = list(dict.fromkeys(a["group"] for a in attachments if a["group"]))
-    if len(groups) > MAX_GROUPS:
-        raise UserError(f"{len(groups)} sampling groups in the catalog; the loader takes {MAX_GROUPS}")
+    if len(groups) > schema.max_groups - 1:
+        raise UserError(f"{len(groups)} sampling groups in the catalog; the loader takes "
+                        f"{schema.max_groups - 1}")
     return groups
 
 
@@ -77,10 +96,11 @@ def loader_args(attachments: list[dict], groups: list[str]) -> list[str]:
             for a in attachments]
 
 
-def group_settings(attachments: list[dict], groups: list[str]) -> dict[str, int]:
-    """The version walks must know when their steps were sampled (mvcc.bpf.c)."""
-    step = next((a["group"] for a in attachments if "version_step" in a["probes"]), "")
-    return {"step_group": groups.index(step) + 1} if step else {}
+def group_settings(probes: list[ResolvedProbe], groups: list[str]) -> dict[str, int]:
+    """Settings told a group's number (the catalog's `group_setting`): e.g. the version
+    walks must know when their steps were sampled (mvcc.bpf.c)."""
+    return {p.group_setting: groups.index(p.group) + 1
+            for p in probes if p.ok and p.group_setting and p.group in groups}
 
 
 def check_budget(budget_pct: float | None) -> float | None:
@@ -90,7 +110,7 @@ def check_budget(budget_pct: float | None) -> float | None:
 
 
 def describe(target: Target, probes: list[ResolvedProbe], interval_s: float,
-             settings: dict[str, int]) -> dict:
+             settings: dict[str, int], schema: Schema) -> dict:
     return {
         "tool_version": __version__,
         "host": socket.gethostname(),
@@ -102,6 +122,7 @@ def describe(target: Target, probes: list[ResolvedProbe], interval_s: float,
         "probes": [{"name": p.name, "attached": p.ok, "fallback": p.fallback,
                     "symbol": p.symbol.name if p.symbol else None,
                     "offset": p.offset, "reason": p.reason} for p in probes],
+        "schema": schema.raw,
     }
 
 
@@ -121,35 +142,30 @@ def signals_forwarded_to(proc):
             signal.signal(s, handler)
 
 
-# Counters that count probe hits (events), for the live rate.
-EVENT_COUNTERS = ("purge_batches", "purge_records", "version_walks", "version_steps",
-                  "version_steps_outside", "block_waits_s", "block_waits_x", "block_waits_sx",
-                  "other_latch_waits", "page_reads_walk", "page_reads_purge", "page_reads_other",
-                  "undo_fetches_walk", "undo_fetches_purge", "undo_fetches_other", "dml_delays")
-
-
 class LiveLine:
     """On a terminal: elapsed time, events per second and the probes' estimated cost in the
     last interval, the groups being sampled with their coverage, and drops."""
 
-    def __init__(self, groups: list[str]):
+    def __init__(self, groups: list[str], schema: Schema):
         self.started = time.monotonic()
         self.groups = groups  # sampling group names, by loader number - 1
+        self.events = schema.counters_of("event")  # one per traced occurrence
+        self.losses = schema.counters_of("loss")
         self.last: dict | None = None  # the previous snapshot
 
     def show(self, record: dict) -> None:
         counters = record["counters"]
-        events = sum(counters.get(name, 0) for name in EVENT_COUNTERS)
+        events = sum(counters.get(name, 0) for name in self.events)
         rate, cost, sampled = 0.0, "", ""
         last = self.last
         if last and record["mono_ns"] > last["mono_ns"]:
             wall = record["mono_ns"] - last["mono_ns"]
-            rate = (events - sum(last["counters"].get(n, 0) for n in EVENT_COUNTERS)) * 1e9 / wall
+            rate = (events - sum(last["counters"].get(n, 0) for n in self.events)) * 1e9 / wall
             cost, sampled = self.governor_text(record.get("governor"), last.get("governor"), wall)
         self.last = record
         sys.stderr.write(f"\rrecording {time.monotonic() - self.started:6.0f} s  "
                          f"{rate:9.0f} events/s{cost}  purge batches {counters.get('purge_batches', 0):>6}  "
-                         f"drops {counters.get('drops', 0) + counters.get('latch_map_full', 0):>4}{sampled}\x1b[K")
+                         f"drops {sum(counters.get(n, 0) for n in self.losses):>4}{sampled}\x1b[K")
         sys.stderr.flush()
 
     def governor_text(self, now: dict | None, before: dict | None, wall_ns: int) -> tuple[str, str]:
@@ -207,7 +223,7 @@ class StackJournal:
 
 def write_tables(out_dir: str) -> None:
     """In a process of its own, once tracing is over: pandas would double our memory."""
-    done = subprocess.run([sys.executable, "-m", "innostall.collector.recording", out_dir],
+    done = subprocess.run([sys.executable, "-m", "innostall.collector.store", out_dir],
                           capture_output=True, text=True)
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
@@ -227,24 +243,27 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     attachments = plan_attachments(probes)
     if not attachments:
         raise UserError("no probe could be resolved; see 'innostall probes'")
-    groups = sampling_groups(attachments)
+    schema = loader.schema()
+    groups = sampling_groups(attachments, schema)
     attach = loader_args(attachments, groups)
-    # the build's struct layout first: the latch programs decode blocks with it
-    settings = {**(layout(target) or {}), **global_addresses(target, probes),
-                **group_settings(attachments, groups), **check_settings(settings or {})}
+    struct_layout = layout(target)
+    settings = {**global_addresses(target, probes), **group_settings(probes, groups),
+                **check_settings(settings or {})}
     prepare_dir(out_dir)
-    meta = describe(target, probes, interval_s, settings)
+    meta = describe(target, probes, interval_s, settings, schema)
+    meta["layout"] = struct_layout
     meta["governor"] = {"budget_pct": budget_pct, "groups": groups,
                         "attachments": attachments}
-    recording.write_meta(out_dir, {**meta, "complete": False})
+    store.write_meta(out_dir, {**meta, "complete": False})
     log_path = os.path.join(out_dir, "loader.log")
     with open(log_path, "w") as log:
         proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log,
-                            settings=settings, budget_ppm=round((budget_pct or 0) * 10000))
-    live = LiveLine(groups) if sys.stderr.isatty() else None
+                            settings=settings, layout=layout_args(struct_layout, schema),
+                            budget_ppm=round((budget_pct or 0) * 10000))
+    live = LiveLine(groups, schema) if sys.stderr.isatty() else None
     attached_at = None
     stacks = StackJournal(target)
-    with signals_forwarded_to(proc), open(os.path.join(out_dir, recording.JOURNAL), "a") as journal:
+    with signals_forwarded_to(proc), open(os.path.join(out_dir, JOURNAL), "a") as journal:
         for line, rec in loader.snapshots(proc):
             kind = rec["type"]
             if kind == "attached":  # the journal names what each attachment serves
@@ -274,5 +293,5 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
         raise UserError(loader.failure(proc, log_path))
     write_tables(out_dir)
     meta["complete"] = True
-    recording.write_meta(out_dir, meta)
+    store.write_meta(out_dir, meta)
     return meta

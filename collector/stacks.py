@@ -11,8 +11,9 @@ import os
 from dataclasses import dataclass
 
 from innostall.errors import UserError
+from innostall.names import demangle
 
-from .elf import ElfImage, FunctionIndex, demangle
+from .elf import ElfImage, FunctionIndex
 from .target import Target
 
 

@@ -8,16 +8,23 @@ import subprocess
 from dataclasses import dataclass
 
 from innostall.errors import NotCovered, UserError
+from innostall.names import demangle, server_label, split_function
 
 from .debuginfo import find_debug_file
 from .elf import STT_FUNC, STT_OBJECT, ElfImage, Symbol
 
-# Version strings compiled into .rodata. MariaDB embeds "10.2.11-MariaDB"; MySQL and
-# Percona embed the bare version next to their compilation comment.
-MARIADB_VERSION = re.compile(rb"\0(\d+\.\d+\.\d+)-MariaDB")
+# Version strings compiled into .rodata. A linker may merge a string into the tail of a
+# longer one ("9.7.4" inside "MySQL 9.7.4"), so none is anchored on the NUL before it.
+#  - MariaDB 10.x-12.x: "10.2.11-MariaDB" (the server version with its suffix).
+#  - MySQL 5.6-9.x and Percona: MYSQL_SERVER_VERSION, "8.0.15", or "8.0.36-28" on Percona
+#    (its release after the dash), and MYSQL_BASE_VERSION, "mysqld-8.0", the option-file
+#    group every release reads: it tells the version apart from other dotted numbers.
+MARIADB_VERSION = re.compile(rb"(?<![\d.])(\d{2}\.\d{1,2}\.\d{1,3})-MariaDB")
 PERCONA_MARKER = re.compile(rb"Percona Server")
 MYSQL_MARKER = re.compile(rb"MySQL (?:Community|Enterprise) Server|mysqld")
-BARE_VERSION = re.compile(rb"\0([58]\.\d\.\d{1,2}|9\.\d\.\d{1,2})(?:-\d+)?\0")
+BASE_VERSION = re.compile(rb"\0mysqld-(\d{1,4})\.(\d{1,2})\0")
+DOTTED_VERSION = re.compile(rb"(?<![\d.])(\d{1,4})\.(\d{1,2})\.(\d{1,3})(-\d{1,3}(?:\.\d{1,3})?)?\0")
+OLDEST_MYSQL_MAJOR = 5
 
 
 @dataclass
@@ -32,6 +39,28 @@ class Target:
 
     def find_functions(self, names: list[str]) -> dict[str, Symbol]:
         return self._find(names, STT_FUNC)
+
+    def find_function_copies(self, qualified: str) -> list[tuple[Symbol, str]]:
+        """(symbol, demangled parameter list) of every function called qualified (e.g.
+        "buf_pool_t::page_fix"), whatever its parameter list, in the first symbol table
+        that has it. Compiler copies count as the function: .constprop and .isra clones
+        are whole copies and are included; a .part fragment only stands in when there is
+        no whole function (it runs after the inlined head, which would count twice)."""
+        identifier = qualified.split("::")[-1].split("<")[0]
+        for image, table in [(self.elf, ".symtab"), (self.debug, ".symtab"), (self.elf, ".dynsym")]:
+            if not image:
+                continue
+            named = {}
+            for name in image.names_mentioning(identifier, table):
+                function, params, clone = split_function(demangle(name))
+                if function == qualified and params is not None:
+                    named[name] = (params, clone)
+            found = image.find(list(named), table) if named else {}
+            whole = [(sym, named[n][0]) for n, sym in found.items() if named[n][1] != "part"]
+            if whole or found:
+                return sorted(whole or [(sym, named[n][0]) for n, sym in found.items()],
+                              key=lambda pair: pair[0].vaddr)
+        return []
 
     def find_objects(self, names: list[str]) -> dict[str, Symbol]:
         return self._find(names, STT_OBJECT)
@@ -66,11 +95,6 @@ class Target:
 
     def version_tuple(self) -> tuple[int, ...]:
         return parse_version(self.version) if self.version else ()
-
-
-def server_label(family: str | None, version: str | None) -> str:
-    name = {"mariadb": "MariaDB", "mysql": "MySQL", "percona": "Percona Server"}
-    return f"{name.get(family, 'unknown server')} {version or ''}".strip()
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -140,5 +164,17 @@ def identify(target: Target) -> None:
         target.family = "mysql"
     else:
         raise UserError(f"{target.exe}: not a MySQL, Percona or MariaDB server binary")
-    if m := BARE_VERSION.search(rodata):
-        target.version = m.group(1).decode()
+    target.version = mysql_version(rodata)
+
+
+def mysql_version(rodata: bytes) -> str | None:
+    """MYSQL_SERVER_VERSION: the dotted number whose major and minor match the build's
+    option-file group (mysqld-X.Y); without that group, the first plausible one."""
+    base = BASE_VERSION.search(rodata)
+    for m in DOTTED_VERSION.finditer(rodata):
+        major, minor = int(m.group(1)), int(m.group(2))
+        if base and (major, minor) != (int(base.group(1)), int(base.group(2))):
+            continue
+        if major >= OLDEST_MYSQL_MAJOR:
+            return m.group(0).rstrip(b"\0").decode()
+    return f"{int(base.group(1))}.{int(base.group(2))}" if base else None

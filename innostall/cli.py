@@ -45,7 +45,7 @@ def probe_json(p) -> dict:
 
 def cmd_probes(args) -> int:
     from innostall.collector import discover
-    from innostall.collector.elf import demangle
+    from innostall.names import demangle
 
     tgt = resolve_target(args)
     probes = discover.resolve(tgt)
@@ -106,7 +106,7 @@ def cmd_record(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from innostall.analysis import recording, report
+    from innostall.analysis import recording, summary, text
 
     rec = recording.load(args.recording)
     if args.html:
@@ -115,9 +115,9 @@ def cmd_report(args) -> int:
         size = html.write_html(rec, args.html)
         print(f"wrote {args.html} ({size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
     elif args.json:
-        print(json.dumps(report.summary(rec), indent=2))
+        print(json.dumps(summary.summary(rec), indent=2))
     else:
-        print(report.render_text(rec))
+        print(text.render_text(rec))
     return 0
 
 

@@ -8,58 +8,112 @@
 #define MAX_GROUPS 16 /* sampling groups of the cost governor; group 0 is never sampled */
 #define MAX_SLOTS 32 /* log2 buckets; the last one also takes everything above 2^31 */
 
-/* Log2 histograms kept in the kernel: X(id, name, unit) */
-#define INNOSTALL_HISTS(X)                                       \
-	X(HIST_PURGE_BATCH_US, "purge_batch_latency", "usecs")   \
-	X(HIST_PURGE_BATCH_PAGES, "purge_batch_pages", "pages")  \
-	X(HIST_VERSION_DEPTH, "version_walk_depth", "versions")  \
-	X(HIST_VERSION_WALK_US, "version_walk_latency", "usecs") \
-	X(HIST_BLOCK_WAIT_S_US, "block_wait_s", "usecs")         \
-	X(HIST_BLOCK_WAIT_X_US, "block_wait_x", "usecs")         \
-	X(HIST_BLOCK_WAIT_SX_US, "block_wait_sx", "usecs")       \
-	X(HIST_OTHER_LATCH_WAIT_US, "other_latch_wait", "usecs") \
-	X(HIST_PAGE_READ_US, "page_read_latency", "usecs")       \
-	X(HIST_PURGE_BATCH_RECORDS, "purge_batch_records", "records") \
-	X(HIST_DML_DELAY_US, "dml_delay", "usecs")
+/* The measurement schema: every name, kind and unit the kernel side produces lives here
+ * once. The loader prints it (`innostall-loader --schema`), each recording keeps it, and
+ * the Python side reads it from there; nothing else spells these names.
+ *
+ * Units: us, ns (times), or what is counted (pages, versions, records, ...). */
 
-/* Monotonic counters kept in the kernel: X(id, name). version_walk_max_depth is a running
- * maximum: it never decreases, so per-interval deltas still sum to it. window_cuts counts
- * spans a sampling window's edge cut in two (not measured; see maps.bpf.h). */
-#define INNOSTALL_COUNTERS(X)                                   \
-	X(CNT_PURGE_BATCHES, "purge_batches")                   \
-	X(CNT_PURGE_EMPTY_BATCHES, "purge_empty_batches")       \
-	X(CNT_PURGE_PAGES, "purge_pages")                       \
-	X(CNT_UNMATCHED_RETURNS, "unmatched_returns")           \
-	X(CNT_VERSION_WALKS, "version_walks")                   \
-	X(CNT_VERSION_WALKS_ZERO, "version_walks_zero")         \
-	X(CNT_VERSION_STEPS, "version_steps")                   \
-	X(CNT_VERSION_STEPS_OUTSIDE, "version_steps_outside")   \
-	X(CNT_VERSION_WALK_MAX_DEPTH, "version_walk_max_depth") \
-	X(CNT_DEEP_WALKS, "deep_walks")                         \
-	X(CNT_DROPS, "drops")                                   \
-	X(CNT_BLOCK_WAITS_S, "block_waits_s")                   \
-	X(CNT_BLOCK_WAITS_X, "block_waits_x")                   \
-	X(CNT_BLOCK_WAITS_SX, "block_waits_sx")                 \
-	X(CNT_BLOCK_WAIT_NS, "block_wait_ns")                   \
-	X(CNT_BLOCK_IO_WAITS, "block_io_waits")                 \
-	X(CNT_OTHER_LATCH_WAITS, "other_latch_waits")           \
-	X(CNT_OTHER_LATCH_WAIT_NS, "other_latch_wait_ns")       \
-	X(CNT_LATCH_MAP_FULL, "latch_map_full")                 \
-	X(CNT_UNDO_FETCHES_WALK, "undo_fetches_walk")           \
-	X(CNT_UNDO_FETCHES_PURGE, "undo_fetches_purge")         \
-	X(CNT_UNDO_FETCHES_OTHER, "undo_fetches_other")         \
-	X(CNT_PAGE_READS_WALK, "page_reads_walk")               \
-	X(CNT_PAGE_READS_PURGE, "page_reads_purge")             \
-	X(CNT_PAGE_READS_OTHER, "page_reads_other")             \
-	X(CNT_PURGE_RECORDS, "purge_records")                   \
-	X(CNT_DML_DELAYS, "dml_delays")                         \
-	X(CNT_DML_DELAY_US, "dml_delay_us")                     \
-	X(CNT_WINDOW_CUTS, "window_cuts")                       \
-	X(CNT_VERSION_WALKS_UNSTEPPED, "version_walks_unstepped")
+/* Log2 histograms kept in the kernel: X(id, name, unit, section, title); section is the
+ * part of the report that shows it (purge, version_walk, undo, block_latch, other_latch, dml). */
+#define INNOSTALL_HISTS(X)                                                                     \
+	X(HIST_PURGE_BATCH_US, "purge_batch_latency", "us", "purge", "Purge batch latency")             \
+	X(HIST_PURGE_BATCH_PAGES, "purge_batch_pages", "pages", "purge", "Undo pages per purge batch")  \
+	X(HIST_VERSION_DEPTH, "version_walk_depth", "versions", "version_walk",                                \
+	  "Version-walk depth (row versions built per read)")                                  \
+	X(HIST_VERSION_WALK_US, "version_walk_latency", "us", "version_walk", "Version-walk latency")          \
+	X(HIST_BLOCK_WAIT_S_US, "block_wait_s", "us", "block_latch", "Block-latch waits in S mode")           \
+	X(HIST_BLOCK_WAIT_X_US, "block_wait_x", "us", "block_latch", "Block-latch waits in X mode")           \
+	X(HIST_BLOCK_WAIT_SX_US, "block_wait_sx", "us", "block_latch", "Block-latch waits in SX/U mode")      \
+	X(HIST_OTHER_LATCH_WAIT_US, "other_latch_wait", "us", "other_latch",                                  \
+	  "Other latch waits (index, lock system, purge, dictionary ...)")                     \
+	X(HIST_PAGE_READ_US, "page_read_latency", "us", "undo",                                        \
+	  "Page reads from disk (undo and other pages)")                                       \
+	X(HIST_PURGE_BATCH_RECORDS, "purge_batch_records", "records", "purge",                          \
+	  "Undo records per purge batch")                                                      \
+	X(HIST_DML_DELAY_US, "dml_delay", "us", "dml", "DML delay of innodb_max_purge_lag")
+
+/* Monotonic counters kept in the kernel: X(id, name, kind, unit). Kinds:
+ *   event  one per traced occurrence (the live line's events/s adds these up)
+ *   count  occurrences of a subset or a condition of some event
+ *   total  a quantity summed over events, in unit
+ *   max    a running maximum: it never decreases, so per-interval deltas still sum to it,
+ *          but a rate of it means nothing
+ *   loss   records the kernel side could not keep (a full map or ring buffer)
+ * window_cuts counts spans a sampling window's edge cut in two (not measured; see
+ * maps.bpf.h). */
+#define INNOSTALL_COUNTERS(X)                                                    \
+	X(CNT_PURGE_BATCHES, "purge_batches", "event", "batches")                \
+	X(CNT_PURGE_EMPTY_BATCHES, "purge_empty_batches", "count", "batches")    \
+	X(CNT_PURGE_PAGES, "purge_pages", "total", "pages")                      \
+	X(CNT_UNMATCHED_RETURNS, "unmatched_returns", "count", "returns")        \
+	X(CNT_VERSION_WALKS, "version_walks", "event", "walks")                  \
+	X(CNT_VERSION_WALKS_ZERO, "version_walks_zero", "count", "walks")        \
+	X(CNT_VERSION_STEPS, "version_steps", "event", "versions")               \
+	X(CNT_VERSION_STEPS_OUTSIDE, "version_steps_outside", "event", "versions") \
+	X(CNT_VERSION_WALK_MAX_DEPTH, "version_walk_max_depth", "max", "versions") \
+	X(CNT_DEEP_WALKS, "deep_walks", "count", "walks")                        \
+	X(CNT_DROPS, "drops", "loss", "events")                                  \
+	X(CNT_BLOCK_WAITS_S, "block_waits_s", "event", "waits")                  \
+	X(CNT_BLOCK_WAITS_X, "block_waits_x", "event", "waits")                  \
+	X(CNT_BLOCK_WAITS_SX, "block_waits_sx", "event", "waits")                \
+	X(CNT_BLOCK_WAIT_NS, "block_wait_ns", "total", "ns")                     \
+	X(CNT_BLOCK_IO_WAITS, "block_io_waits", "count", "waits")                \
+	X(CNT_OTHER_LATCH_WAITS, "other_latch_waits", "event", "waits")          \
+	X(CNT_OTHER_LATCH_WAIT_NS, "other_latch_wait_ns", "total", "ns")         \
+	X(CNT_LATCH_MAP_FULL, "latch_map_full", "loss", "waits")                 \
+	X(CNT_UNDO_FETCHES_WALK, "undo_fetches_walk", "event", "pages")          \
+	X(CNT_UNDO_FETCHES_PURGE, "undo_fetches_purge", "event", "pages")        \
+	X(CNT_UNDO_FETCHES_OTHER, "undo_fetches_other", "event", "pages")        \
+	X(CNT_PAGE_READS_WALK, "page_reads_walk", "event", "pages")              \
+	X(CNT_PAGE_READS_PURGE, "page_reads_purge", "event", "pages")            \
+	X(CNT_PAGE_READS_OTHER, "page_reads_other", "event", "pages")            \
+	X(CNT_PURGE_RECORDS, "purge_records", "event", "records")                \
+	X(CNT_DML_DELAYS, "dml_delays", "event", "delays")                       \
+	X(CNT_DML_DELAY_US, "dml_delay_us", "total", "us")                       \
+	X(CNT_WINDOW_CUTS, "window_cuts", "count", "spans")                      \
+	X(CNT_VERSION_WALKS_UNSTEPPED, "version_walks_unstepped", "count", "walks")
+
+/* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
+#define INNOSTALL_WAIT_MODES(X) \
+	X(MODE_S, "S")          \
+	X(MODE_X, "X")          \
+	X(MODE_SX, "SX")        \
+	X(MODE_OTHER, "other")
+
+/* The latch implementations latch.bpf.c decodes: X(id, name), named so in the catalog */
+#define INNOSTALL_LATCH_MODELS(X) \
+	X(MODEL_NONE, "none")     \
+	X(MODEL_SUX, "sux")       \
+	X(MODEL_RW_LOCK, "rw_lock")
+
+/* The server's struct layout the latch programs read: X(field, member, meaning). The
+ * catalog (or the build's DWARF) gives each member by its C name; the loader sets it with
+ * `--layout MEMBER=VALUE` into the `layout` record of the programs' read-only data.
+ *   sux:     MariaDB 10.6+, futex-based latches; a block latch is buf_page_t::lock
+ *   rw_lock: MySQL, Percona and MariaDB 10.2-10.5, rw_lock_t with sync arrays */
+#define INNOSTALL_LAYOUT(X)                                                                 \
+	X(latch_model, "latch_model", "enum latch_model, by name in the catalog")          \
+	X(block_lock, "buf_block_t.lock", "offset of the block latch in its buf_block_t")   \
+	X(page_frame, "buf_page_t.frame", "sux: offset of the frame pointer")               \
+	X(page_state, "buf_page_t.zip.fix", "sux: offset of the fix count and state word")  \
+	X(read_fix, "buf_page_t::READ_FIX", "sux: first state value of a page being read")  \
+	X(write_fix, "buf_page_t::WRITE_FIX", "sux: first state value past the read-fixed") \
+	X(is_block_lock_bit, "rw_lock_t.is_block_lock",                                     \
+	  "rw_lock: bit offset of the flag marking a block latch (bool or bit-field)")      \
+	X(cell_latch, "sync_cell_t.latch", "rw_lock: offset of the latch pointer in a cell") \
+	X(cell_request_type, "sync_cell_t.request_type", "rw_lock: offset of the request type")
+
+#define INNOSTALL_FIELD(field, ...) __u32 field;
+struct innodb_layout {
+	INNOSTALL_LAYOUT(INNOSTALL_FIELD)
+};
 
 #define INNOSTALL_ID(id, ...) id,
 enum hist_id { INNOSTALL_HISTS(INNOSTALL_ID) NR_HISTS };
 enum counter_id { INNOSTALL_COUNTERS(INNOSTALL_ID) NR_COUNTERS };
+enum wait_mode { INNOSTALL_WAIT_MODES(INNOSTALL_ID) NR_WAIT_MODES };
+enum latch_model { INNOSTALL_LATCH_MODELS(INNOSTALL_ID) NR_LATCH_MODELS };
 
 struct hist {
 	__u64 slots[MAX_SLOTS];
@@ -82,8 +136,6 @@ struct deep_walk_event {
 	__u64 stack[MAX_STACK_DEPTH]; /* return addresses, innermost first */
 };
 
-/* Latch wait modes: rows of the wait_stacks map and of the recording's tables. */
-enum wait_mode { MODE_S, MODE_X, MODE_SX, MODE_OTHER };
 
 struct page_key {
 	__u32 space;

@@ -20,19 +20,16 @@
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
 
-enum latch_model { MODEL_NONE, MODEL_SUX, MODEL_RW_LOCK };
-
 /* sync_cell_t request types (MySQL 5.7/8.0, MariaDB 10.2) */
 enum { SYNC_MUTEX = 1, RW_LOCK_SX = 2, RW_LOCK_X_WAIT = 3, RW_LOCK_S = 4, RW_LOCK_X = 5 };
 
-/* Set by the loader from the catalog's per-build decoding. */
-const volatile __u32 latch_model = MODEL_NONE;
-const volatile __u32 block_from_latch = 0;   /* block = latch - this */
-const volatile __u32 block_frame_offset = 0; /* SUX: buf_page_t::frame */
-const volatile __u32 block_state_offset = 0; /* SUX: the fix/state word */
-const volatile __u32 read_fix_lo = 0, read_fix_hi = 0; /* SUX: read-fixed state range */
-const volatile __u32 block_flag_byte = 0;    /* RW_LOCK: byte holding is_block_lock */
-const volatile __u32 block_flag_mask = 0;
+/* The on-disk page header (fil0types.h), the same in every release: a frame holding the
+ * page it claims to hold names it here, big-endian. */
+#define FIL_PAGE_OFFSET 4
+#define FIL_PAGE_SPACE_ID 34
+
+/* The build's struct layout, set by the loader from the catalog (innostall.h). */
+const volatile struct innodb_layout layout = {};
 
 struct wait_state {
 	__u64 start_ns;
@@ -98,36 +95,38 @@ static __always_inline __u32 be32(__u32 v)
 /* SUX: the page a block latch guards, or false when the latch is not a block's. */
 static __always_inline bool sux_block_page(__u64 latch, struct page_key *page, bool *io)
 {
-	__u64 block = latch - block_from_latch, id, frame;
+	__u64 block = latch - layout.block_lock, id, frame;
 	__u32 header_page, header_space, state;
 
 	if (bpf_probe_read_user(&id, sizeof(id), (void *)block) ||
-	    bpf_probe_read_user(&frame, sizeof(frame), (void *)(block + block_frame_offset)))
+	    bpf_probe_read_user(&frame, sizeof(frame), (void *)(block + layout.page_frame)))
 		return false;
 	page->space = id >> 32;
 	page->page_no = (__u32)id;
 	if (!frame || (frame & 4095))
 		return false;
-	if (!bpf_probe_read_user(&header_page, 4, (void *)(frame + 4)) &&
-	    !bpf_probe_read_user(&header_space, 4, (void *)(frame + 34)) &&
+	if (!bpf_probe_read_user(&header_page, 4, (void *)(frame + FIL_PAGE_OFFSET)) &&
+	    !bpf_probe_read_user(&header_space, 4, (void *)(frame + FIL_PAGE_SPACE_ID)) &&
 	    be32(header_page) == page->page_no && be32(header_space) == page->space)
 		return true;
 	/* A page being read in has no header yet: waiting on its latch is waiting for I/O. */
-	if (bpf_probe_read_user(&state, sizeof(state), (void *)(block + block_state_offset)))
+	if (bpf_probe_read_user(&state, sizeof(state), (void *)(block + layout.page_state)))
 		return false;
-	*io = state >= read_fix_lo && state < read_fix_hi;
+	*io = state >= layout.read_fix && state < layout.write_fix;
 	return *io;
 }
 
-/* RW_LOCK: rw_lock_t::is_block_lock, then the page id at the start of the block. */
+/* RW_LOCK: rw_lock_t::is_block_lock, then the page id at the start of the block (buf_page_t
+ * begins with it). */
 static __always_inline bool rw_lock_block_page(__u64 latch, struct page_key *page)
 {
+	__u32 bit = layout.is_block_lock_bit;
 	__u8 flags;
 
-	if (bpf_probe_read_user(&flags, 1, (void *)(latch + block_flag_byte)) ||
-	    !(flags & block_flag_mask))
+	if (bpf_probe_read_user(&flags, 1, (void *)(latch + bit / 8)) ||
+	    !(flags & (1 << (bit % 8))))
 		return false;
-	return !bpf_probe_read_user(page, sizeof(*page), (void *)(latch - block_from_latch));
+	return !bpf_probe_read_user(page, sizeof(*page), (void *)(latch - layout.block_lock));
 }
 
 static __always_inline void sum_add(void *map, void *key, __u64 ns, __u32 overflow_counter)
@@ -185,9 +184,9 @@ int BPF_KRETPROBE(latch_wait_exit)
 	}
 	ns = bpf_ktime_get_ns() - w->start_ns;
 	if (w->mode != MODE_OTHER) {
-		if (latch_model == MODEL_SUX)
+		if (layout.latch_model == MODEL_SUX)
 			block = sux_block_page(w->latch, &page, &io);
-		else if (latch_model == MODEL_RW_LOCK)
+		else if (layout.latch_model == MODEL_RW_LOCK)
 			block = rw_lock_block_page(w->latch, &page);
 	}
 	if (block) {
@@ -244,8 +243,8 @@ int BPF_KPROBE(sync_wait_enter, void *array, void *cell_ref)
 
 	count_hit(ctx);
 	if (bpf_probe_read_user(&cell, sizeof(cell), cell_ref) ||
-	    bpf_probe_read_user(&latch, sizeof(latch), (void *)cell) ||
-	    bpf_probe_read_user(&type, sizeof(type), (void *)(cell + 8)))
+	    bpf_probe_read_user(&latch, sizeof(latch), (void *)(cell + layout.cell_latch)) ||
+	    bpf_probe_read_user(&type, sizeof(type), (void *)(cell + layout.cell_request_type)))
 		return 0;
 	if (type == SYNC_MUTEX || !rw_lock_block_page(latch, &page))
 		return wait_begin(ctx, latch, MODE_OTHER);

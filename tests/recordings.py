@@ -6,7 +6,8 @@ import copy
 import json
 from pathlib import Path
 
-from innostall.collector import recording as fmt
+from innostall import recording_format as fmt
+from innostall.collector import loader, store
 
 SLOTS = 32
 # demangled frames as the recorder folds them: full of <, >, & and commas
@@ -56,7 +57,7 @@ def meta(walks: bool, latches: bool = False, **extra) -> dict:
                        "version": "11.4.5", "build_id": "df9ed6c4"},
             "interval_s": 1.0, "probes": probes, "settings": {"deep_walk_threshold": 100},
             "start_real_ns": 1795320498440089178, "stop_real_ns": 1795320498440089178 + 6 * 10**9,
-            "end_reason": "duration", "complete": True, **extra}
+            "end_reason": "duration", "complete": True, "schema": loader.schema().raw, **extra}
 
 
 LATCH_STACKS = [  # mode (index into S, X, SX, other), waits, ns, folded stack
@@ -136,9 +137,9 @@ def write(directory: Path, records: list[dict], **meta_fields) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     walks = any(r.get("type") == "deep_walk" for r in records)
     latches = any(r.get("type") == "latch_tables" for r in records)
-    fmt.write_meta(str(directory), meta(walks, latches, **meta_fields))
+    store.write_meta(str(directory), meta(walks, latches, **meta_fields))
     (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in records))
-    fmt.write_tables(str(directory))
+    store.write_tables(str(directory))
     return directory
 
 
@@ -172,10 +173,11 @@ def stretched(source: Path, directory: Path, intervals: int) -> Path:
     source_meta = json.loads((source / fmt.META).read_text())
     source_meta["stop_real_ns"] = source_meta["start_real_ns"] + intervals * period
     directory.mkdir(parents=True, exist_ok=True)
-    fmt.write_meta(str(directory), {k: v for k, v in source_meta.items()
-                                    if k not in ("format", "version")})
+    source_meta.setdefault("schema", loader.schema().raw)  # format 1 kept none
+    store.write_meta(str(directory), {k: v for k, v in source_meta.items()
+                                      if k not in ("format", "version")})
     (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in out))
-    fmt.write_tables(str(directory))
+    store.write_tables(str(directory))
     return directory
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import stop_load
 from innostall.analysis import recording
-from innostall.analysis.report import summary
+from innostall.analysis.summary import summary
 from innostall.collector import discover, recorder, target
 from procmem import code_byte, file_byte
 

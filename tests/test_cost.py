@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from innostall.analysis import cost, recording, report
-from innostall.collector import recording as fmt
+from innostall.analysis import cost, recording, text
+from innostall import recording_format as fmt
+from innostall.collector import store
 from recordings import meta
 
 GROUPS = ["version_walk", "version_step"]
@@ -36,11 +37,11 @@ def write_recording(directory) -> recording.Recording:
     records += [snapshot("interval", s) for s in (1, 2, 3)] + [snapshot("final", 4)]
     attachments = [{"spec": f"{p['prog']}=0x{p['offset']:x}", "probes": p["probes"],
                     "group": p["group_name"]} for p in PROGRAMS]
-    fmt.write_meta(str(directory), meta(walks=True, governor={
+    store.write_meta(str(directory), meta(walks=True, governor={
         "budget_pct": 1.0, "groups": GROUPS, "attachments": attachments,
         "hit_cost_ns": {"entry": 900, "return": 700}}))
     (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in records))
-    fmt.write_tables(str(directory))
+    store.write_tables(str(directory))
     return recording.load(str(directory))
 
 
@@ -63,9 +64,9 @@ def test_coverage_and_overhead(tmp_path):
     assert cost.coverage(rec, "purge_batch") == 1.0  # never sampled
     assert cost.sampled_note(rec, "version_walk") == ""
     assert cost.sampled_note(rec, "version_step") == " [sampled: attached 25% of the time]"
-    text = report.render_text(rec)
-    assert "overhead 0.80% of 8.0 s server CPU; budget 1%" in text
-    assert "sampled: version_step attached 25% of the time (4 windows" in text
+    report = text.render_text(rec)
+    assert "overhead 0.80% of 8.0 s server CPU; budget 1%" in report
+    assert "sampled: version_step attached 25% of the time (4 windows" in report
 
 
 def test_recordings_from_before_the_governor_still_report(tmp_path):
@@ -73,4 +74,4 @@ def test_recordings_from_before_the_governor_still_report(tmp_path):
     rec.meta.pop("governor")
     rec.counters = rec.counters[~rec.counters["name"].astype(str).str.contains(r"\.")]
     assert cost.cost_summary(rec)["overhead_pct"] is None
-    assert "Probe cost: not recorded" in report.render_text(rec)
+    assert "Probe cost: not recorded" in text.render_text(rec)

@@ -93,7 +93,9 @@ def test_latch_layout_by_version_and_its_absence():
     def stub(family, version):
         return target.Target(path="", exe="", pid=None, elf=None, family=family, version=version)
 
-    assert discover.layout(stub("mariadb", "11.4.5"))["block_from_latch"] == 24
-    assert discover.layout(stub("mariadb", "10.11.5"))["read_fix_hi"] == 0xA0000000
-    assert discover.layout(stub("mysql", "8.0.15"))["block_flag_byte"] == 0x59
+    assert discover.layout(stub("mariadb", "11.4.5"))["members"]["buf_block_t.lock"] == 24
+    assert discover.layout(stub("mariadb", "10.11.5"))["members"]["buf_page_t::WRITE_FIX"] == 0xA0000000
+    mysql = discover.layout(stub("mysql", "8.0.15"))
+    assert mysql["latch_model"] == "rw_lock"
+    assert divmod(mysql["members"]["rw_lock_t.is_block_lock"], 8) == (0x59, 5)
     assert discover.layout(stub("mysql", "8.0.30")) is None  # is_block_lock moved: needs DWARF

@@ -11,7 +11,7 @@ import pytest
 import recordings
 from conftest import INNOSTALL, REPO
 from innostall import analysis
-from innostall.analysis import flamegraph, recording, report
+from innostall.analysis import flamegraph, recording, summary
 from innostall.errors import UserError
 
 REAL = REPO / "tests" / "data" / "purge-stall"
@@ -62,9 +62,9 @@ def test_export_of_a_recording_with_walks(tmp_path):
         "latch-waits.by-time.folded", "latch-waits.by-time.svg"]]
     assert len(names) == 16 and done.stderr == ""
     rec = recording.load(str(rec_dir))
-    assert json.loads((out / "summary.json").read_text()) == json.loads(json.dumps(report.summary(rec)))
-    summary = pd.read_csv(out / "summary.csv")
-    assert summary.set_index("metric").loc["purge.batches", "value"] == "905"
+    assert json.loads((out / "summary.json").read_text()) == json.loads(json.dumps(summary.summary(rec)))
+    summary_csv = pd.read_csv(out / "summary.csv")
+    assert summary_csv.set_index("metric").loc["purge.batches", "value"] == "905"
     folded = (out / "deep-walks.by-depth.folded").read_text().splitlines()
     assert folded[0] == f"{recordings.SELECT_STACK} {100 + 150 + 200 + 300}"
     assert sum(int(line.rsplit(" ", 1)[1]) for line in folded) == rec.walks["depth"].sum()

@@ -8,7 +8,7 @@ import subprocess
 import threading
 
 from conftest import INNOSTALL, stop_load
-from innostall.analysis import recording, report
+from innostall.analysis import recording, summary, text
 from innostall.collector import discover, recorder, target
 
 SERVER = "mariadb-11.4.5"
@@ -60,7 +60,7 @@ def test_sampled_walks_are_whole_and_reported_as_sampled(servers, tmp_path):
         reader.rollback()
         stop_load(load)
     rec = recording.load(str(tmp_path / "rec"))
-    full = report.summary(rec)
+    full = summary.summary(rec)
     walks, cost = full["version_walk"], full["governor"]
     print(f"{len(reads)} deep reads; walks {walks}; cost {cost}")
 
@@ -74,7 +74,7 @@ def test_sampled_walks_are_whole_and_reported_as_sampled(servers, tmp_path):
     assert walks["max_depth"] == DEEP
     # the governor kept its estimate near the budget (the bench measures the real cost)
     assert cost["overhead_pct"] < 2 * BUDGET
-    assert "[sampled: attached" in report.render_text(rec)
+    assert "[sampled: attached" in text.render_text(rec)
     assert srv.serves()
 
 
@@ -88,7 +88,7 @@ def test_exact_keeps_everything_attached(servers, tmp_path):
     finally:
         stop_load(load)
     assert done.returncode == 0, done.stderr
-    cost = report.summary(recording.load(str(tmp_path / "rec")))["governor"]
+    cost = summary.summary(recording.load(str(tmp_path / "rec")))["governor"]
     assert cost["budget_pct"] is None and cost["sampled"] == []
     assert all(g["windows"] == 1 for g in cost["groups"].values())
 

@@ -15,7 +15,7 @@ import pytest
 
 import recordings
 from conftest import INNOSTALL, REPO
-from innostall.analysis import flamegraph, html, recording, report
+from innostall.analysis import flamegraph, html, recording, summary
 from innostall.errors import UserError
 
 REAL = REPO / "tests" / "data" / "purge-stall"  # make demo on MariaDB 11.4.5: a purge stall
@@ -69,12 +69,12 @@ def test_page_has_every_section(walks_rec, walks_page):
     if flamegraph.find_tool():
         for graph in flamegraph.FLAME_GRAPHS:
             assert f'id="{graph.element_id}"' in page, graph.name
-    summary = report.summary(walks_rec)
-    found = html.plain_findings(walks_rec, summary)
+    totals = summary.summary(walks_rec)
+    found = html.plain_findings(walks_rec, totals)
     for text in found:
         assert escape(text) in page
     assert [f.split()[0] for f in found][:3] == ["In", "8", "Threads"]  # stall, walks, latches
-    assert f"{summary['purge']['batches']} purge batches" in page
+    assert f"{totals['purge']['batches']} purge batches" in page
 
 
 def test_recording_without_walks_says_so(tmp_path):

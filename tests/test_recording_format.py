@@ -5,8 +5,9 @@ import subprocess
 import pytest
 
 from conftest import INNOSTALL
+from innostall import recording_format as fmt
 from innostall.analysis import recording
-from innostall.collector import recording as fmt
+from innostall.collector import loader, store
 from innostall.errors import UserError
 
 
@@ -31,8 +32,8 @@ def test_journal_becomes_per_interval_deltas():
 
 
 def write_recording(directory, lines, complete=False, **meta):
-    fmt.write_meta(str(directory), {"complete": complete, "interval_s": 1, "probes": [],
-                                    "target": {}, **meta})
+    store.write_meta(str(directory), {"complete": complete, "interval_s": 1, "probes": [],
+                                      "target": {}, "schema": loader.schema().raw, **meta})
     (directory / fmt.JOURNAL).write_text("".join(lines))
 
 
@@ -58,7 +59,7 @@ def test_bad_recordings_give_one_line(tmp_path, damage, message):
 
 def test_truncated_parquet_is_one_line_from_the_cli(tmp_path):
     write_recording(tmp_path, [json.dumps(s) + "\n" for s in SNAPSHOTS], complete=True)
-    fmt.write_tables(str(tmp_path))
+    store.write_tables(str(tmp_path))
     table = tmp_path / fmt.COUNTERS
     table.write_bytes(table.read_bytes()[:100])
     result = subprocess.run(INNOSTALL + ["report", str(tmp_path)], capture_output=True, text=True)

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from conftest import INNOSTALL, REPO
-from innostall.analysis import recording, report
+from innostall.analysis import recording, stacks, summary
 from innostall.collector import discover, recorder, target
-from innostall.collector import recording as fmt
+from innostall import recording_format as fmt
 from innostall.collector.elf import ElfImage, FunctionIndex
 from innostall.collector.stacks import StackSymbolizer, read_maps
 from procmem import INT3, code_byte, file_byte
@@ -78,7 +78,7 @@ def test_walk_depth_is_the_number_of_updates_since_the_snapshot(servers, server_
     finally:
         reader.rollback()
     rec = recording.load(str(tmp_path / "rec"))
-    walks = report.summary(rec)["version_walk"]
+    walks = summary.summary(rec)["version_walk"]
     print(f"{server_name}: {walks}\n{rec.walks.to_string()}")
 
     # the snapshot saw the old values, so the versions were there to build
@@ -199,13 +199,13 @@ def test_walks_table_from_journal_records():
 
 def test_walk_findings_name_depth_and_losses():
     walks = {"deep_walks": 3, "deep_walk_threshold": 100, "max_depth": 4200}
-    deep, lost = report.walk_findings(walks, drops=2)
+    deep, lost = summary.walk_findings(walks, drops=2)
     assert deep.startswith("3 read(s) walked >= 100 row versions; the deepest walked 4200")
     assert "2 event(s) were lost" in lost
-    assert report.walk_findings({**walks, "deep_walks": 0}, drops=0) == []
+    assert summary.walk_findings({**walks, "deep_walks": 0}, drops=0) == []
 
 
 def test_short_frame_drops_arguments_only():
-    assert report.short_frame("row_search_mvcc(unsigned char*, page_cur_mode_t)") == "row_search_mvcc"
-    assert report.short_frame("void std::f<int (*)(int)>(int)") == "void std::f<int (*)(int)>"
-    assert report.short_frame("mysqld+0x8dc06a") == "mysqld+0x8dc06a"
+    assert stacks.short_frame("row_search_mvcc(unsigned char*, page_cur_mode_t)") == "row_search_mvcc"
+    assert stacks.short_frame("void std::f<int (*)(int)>(int)") == "void std::f<int (*)(int)>"
+    assert stacks.short_frame("mysqld+0x8dc06a") == "mysqld+0x8dc06a"

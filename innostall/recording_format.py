@@ -1,6 +1,8 @@
-"""The recording format: a directory a DBA can carry to another machine.
+"""The recording format, shared by its writer (collector/store.py) and its reader
+(analysis/recording.py): a directory a DBA can carry to another machine.
 
-    meta.json         what was traced, how, when, and how it ended (versioned)
+    meta.json         what was traced, how, when, and how it ended (versioned), and the
+                      measurement schema (names, kinds and units; innostall/schema.py)
     journal.jsonl     the loader's cumulative snapshots, appended as they arrive, so a
                       recording cut short stays readable up to its last complete line
     counters.parquet  per-interval deltas: interval, t_s, name, value; besides the kernel's
@@ -23,29 +25,31 @@ a recording cut short keeps them too.
 from __future__ import annotations
 
 import json
-import os
-import sys
+
+from innostall.errors import UserError
+from innostall.schema import Schema, format_1
 
 FORMAT = "innostall-recording"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: meta.json keeps the measurement schema
 META, JOURNAL = "meta.json", "journal.jsonl"
 COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
 PAGES, WAIT_STACKS = "block_pages.parquet", "wait_stacks.parquet"
-WAIT_MODES = ["S", "X", "SX", "other"]  # enum wait_mode of probes/innostall.h
 SNAPSHOT_TYPES = ("attached", "interval", "final")
+# The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
+GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # pandas is imported by the functions that build tables, never here: the recorder, which
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
                 "stack": "string"}
 
 
-def write_meta(directory: str, meta: dict) -> None:
-    """Replace meta.json atomically: a crash leaves the old or the new one, never half."""
-    tmp = os.path.join(directory, META + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump({"format": FORMAT, "version": FORMAT_VERSION, **meta}, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, os.path.join(directory, META))
+def schema_of(meta: dict) -> Schema:
+    """The measurement schema a recording was written with; format 1 kept none."""
+    if meta.get("version") == 1:
+        return format_1()
+    if "schema" not in meta:
+        raise UserError("damaged metadata (no measurement schema)")
+    return Schema.parse(meta["schema"])
 
 
 def read_records(path: str) -> list[dict]:
@@ -86,12 +90,13 @@ def pages_table(records: list[dict]) -> pd.DataFrame:
     return df.astype({"space": "int64", "page_no": "int64", "waits": "int64", "wait_us": "float64"})
 
 
-def wait_stacks_table(records: list[dict]) -> pd.DataFrame:
+def wait_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     import pandas as pd
-    rows = [(WAIT_MODES[mode], folded, waits, ns / 1000)
+    modes = schema.wait_modes
+    rows = [(modes[mode], folded, waits, ns / 1000)
             for mode, waits, ns, folded in latest_latch_tables(records).get("stacks", [])]
     df = pd.DataFrame(rows, columns=["mode", "stack", "waits", "wait_us"])
-    return df.astype({"mode": pd.CategoricalDtype(WAIT_MODES), "stack": "string",
+    return df.astype({"mode": pd.CategoricalDtype(modes), "stack": "string",
                       "waits": "int64", "wait_us": "float64"})
 
 
@@ -103,8 +108,7 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
             flat[f"hits.{probe}"] = flat.get(f"hits.{probe}", 0) + hits
     gov = snapshot.get("governor")
     if gov:
-        flat.update({f"governor.{key}": int(gov[key])
-                     for key in ("server_cpu_ns", "budget_ns", "overhead_ns")})
+        flat.update({f"governor.{key}": int(gov[key]) for key in GOVERNOR_ACCOUNTS})
         names = attached.get("groups", [])
         for number, attached_ns, windows, overhead_ns in gov["groups"]:
             name = names[number - 1] if number <= len(names) else str(number)
@@ -150,15 +154,3 @@ def _typed(df: "pd.DataFrame", count_column: str) -> pd.DataFrame:
     return df.astype(types)
 
 
-def write_tables(directory: str) -> None:
-    records = read_records(os.path.join(directory, JOURNAL))
-    counters, hists = journal_to_tables(records)
-    counters.to_parquet(os.path.join(directory, COUNTERS), index=False)
-    hists.to_parquet(os.path.join(directory, HISTS), index=False)
-    walks_table(records).to_parquet(os.path.join(directory, WALKS), index=False)
-    pages_table(records).to_parquet(os.path.join(directory, PAGES), index=False)
-    wait_stacks_table(records).to_parquet(os.path.join(directory, WAIT_STACKS), index=False)
-
-
-if __name__ == "__main__":  # the recorder writes the tables in a process of their own
-    write_tables(sys.argv[1])

@@ -1,0 +1,168 @@
+"""The summary of one recording: the numbers `report --json` prints and the findings, in
+plain words, that the views (text, HTML, export, diff) show. Rendering lives elsewhere."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .cost import cost_summary, coverage
+from .histogram import percentile, stats
+from .recording import Recording
+
+OTHER_LATCHES = "other"  # the wait mode of every latch but a buffer block's (innostall.h)
+
+
+def latency_summary(rec: Recording, names: str | list[str]) -> dict:
+    """p50, p99 and max of one log2 histogram, or of several summed slot by slot."""
+    return stats(rec.hist(names))
+
+
+def depth_summary(rec: Recording, max_depth: int) -> dict:
+    """Depth percentiles from the log2 histogram, never above the exact maximum."""
+    hist = rec.hist("version_walk_depth")
+    if hist.empty or not hist.sum():
+        return {"p50": None, "p99": None}
+    return {q: round(min(percentile(hist, f), max_depth), 1) for q, f in (("p50", 0.5), ("p99", 0.99))}
+
+
+def version_walk_summary(rec: Recording) -> dict:
+    # version_walk_max_depth is a running maximum, so its deltas sum to it. A recording cut
+    # short can hold deep-walk events newer than its last snapshot: count those too.
+    kept = rec.walks["depth"]
+    max_depth = max(rec.counter_total("version_walk_max_depth"), int(kept.max()) if len(kept) else 0)
+    return {
+        "recorded": rec.probe_attached("version_walk") and rec.probe_attached("version_step"),
+        "reads": rec.counter_total("version_walks"),
+        "reads_without_versions": rec.counter_total("version_walks_zero"),
+        "reads_unstepped": rec.counter_total("version_walks_unstepped"),
+        "versions": rec.counter_total("version_steps"),
+        "steps_outside": rec.counter_total("version_steps_outside"),
+        "max_depth": max_depth,
+        "depth": depth_summary(rec, max_depth),
+        "latency_us": latency_summary(rec, "version_walk_latency"),
+        "deep_walk_threshold": rec.setting("deep_walk_threshold", 100),
+        "deep_walks": max(rec.counter_total("deep_walks"), len(kept)),
+        "deep_walks_kept": len(rec.walks),
+        "coverage": coverage(rec, "version_walk"),
+    }
+
+
+def top_pages(rec: Recording, top: int = 10) -> list[dict]:
+    pages = rec.pages.nlargest(top, "wait_us")
+    return [{"space": int(p.space), "page_no": int(p.page_no), "waits": int(p.waits),
+             "wait_us": round(float(p.wait_us), 1)} for p in pages.itertuples()]
+
+
+def block_modes(rec: Recording) -> list[str]:
+    """The wait modes of block latches (S, X, SX): every mode but the other latches'."""
+    return [mode for mode in rec.schema.wait_modes if mode != OTHER_LATCHES]
+
+
+def block_lock_summary(rec: Recording) -> dict:
+    by_mode = {mode: rec.counter_total(f"block_waits_{mode.lower()}") for mode in block_modes(rec)}
+    return {
+        "recorded": rec.probe_attached("block_lock_s") or rec.probe_attached("block_lock_x"),
+        "waits": sum(by_mode.values()),
+        "by_mode": by_mode,
+        "wait_us": latency_summary(rec, rec.schema.hists_of("block_latch")),
+        "total_wait_ms": round(rec.counter_total("block_wait_ns") / 1e6, 1),
+        "page_io_waits": rec.counter_total("block_io_waits"),
+        "top_pages": top_pages(rec),
+        "map_full": rec.counter_total("latch_map_full"),
+        "coverage": coverage(rec, "block_lock_s"),
+    }
+
+
+def other_latch_summary(rec: Recording) -> dict:
+    return {"waits": rec.counter_total("other_latch_waits"),
+            "wait_us": latency_summary(rec, "other_latch_wait"),
+            "total_wait_ms": round(rec.counter_total("other_latch_wait_ns") / 1e6, 1)}
+
+
+def undo_summary(rec: Recording) -> dict:
+    causes = ("walk", "purge", "other")
+    return {
+        "recorded": rec.probe_attached("undo_read"),
+        "fetches": {c: rec.counter_total(f"undo_fetches_{c}") for c in causes},
+        "page_reads": {c: rec.counter_total(f"page_reads_{c}") for c in causes},
+        "read_latency_us": latency_summary(rec, "page_read_latency"),
+        "coverage": coverage(rec, "undo_read"),
+    }
+
+
+def summary(rec: Recording) -> dict:
+    batches = rec.counter_total("purge_batches")
+    return {
+        "server": rec.meta["target"],
+        "duration_s": round(rec.duration_s, 3),
+        "complete": bool(rec.meta.get("complete")),
+        "purge": {
+            "batches": batches,
+            "empty_batches": rec.counter_total("purge_empty_batches"),
+            "pages": rec.counter_total("purge_pages"),
+            "records": rec.counter_total("purge_records"),
+            "latency_us": latency_summary(rec, "purge_batch_latency"),
+            "dml_delays": rec.counter_total("dml_delays"),
+            "dml_delay_ms": round(rec.counter_total("dml_delay_us") / 1000, 1),
+            "records_coverage": coverage(rec, "purge_record"),
+            "dml_delay_coverage": coverage(rec, "dml_delay"),
+        },
+        "version_walk": version_walk_summary(rec),
+        "undo": undo_summary(rec),
+        "block_lock": block_lock_summary(rec),
+        "other_latch": other_latch_summary(rec),
+        "drops": rec.counter_total("drops"),
+        "governor": cost_summary(rec),
+    }
+
+
+def findings(series) -> list[str]:
+    """Plain-words reading of the purge series (one row per interval)."""
+    if not series["purge_batches"].sum():
+        return ["No purge batch ran: purge had no history to work on, or it is disabled."]
+    stalled = (series["purge_batches"] > 0) & (series["purge_empty_batches"] == series["purge_batches"])
+    if stalled.sum() >= max(2, len(series) // 5):
+        working = series[~stalled & (series["purge_pages"] > 0)]
+        text = (f"In {stalled.sum()} of {len(series)} intervals every purge batch found nothing "
+                "to purge: an old read view (a long transaction or consistent snapshot) kept the "
+                "history from being purged.")
+        if len(working):
+            text += (f" Purge did its work in {len(working)} interval(s): "
+                     f"{working['purge_pages'].sum()} undo pages.")
+        return [text]
+    return []
+
+
+def walk_findings(walks: dict, drops: int) -> list[str]:
+    """Plain-words reading of the version-walk summary."""
+    found = []
+    if walks["deep_walks"]:
+        found.append(f"{walks['deep_walks']} read(s) walked >= {walks['deep_walk_threshold']} "
+                     f"row versions; the deepest walked {walks['max_depth']}: a long-running "
+                     "snapshot is reading rows updated since it started, rebuilding each old "
+                     "version from undo.")
+    if drops:
+        found.append(f"{drops} event(s) were lost (ring buffer or state map full): the deep-walk "
+                     "table is incomplete; counters and histograms are not affected.")
+    return found
+
+
+def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) -> list[str]:
+    """Plain-words reading of the block-latch waits."""
+    if not locks["waits"]:
+        return []
+    found = [f"Threads waited {locks['total_wait_ms'] / 1000:.2f} s in all on buffer-block "
+             f"latches ({locks['waits']} waits in {duration_s:.0f} s)."]
+    if locks["top_pages"]:
+        hottest = locks["top_pages"][0]
+        share = 100 * hottest["wait_us"] / (locks["total_wait_ms"] * 1000 or 1)
+        found[0] += (f" {share:.0f}% of that time was on one page, space {hottest['space']} "
+                     f"page {hottest['page_no']}: a hot spot (hot rows, a small table or an "
+                     "index root).")
+    purge_us = stacks.loc[stacks["stack"].str.contains("row_purge", regex=False), "wait_us"].sum()
+    if purge_us > 0.05 * locks["total_wait_ms"] * 1000:
+        found.append(f"Purge itself waited {purge_us / 1e6:.2f} s on block latches: it contends "
+                     "with user DML for the same pages, which slows it down.")
+    if locks["page_io_waits"]:
+        found.append(f"{locks['page_io_waits']} waits were for a page being read from disk "
+                     "(page I/O, not latch contention).")
+    return found

@@ -1,0 +1,165 @@
+"""The terminal report of one recording: the summary, the findings and the histograms as
+bcc's tools print them."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+
+from innostall.names import demangle, server_label
+from innostall.schema import bcc_unit
+
+from .cost import render_cost, sampled_note
+from .histogram import format_log2
+from .recording import Recording
+from .stacks import leaf_path
+from .summary import OTHER_LATCHES, block_lock_findings, findings, summary, walk_findings
+from .timeline import per_interval, sparkline
+
+
+def log2_text(rec: Recording, names: str | list[str]) -> str:
+    """One histogram, or several added up, in bcc's layout with the unit it counts."""
+    first = names if isinstance(names, str) else names[0]
+    return format_log2(rec.hist(names), bcc_unit(rec.schema.hist_unit(first)))
+
+
+def wait_stack_lines(stacks: pd.DataFrame, top: int = 5, frames: int = 5) -> list[str]:
+    return [f"  {w.mode:<3} {w.wait_us / 1000:9.1f} ms {w.waits:>8} waits  {leaf_path(w.stack, frames)}"
+            for w in stacks.nlargest(top, "wait_us").itertuples()]
+
+
+def render_undo(rec: Recording, undo: dict) -> list[str]:
+    if not undo["recorded"]:
+        return ["", "Undo page reads: not recorded (probe undo_read)"]
+    reads, fetches, lat = undo["page_reads"], undo["fetches"], undo["read_latency_us"]
+    lines = ["", "Undo page reads (by who caused them)" + sampled_note(rec, "undo_read"),
+             f"  physical reads inside version walks {reads['walk']} (undo pages), inside purge "
+             f"batches {reads['purge']} (the coordinator's undo and index pages), elsewhere "
+             f"{reads['other']} (any page)"]
+    if rec.probe_attached("undo_fetch") or rec.probe_attached("purge_undo_fetch"):
+        lines.append(f"  undo page lookups: version walks {fetches['walk']}, purge {fetches['purge']}, "
+                     f"other {fetches['other']}")
+    if sum(reads.values()):
+        lines.append(f"  read latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us")
+        if reads["walk"] > max(10, 0.2 * sum(reads.values())):
+            lines.append(f"  finding: version walks read {reads['walk']} undo pages from disk: the "
+                         "history they need no longer fits the buffer pool, so old snapshots make "
+                         "reads wait for I/O.")
+        lines += ["", "Physical page read latency", log2_text(rec, "page_read_latency")]
+    return lines
+
+
+def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
+    if not locks["recorded"]:
+        return ["", "Block-lock waits: not recorded (probes block_lock_s, block_lock_x)"]
+    lat, modes = locks["wait_us"], locks["by_mode"]
+    lines = ["", "Block-lock waits (buffer-block latches, slow paths only)"
+             + sampled_note(rec, "block_lock_s"),
+             f"  waits {locks['waits']} (S {modes['S']}, X {modes['X']}, SX/U {modes['SX']}), "
+             f"{locks['total_wait_ms']:.1f} ms in all, {locks['page_io_waits']} on page I/O"]
+    if locks["waits"]:
+        lines.append(f"  wait time p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
+                     f"max <= {lat['max']} us")
+    lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "
+                 f"waits, {others['total_wait_ms']:.1f} ms, counted apart")
+    lines += [f"  finding: {text}" for text in block_lock_findings(locks, rec.wait_stacks, rec.duration_s)]
+    lines += ["", "Block-lock wait time",
+              log2_text(rec, rec.schema.hists_of("block_latch"))]
+    if locks["top_pages"]:
+        lines += ["", "Most contended pages (by wait time)",
+                  f"  {'space':>6} {'page':>8} {'waits':>8} {'wait ms':>10}"]
+        lines += [f"  {p['space']:>6} {p['page_no']:>8} {p['waits']:>8} {p['wait_us'] / 1000:>10.1f}"
+                  for p in locks["top_pages"][:5]]
+    block_stacks = rec.wait_stacks[rec.wait_stacks["mode"] != OTHER_LATCHES]
+    if len(block_stacks):
+        lines += ["", "Stacks waiting longest (leaf first)"] + wait_stack_lines(block_stacks)
+    return lines
+
+
+def header(rec: Recording) -> list[str]:
+    meta, target = rec.meta, rec.meta["target"]
+    server = server_label(target.get("family"), target.get("version"))
+    started = meta.get("start_real_ns")
+    when = (dt.datetime.fromtimestamp(started / 1e9, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            if started else "unknown time")
+    ending = meta.get("end_reason") or "cut short (recorder killed)"
+    lines = [f"innostall report: {rec.path}",
+             f"  server    {server} (pid {target.get('pid')}, {target.get('exe')})",
+             f"  recorded  {when}, {rec.duration_s:.1f} s at {meta['interval_s']:g} s intervals, "
+             f"ended by {ending}"]
+    for p in meta["probes"]:
+        state = demangle(p["symbol"]) if p["attached"] else f"missing: {p['reason']}"
+        lines.append(f"  probe     {p['name']:<14} {state}")
+    return lines
+
+
+def walk_lines(walks: pd.DataFrame, top: int = 5, frames: int = 4) -> list[str]:
+    return [f"  depth {w.depth:<7} {w.latency_us:9.0f} us  tid {w.tid:<8} at {w.t_s:6.1f} s  "
+            f"{leaf_path(w.stack, frames)}" for w in walks.nlargest(top, "depth").itertuples()]
+
+
+def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
+    if not walks["recorded"]:
+        return ["", "Version-chain walks: not recorded (probes version_walk and version_step)"]
+    per_s = walks["reads"] / rec.duration_s if rec.duration_s else 0
+    lines = ["", "Version-chain walks (consistent reads building old row versions)"
+             + sampled_note(rec, "version_walk"),
+             f"  reads that built versions {walks['reads']} ({per_s:.1f}/s), versions built "
+             f"{walks['versions']}, max depth {walks['max_depth']}"]
+    if walks["reads"]:
+        depth, lat = walks["depth"], walks["latency_us"]
+        lines.append(f"  depth p50 ~{depth['p50']:.0f}, p99 ~{depth['p99']:.0f}; latency p50 "
+                     f"~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, max <= {lat['max']} us")
+    lines.append(f"  version steps outside consistent reads (purge, locking, DDL) "
+                 f"{walks['steps_outside']}; reads that needed no version {walks['reads_without_versions']}")
+    lines.append(f"  deep walks (>= {walks['deep_walk_threshold']} versions) {walks['deep_walks']}, "
+                 f"with stacks {walks['deep_walks_kept']}; events lost {drops}")
+    lines += [f"  finding: {text}" for text in walk_findings(walks, drops)]
+    if walks["reads"]:
+        lines += ["", "Version-walk depth", log2_text(rec, "version_walk_depth"),
+                  "", "Version-walk latency", log2_text(rec, "version_walk_latency")]
+    if len(rec.walks):
+        lines += ["", "Deepest walks (stack leaf first)"] + walk_lines(rec.walks)
+    return lines
+
+
+def render_text(rec: Recording) -> str:
+    full = summary(rec)
+    s = full["purge"]
+    lat = s["latency_us"]
+    per_s = s["batches"] / rec.duration_s if rec.duration_s else 0
+    per_batch = s["pages"] / s["batches"] if s["batches"] else 0
+    lines = header(rec) + [
+        "",
+        "Purge",
+        f"  batches {s['batches']} ({per_s:.1f}/s), empty {s['empty_batches']}, "
+        f"undo pages {s['pages']} ({per_batch:.1f} per batch)",
+    ]
+    if s["batches"]:
+        lines.append(f"  batch latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
+                     f"max <= {lat['max']} us")
+    if rec.probe_attached("purge_record"):
+        lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"
+                     + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))
+    if rec.probe_attached("dml_delay"):
+        lines.append(f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
+                     f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}")
+    series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
+    lines += [f"  finding: {text}" for text in findings(series)]
+    if s["dml_delays"]:
+        lines.append(f"  finding: purge lag throttled DML: {s['dml_delays']} inserts/updates slept "
+                     f"{s['dml_delay_ms'] / 1000:.2f} s in all (innodb_max_purge_lag).")
+    lines += ["", "Purge over time (one character per interval, scaled to the peak)"]
+    for name, label in [("purge_batches", "batches"), ("purge_empty_batches", "empty"),
+                        ("purge_pages", "pages")]:
+        lines.append(f"  {label:<8} |{sparkline(series[name])}| peak {series[name].max()}")
+    lines += ["", "Purge batch latency", log2_text(rec, "purge_batch_latency"),
+              "", "Undo pages per purge batch", log2_text(rec, "purge_batch_pages")]
+    if rec.probe_attached("purge_record"):
+        lines += ["", "Undo records per purge batch",
+                  log2_text(rec, "purge_batch_records")]
+    lines += render_walks(rec, full["version_walk"], full["drops"])
+    lines += render_undo(rec, full["undo"])
+    lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
+    lines += render_cost(full["governor"])
+    return "\n".join(lines)

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One probe the loader attaches: what the governor, attacher and calibrator share. */
+#ifndef __INNOSTALL_ATTACHMENT_H
+#define __INNOSTALL_ATTACHMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct innostall_bpf;
+
+/* One program at one instruction. Its number in the loader's list is its BPF cookie's low
+ * half (its slot in probe_hits); group is the high half: 0 = always attached, else the
+ * sampling group the cost governor attaches and detaches as one. link is the fd of its
+ * uprobe link while attached, else 0 (fd 0 is stdin, never ours). */
+struct attachment {
+	const char *prog;
+	const char *path;
+	size_t offset;
+	unsigned int group;
+	bool retprobe;
+	int link;
+};
+
+#endif /* __INNOSTALL_ATTACHMENT_H */

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Every line the loader prints. Strings are ours (the X-macro names of innostall.h and
+ * BPF program names), never the server's, so none needs escaping. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "innostall.h"
+#include "innostall.skel.h"
+#include "governor.h"
+#include "json_output.h"
+#include "trace_helpers.h"
+
+#define SCHEMA_VERSION 1 /* bump when a name changes meaning, not when one is added */
+
+static const char *hist_names[] = {
+#define HIST_NAME(id, name, ...) name,
+	INNOSTALL_HISTS(HIST_NAME)
+};
+static const char *counter_names[] = {
+#define COUNTER_NAME(id, name, ...) name,
+	INNOSTALL_COUNTERS(COUNTER_NAME)
+};
+
+/* Each X-macro entry prints itself after sep, the separator the previous one left. */
+#define COUNTER_JSON(id, name, kind, unit)                                                    \
+	printf("%s{\"name\":\"%s\",\"kind\":\"%s\",\"unit\":\"%s\"}", sep, name, kind, unit), sep = ",";
+#define HIST_JSON(id, name, unit, section, title)                                          \
+	printf("%s{\"name\":\"%s\",\"unit\":\"%s\",\"section\":\"%s\",\"title\":\"%s\"}", sep, name, \
+	       unit, section, title), sep = ",";
+#define NAME_JSON(id, name) printf("%s\"%s\"", sep, name), sep = ",";
+#define LAYOUT_JSON(field, member, meaning) \
+	printf("%s{\"member\":\"%s\",\"meaning\":\"%s\"}", sep, member, meaning), sep = ",";
+
+void print_schema(void)
+{
+	const char *sep = "";
+
+	printf("{\"type\":\"schema\",\"version\":%d,\"max_slots\":%d,\"max_groups\":%d,"
+	       "\"max_attachments\":%d,\"counters\":[", SCHEMA_VERSION, MAX_SLOTS, MAX_GROUPS,
+	       MAX_ATTACHMENTS);
+	INNOSTALL_COUNTERS(COUNTER_JSON)
+	printf("],\"hists\":[");
+	sep = "";
+	INNOSTALL_HISTS(HIST_JSON)
+	printf("],\"wait_modes\":[");
+	sep = "";
+	INNOSTALL_WAIT_MODES(NAME_JSON)
+	printf("],\"latch_models\":[");
+	sep = "";
+	INNOSTALL_LATCH_MODELS(NAME_JSON)
+	printf("],\"layout\":[");
+	sep = "";
+	INNOSTALL_LAYOUT(LAYOUT_JSON)
+	printf("]}\n");
+	fflush(stdout);
+}
+
+void print_calibration(const struct hit_cost *cost, bool measured)
+{
+	printf("{\"type\":\"calibration\",\"entry_ns\":%.0f,\"return_ns\":%.0f,\"measured\":%s}\n",
+	       cost->entry_ns, cost->return_ns, measured ? "true" : "false");
+	fflush(stdout);
+}
+
+void print_attached(const struct attachment *attach, int nr_attach)
+{
+	int i;
+
+	printf("{\"type\":\"attached\",\"mono_ns\":%llu,\"real_ns\":%llu,\"programs\":[",
+	       now_ns(CLOCK_MONOTONIC), now_ns(CLOCK_REALTIME));
+	for (i = 0; i < nr_attach; i++)
+		printf("%s{\"prog\":\"%s\",\"offset\":%zu,\"retprobe\":%s,\"group\":%u}",
+		       i ? "," : "", attach[i].prog, attach[i].offset,
+		       attach[i].retprobe ? "true" : "false", attach[i].group);
+	printf("]}\n");
+	fflush(stdout);
+}
+
+void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)
+{
+	int hists_fd = bpf_map__fd(obj->maps.hists);
+	int counters_fd = bpf_map__fd(obj->maps.counters);
+	struct hist h;
+	__u64 value;
+	__u32 id;
+	int s;
+
+	printf("{\"type\":\"%s\",\"mono_ns\":%llu,\"real_ns\":%llu,\"counters\":{", type,
+	       now_ns(CLOCK_MONOTONIC), now_ns(CLOCK_REALTIME));
+	for (id = 0; id < NR_COUNTERS; id++) {
+		if (bpf_map_lookup_elem(counters_fd, &id, &value))
+			value = 0;
+		printf("%s\"%s\":%llu", id ? "," : "", counter_names[id], value);
+	}
+	printf("},\"hists\":{");
+	for (id = 0; id < NR_HISTS; id++) {
+		if (bpf_map_lookup_elem(hists_fd, &id, &h))
+			memset(&h, 0, sizeof(h));
+		printf("%s\"%s\":[", id ? "," : "", hist_names[id]);
+		for (s = 0; s < MAX_SLOTS; s++)
+			printf("%s%llu", s ? "," : "", h.slots[s]);
+		printf("]");
+	}
+	printf("}");
+	governor_print(gov, stdout);
+	printf("}\n");
+	fflush(stdout);
+}
+
+/* [space, page_no, waits, ns] per contended block */
+static void print_pages(int pages_fd)
+{
+	struct page_key page, prev;
+	struct wait_sum sum;
+	bool first = true, more;
+
+	for (more = !bpf_map_get_next_key(pages_fd, NULL, &page); more;
+	     more = !bpf_map_get_next_key(pages_fd, &prev, &page)) {
+		prev = page;
+		if (bpf_map_lookup_elem(pages_fd, &page, &sum))
+			continue;
+		printf("%s[%u,%u,%llu,%llu]", first ? "" : ",", page.space, page.page_no, sum.count,
+		       sum.total_ns);
+		first = false;
+	}
+}
+
+/* [mode, waits, ns, [addresses]] per user stack, innermost frame first */
+static void print_stacks(int stacks_fd, int traces_fd)
+{
+	struct stack_key stack, prev;
+	__u64 frames[MAX_STACK_DEPTH];
+	struct wait_sum sum;
+	bool first = true, more;
+	int i;
+
+	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &stack); more;
+	     more = !bpf_map_get_next_key(stacks_fd, &prev, &stack)) {
+		prev = stack;
+		if (bpf_map_lookup_elem(stacks_fd, &stack, &sum))
+			continue;
+		printf("%s[%u,%llu,%llu,[", first ? "" : ",", stack.mode, sum.count, sum.total_ns);
+		first = false;
+		memset(frames, 0, sizeof(frames));
+		if (stack.stack_id >= 0 && !bpf_map_lookup_elem(traces_fd, &stack.stack_id, frames))
+			for (i = 0; i < MAX_STACK_DEPTH && frames[i]; i++)
+				printf("%s%llu", i ? "," : "", frames[i]);
+		printf("]]");
+	}
+}
+
+void print_latch_tables(struct innostall_bpf *obj)
+{
+	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"pages\":[", now_ns(CLOCK_MONOTONIC));
+	print_pages(bpf_map__fd(obj->maps.block_pages));
+	printf("],\"stacks\":[");
+	print_stacks(bpf_map__fd(obj->maps.wait_stacks), bpf_map__fd(obj->maps.stack_traces));
+	printf("]}\n");
+	fflush(stdout);
+}
+
+int print_event(void *ctx, void *data, size_t size)
+{
+	const struct deep_walk_event *e = data;
+	__u32 i;
+
+	if (size < sizeof(*e) || e->type != EVENT_DEEP_WALK)
+		return 0;
+	printf("{\"type\":\"deep_walk\",\"mono_ns\":%llu,\"pid\":%u,\"tid\":%u,\"depth\":%llu,"
+	       "\"latency_ns\":%llu,\"stack\":[", e->end_ns, e->pid, e->tid, e->depth, e->latency_ns);
+	for (i = 0; i < e->nr_frames && i < MAX_STACK_DEPTH; i++)
+		printf("%s%llu", i ? "," : "", e->stack[i]);
+	printf("]}\n");
+	return 0;
+}
+
+void print_end(const char *reason)
+{
+	printf("{\"type\":\"end\",\"reason\":\"%s\"}\n", reason);
+	fflush(stdout);
+}

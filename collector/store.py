@@ -1,0 +1,38 @@
+"""Write a recording directory: meta.json, replaced atomically, and the Parquet tables
+built from the journal once tracing is over (in a process of its own: pandas would double
+the recorder's memory). The format itself is innostall/recording_format.py."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from innostall.recording_format import (COUNTERS, FORMAT, FORMAT_VERSION, HISTS, JOURNAL, META,
+                                        PAGES, WAIT_STACKS, WALKS, journal_to_tables,
+                                        pages_table, read_records, schema_of, wait_stacks_table,
+                                        walks_table)
+
+
+def write_meta(directory: str, meta: dict) -> None:
+    """Replace meta.json atomically: a crash leaves the old or the new one, never half."""
+    tmp = os.path.join(directory, META + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump({"format": FORMAT, "version": FORMAT_VERSION, **meta}, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, os.path.join(directory, META))
+
+
+def write_tables(directory: str) -> None:
+    with open(os.path.join(directory, META)) as f:
+        schema = schema_of(json.load(f))
+    records = read_records(os.path.join(directory, JOURNAL))
+    counters, hists = journal_to_tables(records)
+    counters.to_parquet(os.path.join(directory, COUNTERS), index=False)
+    hists.to_parquet(os.path.join(directory, HISTS), index=False)
+    walks_table(records).to_parquet(os.path.join(directory, WALKS), index=False)
+    pages_table(records).to_parquet(os.path.join(directory, PAGES), index=False)
+    wait_stacks_table(records, schema).to_parquet(os.path.join(directory, WAIT_STACKS), index=False)
+
+
+if __name__ == "__main__":  # the recorder writes the tables in a process of their own
+    write_tables(sys.argv[1])

@@ -1,0 +1,89 @@
+"""The measurement schema: every counter and histogram the kernel side produces, with its
+kind and unit, the latch wait modes and the struct-layout members the latch programs read.
+
+It is defined once, in the X-macros of probes/innostall.h. The loader prints it
+(`innostall-loader --schema`), every recording keeps it in meta.json, and the Python side
+reads it from there, so the writer and the reader of a recording agree without re-typing
+names. Recordings of format 1 predate this and did not keep it: they are read with
+schema-v1.json, the schema of the loader that wrote them (frozen data, never edited).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from innostall.errors import UserError
+
+# How units read where people look at them: bcc's histogram headers, and prose/HTML.
+BCC_UNITS = {"us": "usecs", "ns": "nsecs", "ms": "msecs"}
+PROSE_UNITS = {"us": "µs", "ns": "ns", "ms": "ms"}
+
+
+@dataclass(frozen=True)
+class Schema:
+    raw: dict
+
+    @classmethod
+    def parse(cls, raw: object) -> Schema:
+        if not (isinstance(raw, dict) and isinstance(raw.get("counters"), list)
+                and isinstance(raw.get("hists"), list) and isinstance(raw.get("wait_modes"), list)):
+            raise UserError("damaged measurement schema (counters, hists or wait_modes malformed)")
+        return cls(raw)
+
+    @property
+    def counters(self) -> dict[str, dict]:
+        """name -> {kind, unit}"""
+        return {c["name"]: c for c in self.raw["counters"]}
+
+    @property
+    def hists(self) -> dict[str, dict]:
+        """name -> {unit, section, title}"""
+        return {h["name"]: h for h in self.raw["hists"]}
+
+    def counters_of(self, *kinds: str) -> list[str]:
+        return [c["name"] for c in self.raw["counters"] if c["kind"] in kinds]
+
+    def hists_of(self, section: str) -> list[str]:
+        return [h["name"] for h in self.raw["hists"] if h.get("section") == section]
+
+    def kind(self, counter: str) -> str | None:
+        return self.counters.get(counter, {}).get("kind")
+
+    def hist_unit(self, name: str) -> str:
+        return self.hists.get(name, {}).get("unit", "value")
+
+    def hist_title(self, name: str) -> str:
+        return self.hists.get(name, {}).get("title") or name.replace("_", " ").capitalize()
+
+    @property
+    def wait_modes(self) -> list[str]:
+        return list(self.raw["wait_modes"])
+
+    @property
+    def latch_models(self) -> list[str]:
+        return list(self.raw.get("latch_models", []))
+
+    @property
+    def layout_members(self) -> list[str]:
+        return [m["member"] for m in self.raw.get("layout", [])]
+
+    @property
+    def max_groups(self) -> int:
+        return int(self.raw["max_groups"])
+
+
+def bcc_unit(unit: str) -> str:
+    return BCC_UNITS.get(unit, unit)
+
+
+def prose_unit(unit: str) -> str:
+    return PROSE_UNITS.get(unit, unit)
+
+
+@cache
+def format_1() -> Schema:
+    """The schema recordings of format 1 were written with."""
+    text = resources.files("innostall").joinpath("schema-v1.json").read_text()
+    return Schema.parse(json.loads(text))

@@ -1,0 +1,144 @@
+"""Catalog lint: the catalog, the BPF object, the measurement schema and the Python readers
+agree. Root-free and server-free; needs only the built object and loader (make build)."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from conftest import REPO
+from innostall.collector import discover, loader
+from innostall.recording_format import GOVERNOR_ACCOUNTS
+from innostall.schema import format_1
+
+BPF_OBJECT = REPO / "build" / "innostall.bpf.o"
+FAMILIES = {"mysql", "percona", "mariadb"}
+ROLE_SECTIONS = {"entry": "uprobe", "return": "uretprobe"}
+VERSIONS = re.compile(r"^\d+(\.\d+)* - \d+(\.\d+)*$")
+
+
+@cache
+def bpf_symbols() -> dict[str, str]:
+    """Every named function and read-only setting of the linked object -> its section."""
+    with open(BPF_OBJECT, "rb") as f:
+        elf = ELFFile(f)
+        symbols = {}
+        for sym in elf.get_section_by_name(".symtab").iter_symbols():
+            kind = sym["st_info"]["type"]
+            if kind in ("STT_FUNC", "STT_OBJECT") and isinstance(sym["st_shndx"], int):
+                symbols[sym.name] = elf.get_section(sym["st_shndx"]).name
+        return symbols
+
+
+def probes() -> list[tuple[str, dict]]:
+    return list(discover.catalog().items())
+
+
+def variants() -> list[tuple[str, dict, dict]]:
+    return [(name, entry, v) for name, entry in probes() for v in entry["variant"]]
+
+
+def test_every_probe_is_described_and_in_a_known_set():
+    sets = {s for _, e in probes() for s in e["sets"]}
+    assert "default" in sets
+    for name, entry in probes():
+        assert entry["description"] and entry["cost"] in ("cold", "warm", "hot"), name
+        assert set(entry["programs"]) <= set(ROLE_SECTIONS), name
+
+
+@pytest.mark.parametrize("name, entry, variant", variants(),
+                         ids=[f"{n}:{'/'.join(v['families'])}:{v['versions']}" for n, _, v in variants()])
+def test_variant_programs_exist_in_the_object_with_their_role(name, entry, variant):
+    assert set(variant["families"]) <= FAMILIES
+    assert VERSIONS.match(variant["versions"]), variant["versions"]
+    assert variant["symbols"] and all(s.startswith("_Z") or s.isidentifier() for s in variant["symbols"])
+    for role, program in {**entry["programs"], **variant.get("programs", {})}.items():
+        assert bpf_symbols().get(program) == ROLE_SECTIONS[role], f"{name}: {role} program {program}"
+    for setting in variant.get("globals", {}):
+        assert bpf_symbols().get(setting) == ".rodata", f"{name}: no setting {setting}"
+
+
+def test_group_settings_and_bpftrace_companions_exist():
+    names = dict(probes())
+    fragments = {p.stem for p in (REPO / "probes" / "bpftrace").glob("*.bt")}
+    for name, entry in probes():
+        if "group_setting" in entry:
+            assert bpf_symbols().get(entry["group_setting"]) == ".rodata", name
+        for other in entry.get("bpftrace_with", {}).values():
+            assert other in names, f"{name}: bpftrace_with names unknown probe {other}"
+        used = [entry.get("bpftrace")] + [v.get("bpftrace") for v in entry["variant"]]
+        assert {f for f in used if f} <= fragments, name
+
+
+def test_layouts_name_only_members_the_loader_reads():
+    schema = loader.schema()
+    assert bpf_symbols().get("layout") == ".rodata"
+    for entry in discover.catalog_file()["layout"]:
+        assert entry["latch_model"] in schema.latch_models
+        assert set(entry["members"]) <= set(schema.layout_members), entry["versions"]
+
+
+def test_layout_ranges_do_not_overlap():
+    """Two layouts for one build would make the first one win silently."""
+    entries = discover.catalog_file()["layout"]
+    for i, a in enumerate(entries):
+        for b in entries[i + 1:]:
+            if set(a["families"]) & set(b["families"]):
+                low_a, high_a = (discover.parse_version(x) for x in a["versions"].split("-"))
+                low_b, high_b = (discover.parse_version(x) for x in b["versions"].split("-"))
+                assert high_a < low_b or high_b < low_a, (a["versions"], b["versions"])
+
+
+def test_schema_names_are_unique_and_format_1_is_a_subset():
+    schema = loader.schema()
+    for kind in ("counters", "hists"):
+        names = [item["name"] for item in schema.raw[kind]]
+        assert len(names) == len(set(names)), kind
+        assert {i["name"] for i in format_1().raw[kind]} <= set(names), f"a {kind} name was renamed"
+    assert all(c["kind"] in ("event", "count", "total", "max", "loss") for c in schema.raw["counters"])
+    assert schema.wait_modes[-1] == "other"  # summary.OTHER_LATCHES
+
+
+def referenced_names(path: Path) -> set[str]:
+    """Counter and histogram names a module reads: literal first arguments of
+    counter_total(), hist(), hist_stats(), hist_unit() and per_interval()'s lists."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and node.args:
+            func = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if func in ("counter_total", "hist", "hist_stats", "hist_unit", "log2_text",
+                        "latency_summary", "per_interval", "interval_table"):
+                for arg in node.args:
+                    items = arg.elts if isinstance(arg, ast.List) else [arg]
+                    names |= {i.value for i in items if isinstance(i, ast.Constant)
+                              and isinstance(i.value, str)}
+    return names
+
+
+def test_python_readers_read_only_names_the_schema_has():
+    schema = loader.schema()
+    known = set(schema.counters) | set(schema.hists) | {f"governor.{a}" for a in GOVERNOR_ACCOUNTS}
+    for path in sorted((REPO / "analysis").glob("*.py")):
+        unknown = referenced_names(path) - known
+        assert not unknown, f"{path.name} reads {sorted(unknown)}, not in the schema"
+
+
+def test_analysis_imports_nothing_from_the_collector():
+    """The recording is the only interface between collector/ and analysis/."""
+    for path in sorted((REPO / "analysis").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                module = ("." * node.level) + (node.module or "")
+                assert "collector" not in module, f"{path.name} imports {module}"
+            elif isinstance(node, ast.Import):
+                assert not any("collector" in a.name for a in node.names), path.name
+
+
+def test_loader_schema_matches_format_1_file_layout():
+    """schema-v1.json is a loader's --schema output, in the same shape."""
+    assert set(format_1().raw) <= set(json.loads(json.dumps(loader.schema().raw)))
