@@ -1,6 +1,6 @@
 """Flame graphs of a recording's stack tables (deep version walks, latch waits): folded
-stacks in Brendan Gregg's format (a;b;c N), drawn into SVG by inferno-flamegraph (crates.io
-"inferno", installed by scripts/setup.sh). Any other renderer of folded
+stacks in Brendan Gregg's format (a;b;c N), drawn into SVG by inferno-flamegraph (the Rust crate
+"inferno" from the Rust crate registry, installed by scripts/setup.sh). Any other renderer of folded
 stacks can read our folded files."""
 from __future__ import annotations
 

@@ -16,20 +16,33 @@ from .elf import ElfImage
 DEBUG_ROOT = "/usr/lib/debug"
 
 
-def candidates(exe: ElfImage, exe_path: str, explicit: str | None) -> list[str]:
+def standard_places(exe: ElfImage, exe_path: str) -> list[str]:
+    """The build-id path, then the debuglink name where distros put it."""
     link = exe.debuglink
+    paths = []
+    if exe.build_id:
+        paths.append(f"{DEBUG_ROOT}/.build-id/{exe.build_id[:2]}/{exe.build_id[2:]}.debug")
+    if link:
+        directory = os.path.dirname(os.path.realpath(exe_path)) if os.path.exists(exe_path) \
+            else os.path.dirname(exe_path)
+        paths += [os.path.join(directory, link[0]), os.path.join(directory, ".debug", link[0]),
+                  DEBUG_ROOT + os.path.join(directory, link[0]), os.path.join(DEBUG_ROOT, link[0])]
+    return paths
+
+
+def candidates(exe: ElfImage, exe_path: str, explicit: str | None, root: str | None = None,
+               exe_in_root: str | None = None) -> list[str]:
+    """--debuginfo first; for a process in another root (a container), the places inside
+    that root (through /proc/PID/root), where its packages put the file; then ours."""
     paths = []
     if explicit:
         if not os.path.exists(explicit):
             raise UserError(f"--debuginfo {explicit}: no such file or directory")
+        link = exe.debuglink
         paths.append(os.path.join(explicit, link[0]) if os.path.isdir(explicit) and link else explicit)
-    if exe.build_id:
-        paths.append(f"{DEBUG_ROOT}/.build-id/{exe.build_id[:2]}/{exe.build_id[2:]}.debug")
-    if link:
-        directory = os.path.dirname(os.path.realpath(exe_path))
-        paths += [os.path.join(directory, link[0]), os.path.join(directory, ".debug", link[0]),
-                  DEBUG_ROOT + os.path.join(directory, link[0]), os.path.join(DEBUG_ROOT, link[0])]
-    return paths
+    if root:
+        paths += [root + path for path in standard_places(exe, exe_in_root or exe_path)]
+    return paths + standard_places(exe, exe_path)
 
 
 def matches(exe: ElfImage, debug: ElfImage) -> bool:
@@ -38,8 +51,9 @@ def matches(exe: ElfImage, debug: ElfImage) -> bool:
     return bool(exe.debuglink) and exe.debuglink[1] == debug.crc32()
 
 
-def find_debug_file(exe: ElfImage, exe_path: str, explicit: str | None = None) -> ElfImage | None:
-    for path in candidates(exe, exe_path, explicit):
+def find_debug_file(exe: ElfImage, exe_path: str, explicit: str | None = None,
+                    root: str | None = None, exe_in_root: str | None = None) -> ElfImage | None:
+    for path in candidates(exe, exe_path, explicit, root, exe_in_root):
         if not os.path.isfile(path):
             continue
         debug = ElfImage(path)

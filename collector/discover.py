@@ -66,6 +66,21 @@ def check_supported(target: Target) -> None:
                         + ", ".join(f"{f} {v}+" for f, v in catalog_file()["supported"].items()))
 
 
+def version_note(target: Target) -> str | None:
+    """One plain line when the build is newer than any innostall was checked on, or of a
+    family it was not checked on: its probes then resolve best-effort."""
+    checked = catalog_file().get("checked", {}).get(target.family)
+    if not target.version:
+        return f"{target.label}: version not found in the binary; probes resolve best-effort"
+    if not checked:
+        return (f"{target.label}: innostall was not checked on a build of this family; "
+                "probes resolve best-effort")
+    if target.version_tuple() > parse_version(checked):
+        return (f"{target.label} is newer than the newest release innostall was checked on "
+                f"({checked}); probes resolve best-effort")
+    return None
+
+
 def select(spec: str | None) -> list[str]:
     """Probe names from a comma-separated list of set names and probe names."""
     entries = catalog()

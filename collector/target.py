@@ -36,6 +36,8 @@ class Target:
     family: str | None = None  # mysql, percona, mariadb
     version: str | None = None
     debug: ElfImage | None = None  # a separate debug file holding the symbol table
+    root: str | None = None  # /proc/PID/root when the process runs in another root (a container)
+    exe_in_root: str | None = None  # the executable as the process sees it there
 
     def find_functions(self, names: list[str]) -> dict[str, Symbol]:
         return self._find(names, STT_FUNC)
@@ -116,12 +118,30 @@ def from_pid(pid: int, debuginfo: str | None = None) -> Target:
         raise UserError(f"pid {pid} has no executable (a kernel thread?)")
     # /proc/PID/exe reaches the running file even when it was replaced or deleted on disk.
     target = Target(path=f"{proc}/exe", exe=exe, pid=pid, elf=ElfImage(f"{proc}/exe"))
+    target.root, target.exe_in_root = process_root(pid, exe)
     try:
         return prepare(target, debuginfo)
     except NotCovered:
         raise
     except UserError as e:
         raise UserError(f"pid {pid} ({exe}): {str(e).removeprefix(f'{exe}: ')}") from None
+
+
+def process_root(pid: int, exe: str) -> tuple[str | None, str | None]:
+    """(/proc/PID/root, the executable's path as the process sees it) for a process in
+    another root (chroot, or a container's mount namespace); (None, None) in ours. Read
+    from the host, a chrooted process's exe reads as the host path: the root's own path
+    is cut off it; one in another mount namespace already reads as the container sees it."""
+    proc_root = f"/proc/{pid}/root"
+    try:
+        theirs, ours = os.stat(proc_root), os.stat("/")
+    except OSError:
+        return None, None
+    if (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino):
+        return None, None
+    root_path = os.path.realpath(proc_root)
+    inside = exe[len(root_path):] if root_path != "/" and exe.startswith(root_path + "/") else exe
+    return proc_root, inside
 
 
 def from_binary(path: str, debuginfo: str | None = None) -> Target:
@@ -132,7 +152,8 @@ def from_binary(path: str, debuginfo: str | None = None) -> Target:
 def prepare(target: Target, debuginfo: str | None) -> Target:
     identify(target)
     if debuginfo or not target.elf.has_symtab:
-        target.debug = find_debug_file(target.elf, target.exe, debuginfo)
+        target.debug = find_debug_file(target.elf, target.exe, debuginfo,
+                                       root=target.root, exe_in_root=target.exe_in_root)
     if target.family == "mariadb" and not target.elf.has_symtab and not target.debug:
         raise NotCovered(f"{target.exe} is stripped and MariaDB keeps InnoDB's symbols out of "
                          f"its exports: {debug_symbols_hint(target)}")

@@ -52,6 +52,7 @@ def cmd_probes(args) -> int:
     core_ok = all(p.ok for p in probes if p.core)
     if args.json:
         print(json.dumps({"server": {"family": tgt.family, "version": tgt.version,
+                                     "note": discover.version_note(tgt),
                                      "exe": tgt.exe, "build_id": tgt.elf.build_id,
                                      "pie": tgt.elf.is_pie,
                                      "debug_file": tgt.debug.path if tgt.debug else None},
@@ -60,6 +61,8 @@ def cmd_probes(args) -> int:
         return 0 if core_ok else 2
     symbols_from = tgt.debug.path if tgt.debug else (".symtab" if tgt.elf.has_symtab else ".dynsym")
     print(f"{tgt.label}  {tgt.exe}")
+    if note := discover.version_note(tgt):
+        print(f"  note: {note}")
     print(f"  build-id {tgt.elf.build_id or 'none'}, {'PIE' if tgt.elf.is_pie else 'non-PIE'}, "
           f"symbols from {symbols_from}")
     print(f"  {'probe':<17}{'cost':<6}{'offset':<11}symbol / reason")
@@ -96,6 +99,8 @@ def cmd_record(args) -> int:
     names = discover.select(args.probes)
     tgt = resolve_target(args)
     probes = discover.resolve(tgt, names)
+    if note := discover.version_note(tgt):
+        print(f"innostall: {note}", file=sys.stderr)
     meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
                            interval_s=args.interval,
                            settings={"deep_walk_threshold": args.deep_walk_threshold},

@@ -25,7 +25,7 @@ debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config ma
       sysbench libaio1 libnuma1 libncurses6 libncurses5 mariadb-client-core mariadb-server-core openssl maven
       python3 python3-venv python3-pip binutils unzip chromium chromium-driver debootstrap)
 
-# inferno-flamegraph (crates.io) draws the SVG flame graphs. 0.11.13 with its lockfile
+# inferno-flamegraph (from the Rust crate registry) draws the SVG flame graphs. 0.11.13 with its lockfile
 # builds with Debian 12's rustc 1.63 as well as with current ones.
 inferno_version=0.11.13
 
@@ -70,7 +70,7 @@ inferno() {  # into build/tools/bin; a stamp, as 0.11 has no --version to ask
   cargo=$(find_cargo) || return 1
   minor=$("$cargo" --version | sed -n 's/^cargo 1\.\([0-9]*\).*/\1/p')
   if [ "${minor:-0}" -lt 68 ]; then
-    # Debian 12's cargo 1.65 reads the crates.io index through git (github.com); the sparse
+    # Debian 12's cargo 1.65 reads the crate registry index through git (github.com); the sparse
     # index over HTTPS is an unstable feature there, enabled for this one install.
     RUSTC_BOOTSTRAP=1 "$cargo" -Z sparse-registry install --quiet --locked --root "$tools" \
       --version "$inferno_version" inferno

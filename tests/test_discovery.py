@@ -9,16 +9,66 @@ from conftest import INNOSTALL, REPO, fixture
 from innostall.collector import discover, target
 from innostall.errors import UserError
 
-BINARIES = {
-    "mariadb-11.4.5": ("mariadb", "11.4.5", "bin/mariadbd", "_Z9trx_purgemm", True),
-    "mariadb-10.2.11": ("mariadb", "10.2.11", "bin/mysqld", "_Z9trx_purgemmb", False),
-    "mysql-8.0.15": ("mysql", "8.0.15", "bin/mysqld", "_Z9trx_purgemmb", False),
+BINARIES = {  # family, version, executable in the fixture's directory, trx_purge, PIE
+    "mariadb-11.4.5": ("mariadb", "11.4.5", "dist/bin/mariadbd", "_Z9trx_purgemm", True),
+    "mariadb-10.2.11": ("mariadb", "10.2.11", "dist/bin/mysqld", "_Z9trx_purgemmb", False),
+    "mysql-8.0.15": ("mysql", "8.0.15", "dist/bin/mysqld", "_Z9trx_purgemmb", False),
+    "mysql-9.7.4": ("mysql", "9.7.4", "root/usr/sbin/mysqld", "_Z9trx_purgemmb", True),
 }
 
 
 def fixture_binary(name: str) -> Path:
     fixture(name, "fetch")
-    return REPO / "build" / "fixtures" / name / "dist" / BINARIES[name][2]
+    return REPO / "build" / "fixtures" / name / BINARIES[name][2]
+
+
+@pytest.mark.parametrize("name", BINARIES)
+def test_core_set_and_version_step_resolve_at_the_versions_own_variants(name):
+    """Every fixture, MySQL 9.7.4's drifted signatures included: nothing as a fallback."""
+    tgt = target.from_binary(str(fixture_binary(name)))
+    probes = {p.name: p for p in discover.resolve(tgt)}
+    wanted = [n for n, p in probes.items() if p.core] + ["version_step"]
+    if discover.layout(tgt) is None:  # no latch layout known for this build: said so
+        wanted = [n for n in wanted if not n.startswith("block_lock")]
+    for name in wanted:
+        assert probes[name].ok and not probes[name].fallback, (name, probes[name].reason)
+
+
+@pytest.mark.parametrize("text, version", [
+    (b"\0mysqld-8.0\0x\0" + b"8.0.15\0", "8.0.15"),
+    (b"\0mysqld-9.7\0 9.7.4.0\0MySQL 9.7.4\0ndb-9.7.4\0", "9.7.4"),  # tail-merged, Debian 9.7.4
+    (b"1.2.840\0" + b"2.0.0\0\0mysqld-8.4\0" + b"8.4.3\0", "8.4.3"),  # other dotted numbers first
+    (b"\0mysqld-8.0\0" + b"8.0.36-28\0", "8.0.36-28"),  # Percona: release after the dash
+    (b"\0mysqld-2027.1\0" + b"2027.1.0\0", "2027.1.0"),  # year-style numbering
+    (b"\0mysqld-10.0\0", "10.0"),  # only the group: major.minor
+    (b"\0" + b"5.7.22-log\0" + b"5.7.22\0", "5.7.22"),  # no group: the first plausible
+])
+def test_mysql_version_from_rodata(text, version):
+    assert target.mysql_version(text) == version
+
+
+def test_mariadb_version_even_tail_merged():
+    for text, version in [(b"\0" + b"10.2.11-MariaDB\0", "10.2.11"),
+                          (b"Ver 12.1.2-MariaDB-log\0", "12.1.2")]:
+        assert target.MARIADB_VERSION.search(text).group(1).decode() == version
+
+
+def test_a_build_newer_than_checked_is_said_plainly():
+    def stub(family, version):
+        return target.Target(path="", exe="", pid=None, elf=None, family=family, version=version)
+
+    assert discover.version_note(stub("mysql", "9.7.4")) is None
+    assert "newer than the newest release innostall was checked on (9.7.4)" in \
+        discover.version_note(stub("mysql", "10.1.0"))
+    assert "not checked on a build of this family" in discover.version_note(stub("percona", "8.0.36-28"))
+
+
+def test_server_in_another_root_is_named_as_it_sees_itself(servers):
+    """The chroot'd MySQL 9.7.4, as a server in a container: --pid works from the host."""
+    server = servers("mysql-9.7.4")
+    tgt = target.from_pid(server.pid)
+    assert tgt.root == f"/proc/{server.pid}/root" and tgt.exe_in_root == "/usr/sbin/mysqld"
+    assert (tgt.family, tgt.version) == ("mysql", "9.7.4")
 
 
 @pytest.mark.parametrize("name", BINARIES)
@@ -98,4 +148,19 @@ def test_latch_layout_by_version_and_its_absence():
     mysql = discover.layout(stub("mysql", "8.0.15"))
     assert mysql["latch_model"] == "rw_lock"
     assert divmod(mysql["members"]["rw_lock_t.is_block_lock"], 8) == (0x59, 5)
-    assert discover.layout(stub("mysql", "8.0.30")) is None  # is_block_lock moved: needs DWARF
+    assert discover.layout(stub("mysql", "9.7.4"))["members"]["rw_lock_t.is_block_lock"] == 0x50 * 8
+    for unverified in ("8.0.24", "8.0.28", "10.5.20"):  # the layout moved there: no guess
+        assert discover.layout(stub("mysql" if unverified[0] == "8" else "mariadb", unverified)) is None
+
+
+def test_a_function_whose_arguments_moved_is_reported_not_attached():
+    """A parameter list no decoder knows (say, a fork that put the latch second) is never
+    attached: the probe is missing and says why."""
+    tgt = target.from_binary(str(fixture_binary("mysql-9.7.4")))
+    variant = {"function": "rw_lock_s_lock_spin", "params": ["unsigned long, rw_lock_t\\*, .*"]}
+    with pytest.raises(discover.LayoutUnknown, match=r"rw_lock_s_lock_spin\(rw_lock_t\*, unsigned long, "
+                       r"ut::Location\) is in the binary, but its arguments"):
+        discover.variant_symbols(variant, tgt)
+    variant["params"] = ["rw_lock_t\\*, unsigned long, .*"]
+    assert [s.name for s in discover.variant_symbols(variant, tgt)] == \
+        ["_Z19rw_lock_s_lock_spinP9rw_lock_tmN2ut8LocationE"]

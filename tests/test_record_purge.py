@@ -16,7 +16,7 @@ from innostall.analysis.histogram import slot_bounds
 from innostall.collector import discover, recorder, target
 from procmem import INT3, code_byte, file_byte
 
-SERVERS = ["mariadb-11.4.5", "mysql-8.0.15"]
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mysql-9.7.4"]
 
 
 def batch_tolerance(batches: int, duration_s: float, edge_gaps_s: float) -> int:

@@ -12,7 +12,7 @@ from conftest import fixture
 from innostall.analysis import recording
 from innostall.collector import discover, recorder, target
 
-SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11"]
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
 UNDO_PROBES = ["version_walk", "version_step", "undo_fetch", "purge_batch", "undo_read"]
 
 
