@@ -10,7 +10,7 @@ BPF_SRCS   := $(wildcard probes/*.bpf.c)
 BPF_OBJS   := $(patsubst probes/%.bpf.c,$(BUILD)/bpf/%.bpf.o,probes/common.bpf.c $(filter-out probes/common.bpf.c,$(BPF_SRCS)))  # the one defining the shared maps first
 LOADER     := $(BUILD)/innostall-loader
 
-.PHONY: all setup build test demo bench clean
+.PHONY: all setup build check test demo bench clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -44,12 +44,17 @@ $(LOADER): $(LOADER_SRCS) collector/*.h probes/innostall.h $(BUILD)/innostall.sk
 test: build
 	$(VENV)/bin/python -m pytest -q tests
 
+# The pure tests only (no server, no root): the catalog lint, the views, the maths. Seconds.
+check: build
+	$(VENV)/bin/python -m pytest -q -m "not live" tests
+
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh
 
-# The overhead benchmark: writes bench/results.json and bench/results.md (BENCH_* env vars shorten it).
+# The overhead benchmark: writes bench/results.json and bench/results.md (BENCH_* env vars shorten
+# it; python -m bench --help lists them). scripts/ holds the bench package and fixture_servers.py.
 bench: build
-	BUILD=$(BUILD) $(VENV)/bin/python scripts/bench.py
+	BUILD=$(BUILD) PYTHONPATH=$(CURDIR)/scripts $(VENV)/bin/python -m bench
 
 clean:
 	rm -rf $(BUILD)/bpf $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(LOADER)

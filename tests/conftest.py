@@ -1,54 +1,64 @@
-"""Real servers for the tests: fixture servers from scripts/fixture.sh, started once per
-session on a fresh datadir with sysbench tables, stopped at the end."""
+"""Real servers for the tests: fixture servers from scripts/fixture.sh (through
+scripts/fixture_servers.py, which the benchmark shares), started once per session on a fresh
+datadir with sysbench tables, stopped at the end.
+
+Tests that start or attach to a real server, or otherwise need root, are marked `live`:
+`pytest -m "not live"` runs the rest, as any user can, in seconds."""
 from __future__ import annotations
 
+import contextlib
+import inspect
 import os
-import subprocess
+import sys
 from pathlib import Path
 
-import pymysql
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURE = REPO / "scripts" / "fixture.sh"
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))  # for fixture_servers, and the bench package's maths
+
+# Tests import these from here: keep every name.
+from fixture_servers import FIXTURE, REPO, Server, fixture, stop_load  # noqa: E402,F401
+
 INNOSTALL = [str(REPO / "build" / "venv" / "bin" / "innostall")]
 
+LIVE = "live: starts or attaches to a real server, or otherwise needs root"
+# Live without the `servers` fixture: (file, test) and why.
+NEEDS_ROOT = {
+    ("test_discovery.py", "test_not_root_is_told_to_use_root"):
+        "runs innostall as nobody with setpriv, which only root may do",
+    ("test_version_walk.py", "test_bad_threshold_is_one_line"):
+        "innostall record refuses a non-root user before it reads its arguments",
+}
+# fixture.sh installs these in a debootstrap'd Debian root, and even fetching one that is
+# already there needs root: a test naming one, in its parameters or its own code, is live.
+ROOTED_SERVERS = ("mysql-9.7.4",)
 
-def fixture(server: str, *args: str, check: bool = True) -> str:
-    result = subprocess.run([str(FIXTURE), server, *args], capture_output=True, text=True)
-    if check and result.returncode:
-        raise RuntimeError(f"fixture.sh {server} {' '.join(args)}: {result.stderr.strip()}")
-    return result.stdout.strip()
+
+def names_rooted_server(item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    texts = [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
+    with contextlib.suppress(OSError, TypeError):
+        texts.append(inspect.getsource(item.function))
+    return any(server in text for text in texts for server in ROOTED_SERVERS)
 
 
-class Server:
-    def __init__(self, name: str):
-        self.name = name
-        self.socket = fixture(name, "socket")
-        self.binary = None
+def is_live(item) -> bool:
+    return ("servers" in item.fixturenames  # the closure: a fixture built on `servers` counts too
+            or (item.path.name, getattr(item, "originalname", item.name)) in NEEDS_ROOT
+            or names_rooted_server(item))
 
-    @property
-    def pid(self) -> int:
-        return int(fixture(self.name, "pid"))
 
-    def connect(self) -> pymysql.Connection:
-        return pymysql.connect(unix_socket=self.socket, user="innostall", password="",
-                               database="sbtest", autocommit=True)
+def pytest_configure(config):
+    config.addinivalue_line("markers", LIVE)
 
-    def metric(self, conn: pymysql.Connection, name: str) -> int:
-        with conn.cursor() as cur:
-            cur.execute("SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = %s", (name,))
-            return int(cur.fetchone()[0])
 
-    def sysbench(self, test: str, seconds: int, *extra: str) -> subprocess.Popen:
-        return subprocess.Popen([str(FIXTURE), self.name, "sysbench", test, str(seconds), *extra],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True)
-
-    def serves(self) -> bool:
-        with self.connect() as conn, conn.cursor() as cur:
-            cur.execute("SELECT COUNT(*) FROM sbtest1")
-            return cur.fetchone()[0] > 0
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if is_live(item):
+            item.add_marker(pytest.mark.live)
 
 
 @pytest.fixture(scope="session")
@@ -69,9 +79,3 @@ def servers():
     yield get
     for name in started:
         fixture(name, "stop", check=False)
-
-
-def stop_load(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, 15)
-    proc.wait(timeout=30)

@@ -1,0 +1,13 @@
+"""The phases of a run, in order. Each takes the Bench, writes its section of the results,
+and leaves nothing running; a failure ends the phase, not the run."""
+from .calibrate import phase_calibrate
+from .pfs import phase_pfs
+from .steady import phase_steady
+from .worst import phase_worst
+
+IN_ORDER = (phase_calibrate, phase_steady, phase_pfs, phase_worst)
+
+
+def short_name(phase) -> str:
+    """The name BENCH_PHASES uses: phase_steady -> steady."""
+    return phase.__name__.removeprefix("phase_")

@@ -1,0 +1,69 @@
+"""The README's targets, judged from the medians of the comparisons: PASS, FAIL, or n/a
+where the phase did not run or had no pair."""
+from __future__ import annotations
+
+from .settings import SCAN_ARMS, STEADY_ARMS
+
+
+def median_of(results: dict, section: str, comparison: str, metric: str) -> float | None:
+    found = results.get(section, {}).get("comparisons", {}).get(comparison, {})
+    return found.get(metric, {}).get("median")
+
+
+def percent_extra(ratio_median: float | None) -> str:
+    return "n/a" if ratio_median is None else f"{(ratio_median - 1) * 100:+.2f}%"
+
+
+def target(name: str, figure: str, ok: bool | None) -> dict:
+    verdict = "n/a" if ok is None else ("PASS" if ok else "FAIL")
+    return {"target": name, "measured": figure, "result": verdict}
+
+
+def extra_target(name: str, ratio_median: float | None, limit: float) -> dict:
+    """Passes when the median ratio is at most 1 + limit."""
+    ok = None if ratio_median is None else ratio_median - 1 <= limit
+    return target(name, percent_extra(ratio_median), ok)
+
+
+def targets(results: dict) -> list[dict]:
+    cpu = {arm: median_of(results, "steady", f"{arm}/none", "cpu_per_trx_us") for arm in STEADY_ARMS}
+    scan = {arm: median_of(results, "worst", f"{arm}/untraced", "scan_s") for arm in SCAN_ARMS}
+    return [extra_target("default set: <= 1% extra server CPU/trx (steady)", cpu.get("default"), 0.01),
+            extra_target("worst-case scan: <= 5% slower with the default set", scan.get("default"), 0.05),
+            extra_target("full set: <= 5% extra server CPU/trx (steady)", cpu.get("full"), 0.05),
+            bpftrace_target("CPU/trx, steady", cpu.get("default"), cpu.get("bpftrace")),
+            bpftrace_target("worst-case scan time", scan.get("default"), scan.get("bpftrace")),
+            *recorder_targets(results),
+            drops_target(results)]
+
+
+def bpftrace_target(what: str, default: float | None, bpftrace: float | None) -> dict:
+    name = f"default set: >= 3x less extra than the bpftrace script ({what})"
+    if default is None or bpftrace is None:
+        return target(name, "n/a", None)
+    ours, theirs = default - 1, bpftrace - 1
+    factor = f" ({theirs / ours:.1f}x)" if ours > 0 and theirs > 0 else ""
+    # Both within noise of zero is no evidence of a 3x gap: it passes only if bpftrace costs something.
+    return target(name, f"ours {ours * 100:+.2f}%, bpftrace {theirs * 100:+.2f}%{factor}",
+                  theirs > 0 and 3 * ours <= theirs)
+
+
+def recorder_targets(results: dict) -> list[dict]:
+    cost = results.get("steady", {}).get("recorder", {}).get("default", {})
+    cpu = cost.get("cpu_percent_max")
+    python, loader = cost.get("python_rss_mb_max"), cost.get("loader_rss_mb_max")
+    rss = None if python is None or loader is None else max(python, loader)
+    return [target("recorder (default set): < 5% of one core (worst window)",
+                   "n/a" if cpu is None else f"{cpu:.2f}%", None if cpu is None else cpu < 5),
+            target("recorder (default set): < 100 MB peak RSS (each process)",
+                   "n/a" if rss is None else f"python {python:.1f} MB, loader {loader:.1f} MB",
+                   None if rss is None else rss < 100)]
+
+
+def drops_target(results: dict) -> dict:
+    entries = results.get("steady", {}).get("windows", []) + results.get("worst", {}).get("scans", [])
+    counted = [w["tracer"]["drops"] for w in entries
+               if w["arm"] == "default" and "drops" in w.get("tracer", {})]
+    total = sum(sum(d.values()) for d in counted)
+    return target("default set: zero drops (steady and worst case)",
+                  f"{total:g} in {len(counted)} recordings", total == 0 if counted else None)
