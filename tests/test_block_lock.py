@@ -10,7 +10,7 @@ from innostall.analysis.summary import summary
 from innostall.collector import discover, recorder, target
 from procmem import code_byte, file_byte
 
-SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5"]
 LATCH_PROBES = ["block_lock_s", "block_lock_x", "block_lock_sx", "latch_sleep"]
 PAGE_ACCESS = ("buf_page_get_gen", "btr_cur", "btr_pcur", "row_upd", "row_ins", "row_search")
 

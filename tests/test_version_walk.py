@@ -22,7 +22,7 @@ from innostall.collector.elf import ElfImage, FunctionIndex
 from innostall.collector.stacks import StackSymbolizer, read_maps
 from procmem import INT3, code_byte, file_byte
 
-SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5"]
 DEEP_ROW, DEEP = 7, 300  # updated DEEP times after the snapshot: one deep walk
 SHALLOW_ROW, SHALLOW = 8, 5  # a walk below the deep-walk threshold
 READ_K = "SELECT k FROM sbtest1 FORCE INDEX (PRIMARY) WHERE id = %s"
