@@ -33,27 +33,25 @@ static const char *counter_names[] = {
 #define LAYOUT_JSON(field, member, meaning) \
 	printf("%s{\"member\":\"%s\",\"meaning\":\"%s\"}", sep, member, meaning), sep = ",";
 
+/* ,"key":[ITEMS] with each item printed by the X-macro entry ITEM of LIST */
+#define JSON_LIST(key, LIST, ITEM)          \
+	do {                                \
+		const char *sep = "";       \
+		printf(",\"" key "\":[");   \
+		LIST(ITEM)                  \
+		printf("]");                \
+	} while (0)
+
 void print_schema(void)
 {
-	const char *sep = "";
-
 	printf("{\"type\":\"schema\",\"version\":%d,\"max_slots\":%d,\"max_groups\":%d,"
-	       "\"max_attachments\":%d,\"counters\":[", SCHEMA_VERSION, MAX_SLOTS, MAX_GROUPS,
-	       MAX_ATTACHMENTS);
-	INNOSTALL_COUNTERS(COUNTER_JSON)
-	printf("],\"hists\":[");
-	sep = "";
-	INNOSTALL_HISTS(HIST_JSON)
-	printf("],\"wait_modes\":[");
-	sep = "";
-	INNOSTALL_WAIT_MODES(NAME_JSON)
-	printf("],\"latch_models\":[");
-	sep = "";
-	INNOSTALL_LATCH_MODELS(NAME_JSON)
-	printf("],\"layout\":[");
-	sep = "";
-	INNOSTALL_LAYOUT(LAYOUT_JSON)
-	printf("]}\n");
+	       "\"max_attachments\":%d", SCHEMA_VERSION, MAX_SLOTS, MAX_GROUPS, MAX_ATTACHMENTS);
+	JSON_LIST("counters", INNOSTALL_COUNTERS, COUNTER_JSON);
+	JSON_LIST("hists", INNOSTALL_HISTS, HIST_JSON);
+	JSON_LIST("wait_modes", INNOSTALL_WAIT_MODES, NAME_JSON);
+	JSON_LIST("latch_models", INNOSTALL_LATCH_MODELS, NAME_JSON);
+	JSON_LIST("layout", INNOSTALL_LAYOUT, LAYOUT_JSON);
+	printf("}\n");
 	fflush(stdout);
 }
 
