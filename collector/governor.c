@@ -12,6 +12,12 @@
  * it was attached is its coverage. Sharing is max-min fair: groups that need less than an
  * equal share get what they need, the others split the rest equally.
  *
+ * A window cannot be shorter than attaching and detaching take (a few ms), and a probe hit
+ * hundreds of thousands of times a second can spend a small budget several times over in
+ * that time. So the budget holds over the recording, not per interval: what the probes
+ * cost beyond the budget so far is taken off the next interval's, and a sampled group
+ * given nothing stays detached until the debt is paid.
+ *
  * The governor runs on a thread of its own: the main thread may block writing events to
  * a slow reader, and a check that waits for it lets a hot probe run on unchecked.
  *
@@ -222,7 +228,8 @@ static void update_demands(struct governor *gov, unsigned long long now)
 	}
 }
 
-/* Reopen every group, each for at least MIN_WINDOW_NS: the hottest last (attacher.h). */
+/* Reopen every group, each for at least MIN_WINDOW_NS, the hottest last (attacher.h);
+ * but not one that costs something and is given nothing: the budget is in debt. */
 static void open_coolest_first(struct governor *gov)
 {
 	bool asked[MAX_GROUPS] = {};
@@ -235,14 +242,26 @@ static void open_coolest_first(struct governor *gov)
 			if (!asked[group] && (coolest < 0 || demand_of(gov, group) < demand_of(gov, coolest)))
 				coolest = group;
 		asked[coolest] = true;
-		attacher_open(&gov->attacher, coolest);
+		if (gov->groups[coolest].allowance_ns > 0 || gov->groups[coolest].demand <= 0)
+			attacher_open(&gov->attacher, coolest);
 	}
+}
+
+/* What the probes have cost beyond the budget so far (0 when within it). */
+static double overspent_ns(const struct governor *gov)
+{
+	double cost = 0;
+	unsigned int group;
+
+	for (group = 0; group < gov->nr_groups; group++)
+		cost += gov->groups[group].cost_ns;
+	return fmax(0, cost - gov->budget_ns);
 }
 
 static void plan_interval(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), cpu;
-	double base_ns, budget, always;
+	double base_ns, budget, always, debt;
 
 	account_hits(gov);
 	base_ns = gov->cfg.pid > 0 ? 0 : now - gov->interval_start_ns;
@@ -253,6 +272,7 @@ static void plan_interval(struct governor *gov)
 	base_ns = fmax(base_ns, MIN_BASE_CPU * (now - gov->interval_start_ns));
 	budget = base_ns * gov->cfg.budget_ppm / 1e6;
 	gov->budget_ns += budget;
+	debt = overspent_ns(gov);
 	budget *= AIM; /* for the hits of groups still being detached */
 	always = gov->groups[0].spent_ns;
 	gov->groups[0].spent_ns = 0;
@@ -261,7 +281,7 @@ static void plan_interval(struct governor *gov)
 		return;
 	update_demands(gov, now);
 	/* the next interval is budgeted like the last one: the best guess of the load */
-	share_out(gov, budget - always, gov->cfg.interval_ms / 1e3);
+	share_out(gov, budget - always - debt, gov->cfg.interval_ms / 1e3);
 	open_coolest_first(gov);
 }
 
