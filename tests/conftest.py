@@ -30,6 +30,8 @@ NEEDS_ROOT = {
         "runs innostall as nobody with setpriv, which only root may do",
     ("test_version_walk.py", "test_bad_threshold_is_one_line"):
         "innostall record refuses a non-root user before it reads its arguments",
+    ("test_discovery.py", "test_a_server_whose_binary_was_deleted_is_still_traced"):
+        "starts a server of its own and records it",
 }
 # fixture.sh installs these in a debootstrap'd Debian root, and even fetching one that is
 # already there needs root: a test naming one, in its parameters or its own code, is live.

@@ -1,6 +1,9 @@
 """Discovery on the real fixture binaries (downloaded, not started) and on bad input."""
+import json
 import os
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -165,3 +168,38 @@ def test_a_function_whose_arguments_moved_is_reported_not_attached():
     variant["params"] = ["rw_lock_t\\*, unsigned long, .*"]
     assert [s.name for s in discover.variant_symbols(variant, tgt)] == \
         ["_Z19rw_lock_s_lock_spinP9rw_lock_tmN2ut8LocationE"]
+
+
+def test_a_server_whose_binary_was_deleted_is_still_traced(tmp_path):
+    """--pid reaches the running executable through /proc/PID/exe after an upgrade
+    replaced or deleted it on disk: discovery, attaching and recording still work."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    original = fixture_binary("mariadb-10.2.11")
+    copy, data = tmp_path / "mysqld", tmp_path / "data"
+    shutil.copy2(original, copy)
+    data.mkdir()
+    # --bootstrap initialises InnoDB, then reads SQL from stdin: a server that stays up
+    server = subprocess.Popen([str(copy), "--no-defaults", f"--basedir={original.parent.parent}",
+                               f"--datadir={data}", "--bootstrap", "--user=root",
+                               "--innodb-buffer-pool-size=16M", "--skip-networking"],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for _ in range(120):  # InnoDB is up once its redo log exists
+            if (data / "ib_logfile0").exists() or server.poll() is not None:
+                break
+            time.sleep(0.25)
+        assert server.poll() is None, "the copied server exited"
+        copy.unlink()
+        probes = subprocess.run(INNOSTALL + ["probes", "--pid", str(server.pid)],
+                                capture_output=True, text=True)
+        assert probes.returncode == 0, probes.stdout + probes.stderr
+        assert probes.stdout.startswith(f"MariaDB 10.2.11  {copy} (deleted)")
+        record = subprocess.run(INNOSTALL + ["record", "--pid", str(server.pid), "--duration", "2",
+                                             "-o", str(tmp_path / "rec")], capture_output=True, text=True)
+        assert record.returncode == 0, record.stderr
+        assert json.loads((tmp_path / "rec" / "meta.json").read_text())["complete"]
+    finally:
+        server.kill()
+        server.wait()
