@@ -11,7 +11,7 @@ from innostall.collector import discover, recorder, target
 # MariaDB 11.4.5 is left out: with innodb_max_purge_lag=100 and a history of 16k under load
 # (with or without a pinning snapshot) it kept srv_dml_needed_delay at 0 at every batch
 # start and never called the delay's sleep_for, so there is no delay to observe there.
-SERVERS = ["mariadb-10.2.11", "mysql-8.0.15"]
+SERVERS = ["mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]
 MAX_DELAY_US = 2000
 
 
