@@ -77,6 +77,15 @@ def budget_rate(cost: dict) -> str:
     return f" ({cost['budget_ms_per_s']:.1f} ms/s{why})"
 
 
+def calibration_spread(hit: dict) -> str:
+    """' (rounds 898-2132 ns)', and whether the median was raised to the floor."""
+    if "entry_range" not in hit:
+        return ""
+    low, high = hit["entry_range"]
+    floored = ", raised to the least a trap costs" if hit.get("floored") else ""
+    return f" (rounds {low:.0f}–{high:.0f} ns{floored})"
+
+
 def render_cost(cost: dict) -> list[str]:
     if cost["overhead_pct"] is None and not cost["hits_per_s"]:
         return ["", "Probe cost: not recorded (a recording from before the cost governor)"]
@@ -85,8 +94,8 @@ def render_cost(cost: dict) -> list[str]:
     lines = ["", "Probe cost (estimated: hits x cost per hit, against the server's CPU time)",
              f"  overhead {cost['overhead_pct'] or 0:.2f}% of {cost['server_cpu_s']:.1f} s server CPU; "
              + (f"budget {budget:g}%{budget_rate(cost)}" if budget else "no budget (--exact)")
-             + (f"; a hit costs {hit.get('entry', 0):.0f} ns, a return {hit.get('return', 0):.0f} ns more"
-                if hit else "")]
+             + (f"; a hit costs {hit.get('entry', 0):.0f} ns{calibration_spread(hit)}, "
+                f"a return {hit.get('return', 0):.0f} ns more" if hit else "")]
     for name, g in cost["groups"].items():
         if g["coverage"] is not None and g["coverage"] < EXACT:
             lines.append(f"  sampled: {name} attached {100 * g['coverage']:.0f}% of the time "

@@ -43,10 +43,11 @@ def header_facts(rec: Recording) -> list[tuple[str, str]]:
         ("stopped", utc(meta.get("stop_real_ns"))),
         ("duration", f"{rec.duration_s:.1f} s in {intervals} intervals of "
                      f"{meta.get('interval_s', 0):g} s"),
-        ("ended by", meta.get("end_reason") or "cut short (recorder killed); tables rebuilt from the journal"),
+        ("ended by", summaries.ended_by(rec) + ("" if meta.get("complete")
+                                                else "; tables rebuilt from the journal")),
         ("events lost", str(rec.counter_total("drops"))),
         ("recorded by", f"innostall {meta.get('tool_version', '?')}, format {meta.get('version')}"),
-    ]
+    ] + [("warning", text) for text in summaries.warnings(rec)]
 
 
 def probe_rows(rec: Recording) -> list[dict]:

@@ -26,6 +26,7 @@ class Recording:
     # blocks whose latch was waited for: space, page_no, waits, wait_us
     wait_stacks: pd.DataFrame | None = None
     # user stacks of latch waits: mode, stack (folded, root first), waits, wait_us
+    warnings: list[str] = field(default_factory=list)  # what was read around, in words
 
     def __post_init__(self):
         if self.wait_stacks is None:
@@ -73,22 +74,35 @@ def load(path: str) -> Recording:
         tables = {name: _read_table(path, file, build([]).columns)
                   if os.path.exists(os.path.join(path, file))
                   else build([]) for name, (file, build) in optional.items()}
-    else:  # cut short: rebuild the tables from the journal
+        warnings = []
+    else:  # cut short, or its tables lost: rebuild them from the journal
         journal = os.path.join(path, fmt.JOURNAL)
         if not os.path.exists(journal):
             raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
-        counters, hists, tables = _rebuild(path, journal, optional)
-    return Recording(path, meta, schema, counters, hists, **tables)
+        counters, hists, tables, warnings = _rebuild(path, journal, optional, meta)
+    return Recording(path, meta, schema, counters, hists, **tables, warnings=warnings)
 
 
-def _rebuild(path: str, journal: str, optional: dict):
-    """The tables from the journal; a journal that is not one of ours is one line."""
+def _rebuild(path: str, journal: str, optional: dict, meta: dict):
+    """The tables from the journal, and what meta.json lacks when the recorder could not
+    finish it; damaged lines are skipped and said; a journal that is not one of ours, or
+    holds no interval, is one line."""
     try:
-        records = fmt.read_records(journal)
+        records, damaged = fmt.read_journal_lines(journal)
+        if not any(r.get("type") in ("interval", "final") for r in records):
+            raise UserError(f"{path}: the recording is empty: its journal holds no interval "
+                            "(it ended before the first one)")
+        for key, value in fmt.journal_facts(records).items():
+            meta.setdefault(key, value)
         counters, hists = fmt.journal_to_tables(records)
-        return counters, hists, {name: build(records) for name, (_, build) in optional.items()}
+        tables = {name: build(records) for name, (_, build) in optional.items()}
     except (UnicodeDecodeError, KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         raise UserError(f"{path}: damaged journal ({e.__class__.__name__}: {e})")
+    warnings = [f"{damaged} damaged journal line(s) skipped: the intervals around them are "
+                "merged, nothing else is lost"] if damaged else []
+    if meta.get("complete") and warnings:
+        warnings.append("its tables were missing, so this report was rebuilt from the journal")
+    return counters, hists, tables, warnings
 
 
 def _read_table(path: str, name: str, columns) -> pd.DataFrame:

@@ -89,12 +89,36 @@ def undo_summary(rec: Recording) -> dict:
     }
 
 
+def longest_interval_s(rec: Recording) -> float:
+    ends = pd.Series(sorted(rec.counters["t_s"].unique()))
+    return float(ends.diff().fillna(ends).max()) if len(ends) else 0.0
+
+
+def warnings(rec: Recording) -> list[str]:
+    """What the reader should know before the figures: lines of the journal read around,
+    and intervals the recorder fell behind on (their counts are whole, spread over more
+    time)."""
+    found = list(rec.warnings)
+    longest, nominal = longest_interval_s(rec), float(rec.meta.get("interval_s") or 0)
+    if nominal and longest > 2 * nominal + 0.5:
+        found.append(f"one interval lasted {longest:.1f} s instead of {nominal:g} s: the recorder "
+                     "fell behind (stopped or starved); its counts are whole, over that time")
+    return found
+
+
+def ended_by(rec: Recording) -> str:
+    """How the recording ended, in the same words in every view."""
+    return rec.meta.get("end_reason") or "cut short (recorder killed)"
+
+
 def summary(rec: Recording) -> dict:
     batches = rec.counter_total("purge_batches")
-    return {
+    noted = warnings(rec)
+    return {**({"warnings": noted} if noted else {}),
         "server": rec.meta["target"],
         "duration_s": round(rec.duration_s, 3),
         "complete": bool(rec.meta.get("complete")),
+        "ended_by": ended_by(rec),
         "purge": {
             "batches": batches,
             "empty_batches": rec.counter_total("purge_empty_batches"),

@@ -13,7 +13,8 @@ from .cost import render_cost, sampled_note
 from .histogram import format_log2
 from .recording import Recording
 from .stacks import leaf_path
-from .summary import OTHER_LATCHES, block_lock_findings, findings, summary, walk_findings
+from .summary import (OTHER_LATCHES, block_lock_findings, ended_by, findings, summary,
+                      walk_findings, warnings)
 from .timeline import per_interval, sparkline
 
 
@@ -82,7 +83,7 @@ def header(rec: Recording) -> list[str]:
     started = meta.get("start_real_ns")
     when = (dt.datetime.fromtimestamp(started / 1e9, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
             if started else "unknown time")
-    ending = meta.get("end_reason") or "cut short (recorder killed)"
+    ending = ended_by(rec)
     lines = [f"innostall report: {rec.path}",
              f"  server    {server} (pid {target.get('pid')}, {target.get('exe')})",
              f"  recorded  {when}, {rec.duration_s:.1f} s at {meta['interval_s']:g} s intervals, "
@@ -90,6 +91,7 @@ def header(rec: Recording) -> list[str]:
     for p in meta["probes"]:
         state = demangle(p["symbol"]) if p["attached"] else f"missing: {p['reason']}"
         lines.append(f"  probe     {p['name']:<14} {state}")
+    lines += [f"  warning   {text}" for text in warnings(rec)]
     return lines
 
 

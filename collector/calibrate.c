@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* What a probe hit costs here: the loader probes calibration_target, a function of its
+/* What a probe hit costs here: the loader probes calibration targets, functions of its
  * own, with programs shaped like ours (probes/calibrate.bpf.c), and times calls to it
  * bare, with an entry probe, then with entry and return probes. Thread CPU time is used,
  * because the kernel charges a hit to the thread that traps, as it does in the server.
@@ -9,10 +9,17 @@
  * costs in the server. So the L2 cache is flushed before each call (a pass over a buffer of
  * its size), in the bare timing too, and the difference is the hit.
  *
- * Like the server's functions, calibration_target starts with `push %rbp`, an instruction
- * the kernel emulates instead of single-stepping it; a probed instruction that must be
- * single-stepped costs about five times more here. It is written in assembly so that no
- * compiler can drop that prologue from a leaf function. */
+ * Like the server's functions, the targets start with `push %rbp`, an instruction the
+ * kernel emulates instead of single-stepping it; a probed instruction that must be
+ * single-stepped costs about five times more here. They are written in assembly so that no
+ * compiler can drop that prologue from a leaf function.
+ *
+ * A loaded machine makes any one timing noisy, and the fastest of several bare timings
+ * against the fastest of several probed ones could come out equal: a hit that costs
+ * nothing, and a governor that never samples. So three identical functions are timed in
+ * turn, round after round: one bare, one with an entry probe, one with both; each round
+ * gives a difference, and the median of the rounds is the cost. A median below what a trap
+ * can cost on any x86-64 kernel (MIN_ENTRY_NS, MIN_RETURN_NS) is floored there, and said. */
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -25,21 +32,31 @@
 #include "trace_helpers.h"
 #include "uprobe.h"
 
-#define CALLS 2000 /* per timing: 20-40 ms each */
-#define TRIES 5    /* the fastest of five: the machine is shared */
+#define CALLS 1000 /* per timing: 10-20 ms each */
+#define ROUNDS 7   /* each times the three functions in turn */
 #define CACHE_LINE 64
+/* Floors: an int3 trap, the kernel's uprobe lookup and return to user space cost more than
+ * this on any x86-64 machine (0.9 us an entry here with warm caches, the cheapest case);
+ * the return probe adds a second trap at the hijacked return address. */
+#define MIN_ENTRY_NS 500.0
+#define MIN_RETURN_NS 200.0
 
-int calibration_target(int x);
-asm(".text\n"
-    ".globl calibration_target\n"
-    ".type calibration_target, @function\n"
-    "calibration_target:\n"
-    "	push %rbp\n"
-    "	mov %rsp, %rbp\n"
-    "	lea 1(%rdi), %eax\n"
-    "	pop %rbp\n"
-    "	ret\n"
-    ".size calibration_target, . - calibration_target\n");
+/* Three copies of one function: timed bare, with an entry probe, with entry and return. */
+#define CALIBRATION_TARGET(name)                 \
+	int name(int x);                         \
+	asm(".text\n"                            \
+	    ".globl " #name "\n"                 \
+	    ".type " #name ", @function\n"       \
+	    #name ":\n"                          \
+	    "	push %rbp\n"                      \
+	    "	mov %rsp, %rbp\n"                 \
+	    "	lea 1(%rdi), %eax\n"              \
+	    "	pop %rbp\n"                       \
+	    "	ret\n"                            \
+	    ".size " #name ", . - " #name "\n");
+CALIBRATION_TARGET(calibration_bare)
+CALIBRATION_TARGET(calibration_entry)
+CALIBRATION_TARGET(calibration_both)
 
 static volatile char *cold;
 static long cold_size;
@@ -53,31 +70,61 @@ static void chill(void)
 		cold[i]++;
 }
 
-static double ns_per_call(void)
+static double ns_per_call(int (*target)(int))
 {
-	double best = 0;
-	int try, i;
+	unsigned long long start = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	volatile int sink = 0;
+	int i;
 
-	for (try = 0; try < TRIES; try++) {
-		unsigned long long start = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		volatile int sink = 0;
-		double ns;
-
-		for (i = 0; i < CALLS; i++) {
-			chill();
-			sink += calibration_target(i);
-		}
-		ns = (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - start) / CALLS;
-		if (!try || ns < best)
-			best = ns;
+	for (i = 0; i < CALLS; i++) {
+		chill();
+		sink += target(i);
 	}
-	return best;
+	return (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - start) / CALLS;
 }
 
-/* Where calibration_target is in our executable's file, from the mapping that holds it. */
-static long self_file_offset(void)
+static int by_value(const void *a, const void *b)
 {
-	unsigned long start, end, offset, target = (unsigned long)calibration_target;
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *values, int n)
+{
+	qsort(values, n, sizeof(*values), by_value);
+	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/* Rounds of the three timings in turn: the entry and return differences of each. */
+static void time_rounds(struct hit_cost *cost)
+{
+	double entry[ROUNDS], ret[ROUNDS];
+	int round;
+
+	for (round = 0; round < ROUNDS; round++) {
+		double bare = ns_per_call(calibration_bare);
+		double with_entry = ns_per_call(calibration_entry);
+		double with_both = ns_per_call(calibration_both);
+
+		entry[round] = with_entry - bare;
+		ret[round] = with_both - with_entry;
+	}
+	cost->entry_ns = median(entry, ROUNDS);
+	cost->return_ns = median(ret, ROUNDS);
+	cost->entry_low_ns = entry[0]; /* sorted by median() */
+	cost->entry_high_ns = entry[ROUNDS - 1];
+	cost->floored = cost->entry_ns < MIN_ENTRY_NS || cost->return_ns < MIN_RETURN_NS;
+	if (cost->entry_ns < MIN_ENTRY_NS)
+		cost->entry_ns = MIN_ENTRY_NS;
+	if (cost->return_ns < MIN_RETURN_NS)
+		cost->return_ns = MIN_RETURN_NS;
+}
+
+/* Where a function of ours is in our executable's file, from the mapping that holds it. */
+static long self_file_offset(int (*function)(int))
+{
+	unsigned long start, end, offset, target = (unsigned long)function;
 	char line[512];
 	long found = -1;
 	FILE *maps = fopen("/proc/self/maps", "r");
@@ -91,9 +138,9 @@ static long self_file_offset(void)
 	return found;
 }
 
-static int probe_self(struct bpf_program *prog, bool retprobe)
+static int probe_self(struct bpf_program *prog, int (*function)(int), bool retprobe)
 {
-	long offset = self_file_offset();
+	long offset = self_file_offset(function);
 
 	if (offset < 0)
 		return -ENOENT;
@@ -103,8 +150,7 @@ static int probe_self(struct bpf_program *prog, bool retprobe)
 
 int calibrate(struct innostall_bpf *obj, struct hit_cost *cost)
 {
-	double bare, with_entry, with_both;
-	int entry, ret;
+	int links[3] = { -1, -1, -1 }, err = 0, i;
 
 	cold_size = sysconf(_SC_LEVEL2_CACHE_SIZE);
 	if (cold_size <= 0)
@@ -112,24 +158,17 @@ int calibrate(struct innostall_bpf *obj, struct hit_cost *cost)
 	cold = calloc(1, cold_size);
 	if (!cold)
 		return -ENOMEM;
-	bare = ns_per_call();
-	entry = probe_self(obj->progs.calibrate_enter, false);
-	if (entry < 0) {
-		free((void *)cold);
-		return entry;
-	}
-	with_entry = ns_per_call();
-	ret = probe_self(obj->progs.calibrate_exit, true);
-	if (ret < 0) {
-		close(entry);
-		free((void *)cold);
-		return ret;
-	}
-	with_both = ns_per_call();
-	cost->entry_ns = with_entry > bare ? with_entry - bare : 0;
-	cost->return_ns = with_both > with_entry ? with_both - with_entry : 0;
-	close(ret);
-	close(entry);
+	links[0] = probe_self(obj->progs.calibrate_enter, calibration_entry, false);
+	links[1] = probe_self(obj->progs.calibrate_enter, calibration_both, false);
+	links[2] = probe_self(obj->progs.calibrate_exit, calibration_both, true);
+	for (i = 0; i < 3 && !err; i++)
+		if (links[i] < 0)
+			err = links[i];
+	if (!err)
+		time_rounds(cost);
+	for (i = 0; i < 3; i++)
+		if (links[i] >= 0)
+			close(links[i]);
 	free((void *)cold);
-	return 0;
+	return err;
 }

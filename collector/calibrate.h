@@ -2,12 +2,16 @@
 #ifndef __INNOSTALL_CALIBRATE_H
 #define __INNOSTALL_CALIBRATE_H
 
+#include <stdbool.h>
+
 struct innostall_bpf;
 
 /* CPU time one probe hit adds to the probed thread, on this kernel. */
 struct hit_cost {
 	double entry_ns;  /* an entry probe */
 	double return_ns; /* a return probe, beyond the entry probe at the same function */
+	double entry_low_ns, entry_high_ns; /* the spread of the rounds' entry costs */
+	bool floored; /* a median came out below what a trap can cost: raised to the floor */
 };
 
 /* Probe a function of the loader itself and time calls to it; 0 on success. */

@@ -57,8 +57,12 @@ void print_schema(void)
 
 void print_calibration(const struct hit_cost *cost, bool measured)
 {
-	printf("{\"type\":\"calibration\",\"entry_ns\":%.0f,\"return_ns\":%.0f,\"measured\":%s}\n",
+	printf("{\"type\":\"calibration\",\"entry_ns\":%.0f,\"return_ns\":%.0f,\"measured\":%s",
 	       cost->entry_ns, cost->return_ns, measured ? "true" : "false");
+	if (measured)
+		printf(",\"entry_range_ns\":[%.0f,%.0f],\"floored\":%s", cost->entry_low_ns,
+		       cost->entry_high_ns, cost->floored ? "true" : "false");
+	printf("}\n");
 	fflush(stdout);
 }
 

@@ -352,7 +352,12 @@ static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct
 			print_snapshot(obj, gov, "interval");
 			if (++intervals % LATCH_TABLES_EVERY == 0)
 				print_latch_tables(obj);
-			next += env.interval_ms * 1000000ULL;
+			/* After a stall (a reader that stopped reading blocks our writes), the
+			 * snapshot just printed covers the missed intervals: skip them rather
+			 * than print one empty interval for each. */
+			do
+				next += env.interval_ms * 1000000ULL;
+			while (next <= now_ns(CLOCK_MONOTONIC));
 		}
 		if (ferror(stdout))
 			return "output-closed";

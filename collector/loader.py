@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -56,7 +57,17 @@ def snapshots(proc: subprocess.Popen):
     """Yield (raw line, parsed record) until the loader closes its output: snapshots, and
     events such as deep walks between them."""
     for line in proc.stdout:
-        yield line, json.loads(line)
+        try:
+            yield line, json.loads(line)
+        except json.JSONDecodeError:  # the loader was killed in the middle of a line
+            continue
+
+
+def end_reason(proc: subprocess.Popen) -> str:
+    """Why the loader ended when it printed no end line: killed, or exited on its own."""
+    if proc.returncode is not None and proc.returncode < 0:
+        return f"loader killed by {signal.Signals(-proc.returncode).name}"
+    return f"loader exited with status {proc.returncode}"
 
 
 def failure(proc: subprocess.Popen, log_path: str) -> str:

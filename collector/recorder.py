@@ -25,15 +25,41 @@ from .target import Target
 
 DEFAULT_SETTINGS = {"deep_walk_threshold": 100}  # versions: walks this deep are kept with stacks
 DEFAULT_BUDGET_PCT = 1.0  # of the server's CPU time the probes may cost; None: no budget
+RESERVE, RESERVE_BYTES = ".reserve", 64 * 1024  # room kept for the last meta.json on a full disk
 
 
-def prepare_dir(path: str) -> None:
+def prepare_dir(path: str) -> bool:
+    """Create the recording directory; True if it did not exist (so a recording that never
+    started removes it again)."""
     if os.path.exists(os.path.join(path, META)):
         raise UserError(f"{path} already holds a recording; choose another -o directory")
+    created = not os.path.exists(path)
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
         raise UserError(f"cannot create {path}: {e.strerror}")
+    probe = os.path.join(path, ".innostall-write-test")
+    try:
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as e:
+        if created:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+        raise UserError(f"cannot write into {path}: {e.strerror}")
+    return created
+
+
+def discard_dir(path: str, created: bool) -> None:
+    """Undo prepare_dir for a recording that never started: what we wrote, and the
+    directory if we made it. Nothing else is touched."""
+    for name in (META, META + ".tmp", JOURNAL, "loader.log", RESERVE):
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(path, name))
+    if created:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
 
 
 def check_settings(settings: dict[str, int]) -> dict[str, int]:
@@ -251,21 +277,27 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
                 **check_settings(settings or {})}
-    prepare_dir(out_dir)
+    created = prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings, schema)
     meta["layout"] = struct_layout
     meta["governor"] = {"budget_pct": budget_pct, "groups": groups,
                         "attachments": attachments}
-    store.write_meta(out_dir, {**meta, "complete": False})
     log_path = os.path.join(out_dir, "loader.log")
-    with open(log_path, "w") as log:
-        proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log,
-                            settings=settings, layout=layout_args(struct_layout, schema),
-                            budget_ppm=round((budget_pct or 0) * 10000))
+    try:
+        store.write_meta(out_dir, {**meta, "complete": False})
+        reserve_room(out_dir)
+        with open(log_path, "w") as log:
+            proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log,
+                                settings=settings, layout=layout_args(struct_layout, schema),
+                                budget_ppm=round((budget_pct or 0) * 10000))
+    except (UserError, OSError) as e:
+        discard_dir(out_dir, created)
+        raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
     live = LiveLine(groups, schema) if sys.stderr.isatty() else None
     attached_at = None
     stacks = StackJournal(target)
-    with signals_forwarded_to(proc), open(os.path.join(out_dir, JOURNAL), "a") as journal:
+    journal = Journal(os.path.join(out_dir, JOURNAL))
+    with signals_forwarded_to(proc), journal:
         for line, rec in loader.snapshots(proc):
             kind = rec["type"]
             if kind == "attached":  # the journal names what each attachment serves
@@ -273,10 +305,13 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
                 for program, planned in zip(rec["programs"], attachments):
                     program.update(probes=planned["probes"], group_name=planned["group"])
                 line = json.dumps(rec, separators=(",", ":")) + "\n"
-            journal.write(stacks.journal_line(rec, line))
-            journal.flush()
+            if not journal.write(stacks.journal_line(rec, line)):
+                stop(proc)  # the disk is full: end now, keep what was written
             if kind == "calibration":
-                meta["governor"]["hit_cost_ns"] = {"entry": rec["entry_ns"], "return": rec["return_ns"]}
+                meta["governor"]["hit_cost_ns"] = {
+                    "entry": rec["entry_ns"], "return": rec["return_ns"],
+                    **({"entry_range": rec["entry_range_ns"], "floored": rec["floored"]}
+                       if "entry_range_ns" in rec else {})}
             elif kind == "attached":
                 attached_at = time.monotonic()
                 meta["start_real_ns"] = rec["real_ns"]
@@ -292,8 +327,69 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     if live and attached_at:
         sys.stderr.write("\n")
     if attached_at is None:
-        raise UserError(loader.failure(proc, log_path))
+        reason = loader.failure(proc, log_path)
+        discard_dir(out_dir, created)
+        raise UserError(reason)
+    if journal.failed:
+        return end_on_full_disk(out_dir, meta, journal, time.monotonic() - attached_at)
+    meta.setdefault("end_reason", loader.end_reason(proc))
+    release_room(out_dir)
     write_tables(out_dir)
     meta["complete"] = True
     store.write_meta(out_dir, meta)
     return meta
+
+
+def reserve_room(out_dir: str) -> None:
+    """Keep room for the last meta.json: when the disk fills, the journal stops, this file
+    goes, and meta.json can still say how the recording ended."""
+    with open(os.path.join(out_dir, RESERVE), "wb") as f:
+        os.posix_fallocate(f.fileno(), 0, RESERVE_BYTES)
+
+
+def release_room(out_dir: str) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(os.path.join(out_dir, RESERVE))
+
+
+class Journal:
+    """journal.jsonl, appended line by line and flushed, so a recording cut short keeps
+    every complete line. A write the disk refuses ends the journal, not the recorder."""
+
+    def __init__(self, path: str):
+        self.file = open(path, "a")
+        self.failed: str | None = None  # why the disk refused a write
+
+    def write(self, line: str) -> bool:
+        if self.failed:
+            return False
+        try:
+            self.file.write(line)
+            self.file.flush()
+            return True
+        except OSError as e:
+            self.failed = e.strerror
+            return False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with contextlib.suppress(OSError):
+            self.file.close()
+
+
+def stop(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGINT)
+
+
+def end_on_full_disk(out_dir: str, meta: dict, journal: Journal, seconds: float) -> dict:
+    """The journal holds the recording up to its last complete line; the tables cannot be
+    written. Say so in meta.json if it still fits, and in one line."""
+    meta["end_reason"] = f"disk full ({journal.failed}) after {seconds:.0f} s"
+    release_room(out_dir)
+    with contextlib.suppress(UserError):
+        store.write_meta(out_dir, {**meta, "complete": False})
+    raise UserError(f"{out_dir}: {meta['end_reason']}: recording stopped; its journal keeps "
+                    "every interval written before, and 'innostall report' reads it")

@@ -3,9 +3,12 @@ built from the journal once tracing is over (in a process of its own: pandas wou
 the recorder's memory). The format itself is innostall/recording_format.py."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+
+from innostall.errors import UserError
 
 from innostall.recording_format import (COUNTERS, FORMAT, FORMAT_VERSION, HISTS, JOURNAL, META,
                                         PAGES, WAIT_STACKS, WALKS, journal_to_tables,
@@ -14,12 +17,18 @@ from innostall.recording_format import (COUNTERS, FORMAT, FORMAT_VERSION, HISTS,
 
 
 def write_meta(directory: str, meta: dict) -> None:
-    """Replace meta.json atomically: a crash leaves the old or the new one, never half."""
+    """Replace meta.json atomically: a crash leaves the old or the new one, never half;
+    a full disk leaves the old one and no temporary file, and is one line."""
     tmp = os.path.join(directory, META + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump({"format": FORMAT, "version": FORMAT_VERSION, **meta}, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, os.path.join(directory, META))
+    try:
+        with open(tmp, "w") as f:
+            json.dump({"format": FORMAT, "version": FORMAT_VERSION, **meta}, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, os.path.join(directory, META))
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise UserError(f"cannot write {os.path.join(directory, META)}: {e.strerror}")
 
 
 def write_tables(directory: str) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -15,9 +16,20 @@ def positive(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
     return value
+
+
+def seconds_at_least(least: float):
+    """A positive, finite number of seconds, not under least (the loader counts whole ms,
+    and a shorter interval or duration would round to nothing)."""
+    def parse(text: str) -> float:
+        value = positive(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least:g} s: {text!r}")
+        return value
+    return parse
 
 
 def add_target_args(parser: argparse.ArgumentParser) -> None:
@@ -165,8 +177,10 @@ def parser() -> argparse.ArgumentParser:
 
     record = sub.add_parser("record", help="trace a running server into a recording directory")
     add_target_args(record)
-    record.add_argument("--duration", type=positive, help="seconds (default: until Ctrl-C)")
-    record.add_argument("--interval", type=positive, default=1.0, help="seconds per sample (1)")
+    record.add_argument("--duration", type=seconds_at_least(0.01),
+                        help="seconds (default: until Ctrl-C)")
+    record.add_argument("--interval", type=seconds_at_least(0.01), default=1.0,
+                        help="seconds per sample (1; at least 0.01)")
     record.add_argument("--probes", help="comma-separated probe sets or probe names (default)")
     record.add_argument("--deep-walk-threshold", type=int, default=100, metavar="N",
                         help="keep the stack of reads that build N or more row versions (100)")

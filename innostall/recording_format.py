@@ -54,14 +54,40 @@ def schema_of(meta: dict) -> Schema:
 
 def read_records(path: str) -> list[dict]:
     """Every journal line in order; a torn last line (the recorder was killed) is dropped."""
-    records = []
-    with open(path) as f:
+    return read_journal_lines(path)[0]
+
+
+def read_journal_lines(path: str) -> tuple[list[dict], int]:
+    """(records, damaged): every journal line that parses, in order, and how many in the
+    middle did not. A torn last line (the recorder was killed, the disk filled) is the
+    normal end of a recording cut short and not counted."""
+    records, damaged, torn = [], 0, False
+    with open(path, errors="replace") as f:
         for line in f:
+            damaged += torn  # the torn line was not the last after all
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
+                torn = not isinstance(record, dict)
+                if not torn:
+                    records.append(record)
             except json.JSONDecodeError:
-                break
-    return records
+                torn = True
+    return records, damaged
+
+
+def journal_facts(records: list[dict]) -> dict:
+    """What meta.json says at the end of a recording, as far as the journal tells it: for a
+    recording whose recorder could not write its final meta.json (killed, disk full)."""
+    facts = {}
+    for record in records:
+        kind = record.get("type")
+        if kind == "attached":
+            facts["start_real_ns"] = record.get("real_ns")
+        elif kind == "final":
+            facts["stop_real_ns"] = record.get("real_ns")
+        elif kind == "end":
+            facts["end_reason"] = record.get("reason")
+    return facts
 
 
 def read_journal(path: str) -> list[dict]:
