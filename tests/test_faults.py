@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import recordings
-from conftest import INNOSTALL, stop_load
+from conftest import INNOSTALL, fixture, stop_load
 from innostall.collector import discover, target
 from procmem import code_byte, file_byte
 
@@ -191,3 +191,20 @@ def test_a_stalled_recorder_gives_one_long_interval_not_empty_ones(servers, tmp_
     assert sum(gap < 0.01 for gap in gaps[:-1]) == 0, gaps  # none empty (the final may be)
     report = innostall("report", str(tmp_path / "rec"))
     assert "the recorder fell behind" in report.stdout
+
+
+def test_the_server_dying_ends_the_recording_truthfully(servers, tmp_path):
+    srv = servers(SERVER)
+    recorder, _ = start_recording(srv.pid, tmp_path / "rec", "--duration", "30")
+    try:
+        time.sleep(1.5)
+        os.kill(srv.pid, signal.SIGKILL)
+        out, err = recorder.communicate(timeout=60)
+    finally:
+        fixture(SERVER, "start")  # InnoDB recovers; the other tests go on with it
+    assert recorder.returncode == 0, err
+    meta = json.loads((tmp_path / "rec" / "meta.json").read_text())
+    assert meta["end_reason"] == "target-exited" and meta["complete"]
+    report = innostall("report", str(tmp_path / "rec"), "--json")
+    assert json.loads(report.stdout)["ended_by"] == "target-exited"
+    assert srv.serves()
