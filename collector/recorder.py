@@ -281,59 +281,28 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
         raise UserError("no probe could be resolved; see 'innostall probes'")
     schema = loader.schema()
     groups = sampling_groups(attachments, schema)
-    attach = loader_args(attachments, groups)
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
                 **check_settings(settings or {})}
     created = prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings, schema)
     meta["layout"] = struct_layout
-    meta["governor"] = {"budget_pct": budget_pct, "groups": groups,
-                        "attachments": attachments}
+    meta["governor"] = {"budget_pct": budget_pct, "groups": groups, "attachments": attachments}
     log_path = os.path.join(out_dir, "loader.log")
     try:
         store.write_meta(out_dir, {**meta, "complete": False})
         reserve_room(out_dir)
         with open(log_path, "w") as log:
-            proc = loader.start(target.path, target.pid, attach, interval_s, duration_s, stderr=log,
-                                settings=settings, layout=layout_args(struct_layout, schema),
+            proc = loader.start(target.path, target.pid, loader_args(attachments, groups),
+                                interval_s, duration_s, stderr=log, settings=settings,
+                                layout=layout_args(struct_layout, schema),
                                 budget_ppm=round((budget_pct or 0) * 10000))
     except (UserError, OSError) as e:
         discard_dir(out_dir, created)
         raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
-    live = LiveLine(groups, schema) if sys.stderr.isatty() else None
-    attached_at = None
-    stacks = StackJournal(target)
     journal = Journal(os.path.join(out_dir, JOURNAL))
-    with signals_forwarded_to(proc), journal:
-        for line, rec in loader.snapshots(proc):
-            kind = rec["type"]
-            if kind == "attached":  # the journal names what each attachment serves
-                rec["groups"] = groups
-                for program, planned in zip(rec["programs"], attachments):
-                    program.update(probes=planned["probes"], group_name=planned["group"])
-                line = json.dumps(rec, separators=(",", ":")) + "\n"
-            if not journal.write(stacks.journal_line(rec, line)):
-                stop(proc)  # the disk is full: end now, keep what was written
-            if kind == "calibration":
-                meta["governor"]["hit_cost_ns"] = {
-                    "entry": rec["entry_ns"], "return": rec["return_ns"],
-                    **({"entry_range": rec["entry_range_ns"], "floored": rec["floored"]}
-                       if "entry_range_ns" in rec else {})}
-            elif kind == "attached":
-                attached_at = time.monotonic()
-                meta["start_real_ns"] = rec["real_ns"]
-            elif kind == "final":
-                meta["stop_real_ns"] = rec["real_ns"]
-            elif kind == "end":
-                meta["end_reason"] = rec["reason"]
-            elif kind == "interval" and live:
-                live.show(rec)
-            if on_event and kind in ("attached", "final"):
-                on_event(rec)
-        proc.wait()
-    if live and attached_at:
-        sys.stderr.write("\n")
+    attached_at = follow(proc, journal, meta, StackJournal(target), on_event,
+                         LiveLine(groups, schema) if sys.stderr.isatty() else None)
     if attached_at is None:
         reason = loader.failure(proc, log_path)
         discard_dir(out_dir, created)
@@ -346,6 +315,54 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     meta["complete"] = True
     store.write_meta(out_dir, meta)
     return meta
+
+
+def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: StackJournal,
+           on_event: Callable[[dict], None] | None, live: LiveLine | None) -> float | None:
+    """Journal the loader's lines until it ends, noting in meta what they tell; returns
+    when the probes were attached (time.monotonic()), None if they never were."""
+    attached_at = None
+    with signals_forwarded_to(proc), journal:
+        for line, rec in loader.snapshots(proc):
+            kind = rec["type"]
+            if kind == "attached":
+                attached_at = time.monotonic()
+                line = name_attachments(rec, meta["governor"])
+            if not journal.write(stacks.journal_line(rec, line)):
+                stop(proc)  # the disk is full: end now, keep what was written
+            note(meta, rec)
+            if kind == "interval" and live:
+                live.show(rec)
+            if on_event and kind in ("attached", "final"):
+                on_event(rec)
+        proc.wait()
+    if live and attached_at:
+        sys.stderr.write("\n")
+    return attached_at
+
+
+def name_attachments(rec: dict, governor: dict) -> str:
+    """The 'attached' line, naming what each attachment serves and its group."""
+    rec["groups"] = governor["groups"]
+    for program, planned in zip(rec["programs"], governor["attachments"]):
+        program.update(probes=planned["probes"], group_name=planned["group"])
+    return json.dumps(rec, separators=(",", ":")) + "\n"
+
+
+def note(meta: dict, rec: dict) -> None:
+    """What meta.json keeps of a loader line: the calibration, start, stop and end."""
+    kind = rec["type"]
+    if kind == "calibration":
+        meta["governor"]["hit_cost_ns"] = {
+            "entry": rec["entry_ns"], "return": rec["return_ns"],
+            **({"entry_range": rec["entry_range_ns"], "floored": rec["floored"]}
+               if "entry_range_ns" in rec else {})}
+    elif kind == "attached":
+        meta["start_real_ns"] = rec["real_ns"]
+    elif kind == "final":
+        meta["stop_real_ns"] = rec["real_ns"]
+    elif kind == "end":
+        meta["end_reason"] = rec["reason"]
 
 
 def reserve_room(out_dir: str) -> None:
