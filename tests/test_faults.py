@@ -174,8 +174,9 @@ def test_a_stalled_recorder_gives_one_long_interval_not_empty_ones(servers, tmp_
     srv = servers(SERVER)
     load = srv.sysbench("oltp_read_write", 20, "--threads=2")
     try:
+        # 20 snapshots a second, some 2 KB each: the 64 KiB pipe fills within the stall
         recorder, _ = start_recording(srv.pid, tmp_path / "rec", "--duration", "9",
-                                      "--interval", "0.2")
+                                      "--interval", "0.05")
         time.sleep(1)
         recorder.send_signal(signal.SIGSTOP)
         time.sleep(5)
@@ -188,7 +189,7 @@ def test_a_stalled_recorder_gives_one_long_interval_not_empty_ones(servers, tmp_
     times = [s["mono_ns"] for s in snapshots if s["type"] in ("interval", "final")]
     gaps = [(b - a) / 1e9 for a, b in zip(times, times[1:])]
     assert max(gaps) > 2  # the stall, in one interval
-    assert sum(gap < 0.01 for gap in gaps[:-1]) == 0, gaps  # none empty (the final may be)
+    assert sum(gap < 0.005 for gap in gaps[:-1]) == 0, gaps  # none empty (the final may be)
     report = innostall("report", str(tmp_path / "rec"))
     assert "the recorder fell behind" in report.stdout
 
