@@ -42,8 +42,11 @@ def test_hot_rows_wait_on_block_latches_read_only_does_not(servers, server_name,
     assert hot_locks["waits"] > 100
     assert quiet_locks["waits"] <= max(5, hot_locks["waits"] // 100)
     # the waits happen where pages are looked up, in the B-tree code
+    # ("[unknown]": waits whose stack the kernel could not take; they must stay a minority)
     block_stacks = hot.wait_stacks[hot.wait_stacks["mode"] != "other"]
-    top = block_stacks.nlargest(5, "wait_us")["stack"]
+    unknown = block_stacks["stack"] == "[unknown]"
+    assert block_stacks.loc[unknown, "wait_us"].sum() < 0.5 * block_stacks["wait_us"].sum()
+    top = block_stacks[~unknown].nlargest(5, "wait_us")["stack"]
     assert all(any(frame in stack for frame in PAGE_ACCESS) for stack in top), list(top)
     # the contended pages are pages of the sbtest tables, as the server's dictionary numbers
     # their tablespaces: what says the struct layout the latch programs read is right
