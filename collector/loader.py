@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import subprocess
+from functools import cache
 from pathlib import Path
 
 from innostall.errors import UserError
@@ -22,8 +23,10 @@ def loader_path() -> str:
     raise UserError("innostall-loader not found: run 'make build' (or set INNOSTALL_LOADER)")
 
 
+@cache
 def schema() -> Schema:
-    """The measurement schema the loader's BPF programs produce (innostall.h)."""
+    """The measurement schema the loader's BPF programs produce (innostall.h); asked once
+    per process, as the loader does not change under it."""
     done = subprocess.run([loader_path(), "--schema"], capture_output=True, text=True)
     if done.returncode:
         raise UserError(f"innostall-loader --schema failed: {done.stderr.strip() or done.returncode}")
@@ -58,9 +61,10 @@ def snapshots(proc: subprocess.Popen):
     events such as deep walks between them."""
     for line in proc.stdout:
         try:
-            yield line, json.loads(line)
+            record = json.loads(line)
         except json.JSONDecodeError:  # the loader was killed in the middle of a line
             continue
+        yield line, record
 
 
 def end_reason(proc: subprocess.Popen) -> str:

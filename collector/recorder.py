@@ -14,8 +14,7 @@ from typing import Callable
 
 from innostall import __version__
 from innostall.errors import UserError
-
-from innostall.recording_format import JOURNAL, META
+from innostall.recording_format import JOURNAL, META, meta_fact
 from innostall.schema import Schema
 
 from . import loader, store
@@ -44,7 +43,7 @@ def prepare_dir(path: str) -> bool:
             pass
         os.remove(probe)
     except OSError as e:
-        if created:
+        if created:  # nothing of ours is in it yet: only the directory to take back
             with contextlib.suppress(OSError):
                 os.rmdir(path)
         raise UserError(f"cannot write into {path}: {e.strerror}")
@@ -350,19 +349,14 @@ def name_attachments(rec: dict, governor: dict) -> str:
 
 
 def note(meta: dict, rec: dict) -> None:
-    """What meta.json keeps of a loader line: the calibration, start, stop and end."""
-    kind = rec["type"]
-    if kind == "calibration":
+    """What meta.json keeps of a loader line: the calibration, and the start, stop and end
+    (recording_format.meta_fact, as the reader takes them from a journal)."""
+    if rec["type"] == "calibration":
         meta["governor"]["hit_cost_ns"] = {
             "entry": rec["entry_ns"], "return": rec["return_ns"],
             **({"entry_range": rec["entry_range_ns"], "floored": rec["floored"]}
                if "entry_range_ns" in rec else {})}
-    elif kind == "attached":
-        meta["start_real_ns"] = rec["real_ns"]
-    elif kind == "final":
-        meta["stop_real_ns"] = rec["real_ns"]
-    elif kind == "end":
-        meta["end_reason"] = rec["reason"]
+    meta.update(meta_fact(rec))
 
 
 def reserve_room(out_dir: str) -> None:

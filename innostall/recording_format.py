@@ -75,18 +75,26 @@ def read_journal_lines(path: str) -> tuple[list[dict], int]:
     return records, damaged
 
 
+def meta_fact(record: dict) -> dict:
+    """What meta.json keeps of one journal line: when the probes were attached, when the
+    final snapshot was taken, and why the loader ended. The recorder notes it as lines
+    arrive; the reader takes it from the journal when meta.json was never finished."""
+    kind = record.get("type")
+    if kind == "attached":
+        return {"start_real_ns": record.get("real_ns")}
+    if kind == "final":
+        return {"stop_real_ns": record.get("real_ns")}
+    if kind == "end":
+        return {"end_reason": record.get("reason")}
+    return {}
+
+
 def journal_facts(records: list[dict]) -> dict:
     """What meta.json says at the end of a recording, as far as the journal tells it: for a
     recording whose recorder could not write its final meta.json (killed, disk full)."""
     facts = {}
     for record in records:
-        kind = record.get("type")
-        if kind == "attached":
-            facts["start_real_ns"] = record.get("real_ns")
-        elif kind == "final":
-            facts["stop_real_ns"] = record.get("real_ns")
-        elif kind == "end":
-            facts["end_reason"] = record.get("reason")
+        facts.update(meta_fact(record))
     return facts
 
 

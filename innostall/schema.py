@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 
 from innostall.errors import UserError
@@ -32,12 +32,12 @@ class Schema:
             raise UserError("damaged measurement schema (counters, hists or wait_modes malformed)")
         return cls(raw)
 
-    @property
+    @cached_property
     def counters(self) -> dict[str, dict]:
         """name -> {kind, unit}"""
         return {c["name"]: c for c in self.raw["counters"]}
 
-    @property
+    @cached_property
     def hists(self) -> dict[str, dict]:
         """name -> {unit, section, title}"""
         return {h["name"]: h for h in self.raw["hists"]}
