@@ -79,11 +79,11 @@ def load(path: str) -> Recording:
         journal = os.path.join(path, fmt.JOURNAL)
         if not os.path.exists(journal):
             raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
-        counters, hists, tables, warnings = _rebuild(path, journal, optional, meta)
+        counters, hists, tables, warnings = _rebuild(path, journal, optional, meta, schema)
     return Recording(path, meta, schema, counters, hists, **tables, warnings=warnings)
 
 
-def _rebuild(path: str, journal: str, optional: dict, meta: dict):
+def _rebuild(path: str, journal: str, optional: dict, meta: dict, schema: Schema):
     """The tables from the journal, and what meta.json lacks when the recorder could not
     finish it; damaged lines are skipped and said; a journal that is not one of ours, or
     holds no interval, is one line."""
@@ -94,7 +94,7 @@ def _rebuild(path: str, journal: str, optional: dict, meta: dict):
                             "(it ended before the first one)")
         for key, value in fmt.journal_facts(records).items():
             meta.setdefault(key, value)
-        counters, hists = fmt.journal_to_tables(records)
+        counters, hists = fmt.journal_to_tables(records, schema.gauges)
         tables = {name: build(records) for name, (_, build) in optional.items()}
     except (UnicodeDecodeError, KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         raise UserError(f"{path}: damaged journal ({e.__class__.__name__}: {e})")

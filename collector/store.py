@@ -35,7 +35,7 @@ def write_tables(directory: str) -> None:
     with open(os.path.join(directory, META)) as f:
         schema = schema_of(json.load(f))
     records = read_records(os.path.join(directory, JOURNAL))
-    counters, hists = journal_to_tables(records)
+    counters, hists = journal_to_tables(records, schema.gauges)
     counters.to_parquet(os.path.join(directory, COUNTERS), index=False)
     hists.to_parquet(os.path.join(directory, HISTS), index=False)
     walks_table(records).to_parquet(os.path.join(directory, WALKS), index=False)

@@ -5,7 +5,8 @@
                       measurement schema (names, kinds and units; innostall/schema.py)
     journal.jsonl     the loader's cumulative snapshots, appended as they arrive, so a
                       recording cut short stays readable up to its last complete line
-    counters.parquet  per-interval deltas: interval, t_s, name, value; besides the kernel's
+    counters.parquet  per-interval deltas: interval, t_s, name, value (for a gauge, its
+                      value at the snapshot instead of a delta); besides the kernel's
                       counters: hits.PROBE (probe hits, counted before any filter) and the
                       cost governor's accounts, governor.server_cpu_ns, .budget_ns,
                       .overhead_ns (estimated) and per sampling group .attached_ns.GROUP
@@ -152,9 +153,11 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
     return flat
 
 
-def journal_to_tables(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def journal_to_tables(records: list[dict], gauges: frozenset[str] = frozenset()
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Turn cumulative snapshots into tidy per-interval deltas (counters, hists); other
-    journal records (events, the end line) are skipped."""
+    journal records (events, the end line) are skipped. Gauges (the schema's kind "gauge",
+    a level such as the history length) keep their value at each snapshot, not a delta."""
     import pandas as pd
     snapshots = [r for r in records if r.get("type") in SNAPSHOT_TYPES]
     attached = next((s for s in snapshots if s["type"] == "attached"), {})
@@ -169,7 +172,8 @@ def journal_to_tables(records: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
         t = (s["mono_ns"] - start) / 1e9
         counters_now = {**s["counters"], **governor_counters(s, attached)}
         for name, value in counters_now.items():
-            counter_rows.append((i, t, name, value - prev_counters.get(name, 0)))
+            delta = value if name in gauges else value - prev_counters.get(name, 0)
+            counter_rows.append((i, t, name, delta))
         for name, slots in s["hists"].items():
             before = prev_hists.get(name, [0] * len(slots))
             hist_rows.extend((i, t, name, slot, n - b)

@@ -42,6 +42,11 @@ class Schema:
         """name -> {unit, section, title}"""
         return {h["name"]: h for h in self.raw["hists"]}
 
+    @cached_property
+    def gauges(self) -> frozenset[str]:
+        """Counters that hold a level (the value at each snapshot), not a running count."""
+        return frozenset(self.counters_of("gauge"))
+
     def counters_of(self, *kinds: str) -> list[str]:
         return [c["name"] for c in self.raw["counters"] if c["kind"] in kinds]
 

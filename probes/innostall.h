@@ -40,6 +40,8 @@
  *   max    a running maximum: it never decreases, so per-interval deltas still sum to it,
  *          but a rate of it means nothing
  *   loss   records the kernel side could not keep (a full map or ring buffer)
+ *   gauge  a level, not a count: the value at the snapshot, never a delta (the history
+ *          list length as the server last computed it)
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). */
 #define INNOSTALL_COUNTERS(X)                                                    \
@@ -72,7 +74,21 @@
 	X(CNT_DML_DELAYS, "dml_delays", "event", "delays")                       \
 	X(CNT_DML_DELAY_US, "dml_delay_us", "total", "us")                       \
 	X(CNT_WINDOW_CUTS, "window_cuts", "count", "spans")                      \
-	X(CNT_VERSION_WALKS_UNSTEPPED, "version_walks_unstepped", "count", "walks")
+	X(CNT_VERSION_WALKS_UNSTEPPED, "version_walks_unstepped", "count", "walks")    \
+	X(CNT_HISTORY_LENGTH, "history_length", "gauge", "transactions")         \
+	X(CNT_HISTORY_READS, "history_reads", "count", "reads")                  \
+	X(CNT_READ_VIEWS_OPENED, "read_views_opened", "event", "views")          \
+	X(CNT_READ_VIEWS_CLOSED, "read_views_closed", "event", "views")          \
+	X(CNT_READ_VIEWS_LOST, "read_views_lost", "loss", "views")               \
+	X(CNT_PURGE_BATCH_NS, "purge_batch_ns", "total", "ns")                   \
+	X(CNT_PURGE_BATCH_CPU_NS, "purge_batch_cpu_ns", "total", "ns")           \
+	X(CNT_PURGE_BATCH_IO_NS, "purge_batch_io_ns", "total", "ns")             \
+	X(CNT_PURGE_BATCH_LATCH_NS, "purge_batch_latch_ns", "total", "ns")       \
+	X(CNT_PURGE_WORKER_TASKS, "purge_worker_tasks", "event", "tasks")        \
+	X(CNT_PURGE_WORKER_NS, "purge_worker_ns", "total", "ns")                 \
+	X(CNT_PURGE_WORKER_CPU_NS, "purge_worker_cpu_ns", "total", "ns")         \
+	X(CNT_PURGE_WORKER_IO_NS, "purge_worker_io_ns", "total", "ns")           \
+	X(CNT_PURGE_WORKER_LATCH_NS, "purge_worker_latch_ns", "total", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \

@@ -100,7 +100,7 @@ def test_schema_names_are_unique_and_format_1_is_a_subset():
         names = [item["name"] for item in schema.raw[kind]]
         assert len(names) == len(set(names)), kind
         assert {i["name"] for i in format_1().raw[kind]} <= set(names), f"a {kind} name was renamed"
-    assert all(c["kind"] in ("event", "count", "total", "max", "loss") for c in schema.raw["counters"])
+    assert all(c["kind"] in ("event", "count", "total", "max", "loss", "gauge") for c in schema.raw["counters"])
     assert schema.wait_modes[-1] == "other"  # summary.OTHER_LATCHES
 
 
