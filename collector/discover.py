@@ -134,10 +134,17 @@ def variant_symbols(variant: dict, target: Target) -> list[Symbol]:
     return decodable
 
 
+class MembersUnknown(Exception):
+    """The function is there, but the programs need struct members the catalog lacks."""
+
+
 def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool:
     present = variant_symbols(variant, target)
     if not present:
         return False
+    missing = missing_members(variant, target)
+    if missing:
+        raise MembersUnknown(f"{', '.join(missing)} of {target.label} is not in the catalog")
     global_settings = variant.get("globals", {})
     globals_found = target.find_objects(list(global_settings.values()))
     if len(globals_found) < len(global_settings):
@@ -154,19 +161,31 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
 
 
 def layout(target: Target) -> dict | None:
-    """The struct layout of this build the latch programs read: {"latch_model": NAME,
-    "members": {C member: value}} (see the catalog's [[layout]])."""
+    """The struct layout of this build the programs read: {"latch_model": NAME or None,
+    "members": {C member: value}}, merged from every catalog [[layout]] whose range holds
+    the build (the latch structs and, say, the history length are known for different
+    ranges); None when none does."""
     version = target.version_tuple()
+    found = None
     for entry in catalog_file().get("layout", []):
         if target.family in entry["families"] and version and in_range(version, entry["versions"]):
-            return {"latch_model": entry["latch_model"], "members": dict(entry["members"])}
-    return None
+            found = found or {"latch_model": None, "members": {}}
+            found["latch_model"] = found["latch_model"] or entry.get("latch_model")
+            found["members"].update(entry["members"])
+    return found
+
+
+def missing_members(variant: dict, target: Target) -> list[str]:
+    """The layout members a variant's programs need (its `needs`) that the catalog does not
+    give for this build."""
+    known = (layout(target) or {}).get("members", {})
+    return [m for m in variant.get("needs", []) if m not in known]
 
 
 def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProbe]:
     check_supported(target)
     entries = catalog()
-    known_layout = layout(target) is not None
+    known_layout = (layout(target) or {}).get("latch_model") is not None
     resolved = []
     for name in names or list(entries):
         entry = entries[name]
@@ -183,11 +202,16 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
             continue
         undecodable = None
         for variant, version_matches in variants:
+            if "absent" in variant:  # not needed there: the catalog says what serves instead
+                if version_matches:
+                    probe.reason = f"not needed: {variant['absent']}"
+                    break
+                continue
             try:
                 if resolve_variant(probe, variant, target):
                     probe.fallback = not version_matches
                     break
-            except LayoutUnknown as e:
+            except (LayoutUnknown, MembersUnknown) as e:
                 undecodable = undecodable or str(e)
         else:
             probe.reason = undecodable or missing_reason(target, variants)

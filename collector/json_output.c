@@ -10,6 +10,7 @@
 #include "innostall.skel.h"
 #include "governor.h"
 #include "json_output.h"
+#include "read_views.h"
 #include "trace_helpers.h"
 
 #define SCHEMA_VERSION 1 /* bump when a name changes meaning, not when one is added */
@@ -176,6 +177,37 @@ int print_event(void *ctx, void *data, size_t size)
 		printf("%s%llu", i ? "," : "", e->stack[i]);
 	printf("]}\n");
 	return 0;
+}
+
+/* The oldest open read views, before each snapshot: the views that hold purge back. */
+void print_read_views(struct innostall_bpf *obj, __u32 flag_offset)
+{
+	struct open_view views[REPORTED_VIEWS];
+	__u64 frames[MAX_STACK_DEPTH];
+	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
+	int nr, open, i, f;
+
+	open = oldest_read_views(obj, flag_offset, views, REPORTED_VIEWS, &nr);
+	printf("{\"type\":\"read_views\",\"mono_ns\":%llu,\"open\":%d,\"views\":[",
+	       now_ns(CLOCK_MONOTONIC), open);
+	for (i = 0; i < nr; i++) {
+		const struct read_view *rv = &views[i].rv;
+
+		printf("%s{\"tid\":%u,\"pid\":%u,\"opened_ns\":%llu,\"history_at_open\":",
+		       i ? "," : "", views[i].tid, rv->tgid, rv->opened_ns);
+		if (rv->history < 0)
+			printf("null");
+		else
+			printf("%lld", rv->history);
+		printf(",\"stack\":[");
+		memset(frames, 0, sizeof(frames));
+		if (rv->stack_id >= 0 && !bpf_map_lookup_elem(traces_fd, &rv->stack_id, frames))
+			for (f = 0; f < MAX_STACK_DEPTH && frames[f]; f++)
+				printf("%s%llu", f ? "," : "", frames[f]);
+		printf("]}");
+	}
+	printf("]}\n");
+	fflush(stdout);
 }
 
 void print_end(const char *reason)

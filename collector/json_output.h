@@ -4,6 +4,7 @@
 #define __INNOSTALL_JSON_OUTPUT_H
 
 #include <stddef.h>
+#include <linux/types.h>
 #include "attachment.h"
 #include "calibrate.h"
 
@@ -20,6 +21,8 @@ void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char 
 void print_latch_tables(struct innostall_bpf *obj);
 /* A ring buffer callback: one line per event (deep version walks). */
 int print_event(void *ctx, void *data, size_t size);
+/* The oldest open read views (see read_views.h); flag_offset: ReadView.m_open, or 0. */
+void print_read_views(struct innostall_bpf *obj, __u32 flag_offset);
 void print_end(const char *reason);
 
 #endif /* __INNOSTALL_JSON_OUTPUT_H */

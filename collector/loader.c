@@ -349,6 +349,7 @@ static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct
 		if (deadline && now >= deadline)
 			return "duration";
 		if (now >= next) {
+			print_read_views(obj, env.layout.view_open_flag);
 			print_snapshot(obj, gov, "interval");
 			if (++intervals % LATCH_TABLES_EVERY == 0)
 				print_latch_tables(obj);

@@ -87,7 +87,8 @@ def layout_args(layout: dict | None, schema: Schema) -> list[str]:
     by its number in the schema."""
     if not layout:
         return []
-    members = {"latch_model": schema.latch_models.index(layout["latch_model"]), **layout["members"]}
+    members = {"latch_model": schema.latch_models.index(layout["latch_model"] or "none"),
+               **layout["members"]}
     unknown = sorted(set(members) - set(schema.layout_members))
     if unknown:
         raise UserError(f"the catalog's layout names {unknown[0]}, which the loader does not read")
@@ -222,7 +223,8 @@ def processes_running(path: str):
 class StackJournal:
     """Stacks are folded now, while the server's maps still tell which file each address
     belongs to; the journal then keeps them symbolized: deep-walk events gain a "folded"
-    field, latch tables have each stack's addresses replaced by its folded string."""
+    field, latch tables and read views have each stack's addresses replaced by its folded
+    string."""
 
     def __init__(self, target: Target):
         self.target = target
@@ -243,6 +245,10 @@ class StackJournal:
             rec["folded"] = self.fold(rec["stack"], rec["pid"])
         elif rec["type"] == "latch_tables":
             rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
+        elif rec["type"] == "read_views":
+            for view in rec["views"]:
+                view["folded"] = self.fold(view.pop("stack"), view.get("pid"))
+                view["source"] = "probe"
         else:
             return line
         return json.dumps(rec, separators=(",", ":")) + "\n"

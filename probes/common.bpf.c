@@ -6,5 +6,6 @@
 #include "maps.bpf.h"
 
 const volatile pid_t targ_tgid = 0;
+const volatile struct innodb_layout layout = {};
 
 char LICENSE[] SEC("license") = "GPL";

@@ -103,7 +103,7 @@
 	X(MODEL_SUX, "sux")       \
 	X(MODEL_RW_LOCK, "rw_lock")
 
-/* The server's struct layout the latch programs read: X(field, member, meaning). The
+/* The server's struct layout the programs read: X(field, member, meaning). The
  * catalog (or the build's DWARF) gives each member by its C name; the loader sets it with
  * `--layout MEMBER=VALUE` into the `layout` record of the programs' read-only data.
  *   sux:     MariaDB 10.6+, futex-based latches; a block latch is buf_page_t::lock
@@ -118,7 +118,12 @@
 	X(is_block_lock_bit, "rw_lock_t.is_block_lock",                                     \
 	  "rw_lock: bit offset of the flag marking a block latch (bool or bit-field)")      \
 	X(cell_latch, "sync_cell_t.latch", "rw_lock: offset of the latch pointer in a cell") \
-	X(cell_request_type, "sync_cell_t.request_type", "rw_lock: offset of the request type")
+	X(cell_request_type, "sync_cell_t.request_type", "rw_lock: offset of the request type") \
+	X(history_len, "trx_sys_t.rseg_history_len",                                        \
+	  "offset of the history list length (64-bit) in trx_sys (0: not read)")             \
+	X(trx_sys_pointer, "trx_sys_t*", "1 when the global trx_sys is a pointer to the object") \
+	X(view_open_flag, "ReadView.m_open",                                                \
+	  "offset of the flag set while a read view is open (0: closes are probed instead)")
 
 #define INNOSTALL_FIELD(field, ...) __u32 field;
 struct innodb_layout {
@@ -152,6 +157,19 @@ struct deep_walk_event {
 	__u64 stack[MAX_STACK_DEPTH]; /* return addresses, innermost first */
 };
 
+
+/* A read view open on a thread (views.bpf.c): the oldest ones are the views that keep
+ * purge from removing history. */
+struct read_view {
+	__u64 opened_ns; /* CLOCK_MONOTONIC */
+	__u64 view; /* the ReadView's address, when the loader checks it is still open */
+	__s64 history; /* the history length at open; -1: none seen yet */
+	__s32 stack_id; /* in stack_traces; negative when the stack could not be taken */
+	__u32 tgid; /* the process it lives in, whose memory the loader reads */
+};
+
+#define MAX_READ_VIEWS 16384 /* threads with a view open at once */
+#define REPORTED_VIEWS 8 /* the oldest views printed each interval */
 
 struct page_key {
 	__u32 space;

@@ -28,9 +28,6 @@ enum { SYNC_MUTEX = 1, RW_LOCK_SX = 2, RW_LOCK_X_WAIT = 3, RW_LOCK_S = 4, RW_LOC
 #define FIL_PAGE_OFFSET 4
 #define FIL_PAGE_SPACE_ID 34
 
-/* The build's struct layout, set by the loader from the catalog (innostall.h). */
-const volatile struct innodb_layout layout = {};
-
 struct wait_state {
 	__u64 start_ns;
 	__u64 latch;
@@ -59,13 +56,6 @@ struct {
 	__type(key, struct stack_key);
 	__type(value, struct wait_sum);
 } wait_stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
-} stack_traces SEC(".maps");
 
 static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode)
 {
@@ -183,6 +173,7 @@ int BPF_KRETPROBE(latch_wait_exit)
 		return 0;
 	}
 	ns = bpf_ktime_get_ns() - w->start_ns;
+	purge_charge(tid, CNT_PURGE_BATCH_LATCH_NS, CNT_PURGE_WORKER_LATCH_NS, ns);
 	if (w->mode != MODE_OTHER) {
 		if (layout.latch_model == MODEL_SUX)
 			block = sux_block_page(w->latch, &page, &io);

@@ -34,15 +34,39 @@ SHARED struct {
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
-/* Per-thread scopes, kept by purge.bpf.c and mvcc.bpf.c and read by undo.bpf.c to say who
- * caused an undo page read: threads inside a purge batch, and inside a consistent read's
- * version walk. */
+/* A thread inside purge work: the coordinator's batch (trx_purge) or a worker's task. Its
+ * on-CPU time is the task's sum_exec_runtime, which the scheduler brings up to date at
+ * every switch and tick: a read may lag by up to one tick, as much at entry as at return,
+ * so the error cancels over many spans. */
+struct purge_span {
+	__u64 start_ns;
+	__u64 cpu_ns; /* sum_exec_runtime at entry */
+};
+
+/* Per-thread scopes, kept by purge.bpf.c and mvcc.bpf.c and read by undo.bpf.c and
+ * latch.bpf.c to say who caused an undo page read or waited on a latch: threads inside a
+ * purge batch or a purge worker's task, and inside a consistent read's version walk. */
 SHARED struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32); /* thread id */
-	__type(value, __u64); /* entry time, ns */
+	__type(value, struct purge_span);
 } batch_start SEC(".maps");
+
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* thread id */
+	__type(value, struct purge_span);
+} worker_start SEC(".maps");
+
+/* User stacks, by id: latch waits (latch.bpf.c) and read views (views.bpf.c). */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MAX_STACK_DEPTH * sizeof(__u64));
+} stack_traces SEC(".maps");
 
 struct walk {
 	__u64 start_ns;
@@ -80,6 +104,8 @@ SHARED struct {
 
 /* Set by the loader before load: only this process is traced (0 = any process). */
 SHARED const volatile pid_t targ_tgid;
+/* The build's struct layout, set by the loader from the catalog (innostall.h). */
+SHARED const volatile struct innodb_layout layout;
 
 static __always_inline bool traced_process(void)
 {
@@ -176,6 +202,45 @@ static __always_inline void hist_add(__u32 id, __u64 value)
 	if (slot >= MAX_SLOTS)
 		slot = MAX_SLOTS - 1;
 	__sync_fetch_and_add(&h->slots[slot], 1);
+}
+
+/* On-CPU time of the current thread so far, ns (see struct purge_span). */
+static __always_inline __u64 task_cpu_ns(void)
+{
+	return bpf_get_current_task_btf()->se.sum_exec_runtime;
+}
+
+/* Charge ns of page reads or latch waits to the purge work the thread is doing, if any:
+ * the coordinator's batch (batch_id) or a worker's task (worker_id). */
+static __always_inline void purge_charge(__u32 tid, __u32 batch_id, __u32 worker_id, __u64 ns)
+{
+	if (bpf_map_lookup_elem(&batch_start, &tid))
+		counter_add(batch_id, ns);
+	else if (bpf_map_lookup_elem(&worker_start, &tid))
+		counter_add(worker_id, ns);
+}
+
+/* The history list length, as the server computed it or as read from its memory: a gauge
+ * (innostall.h), with history_reads counting how often it was refreshed. */
+static __always_inline void history_set(__u64 length)
+{
+	__u32 id = CNT_HISTORY_LENGTH;
+	__u64 *slot = bpf_map_lookup_elem(&counters, &id);
+
+	if (!slot)
+		return;
+	*slot = length;
+	counter_add(CNT_HISTORY_READS, 1);
+}
+
+/* The last history length seen, or -1 when none was seen yet. */
+static __always_inline __s64 history_now(void)
+{
+	__u32 length_id = CNT_HISTORY_LENGTH, reads_id = CNT_HISTORY_READS;
+	__u64 *length = bpf_map_lookup_elem(&counters, &length_id);
+	__u64 *reads = bpf_map_lookup_elem(&counters, &reads_id);
+
+	return length && reads && *reads ? (__s64)*length : -1;
 }
 
 #endif /* __MAPS_BPF_H */

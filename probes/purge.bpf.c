@@ -12,7 +12,8 @@
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
 
-/* batch_start (thread id -> entry time) is shared: undo reads are attributed by it. */
+/* batch_start and worker_start (thread id -> struct purge_span) are shared: page reads and
+ * latch waits are charged to the purge work they happen in (undo.bpf.c, latch.bpf.c). */
 
 /* Records handed out since the running batch began, on any thread (one batch at a time:
  * only the coordinator runs trx_purge). */
@@ -33,18 +34,36 @@ static __always_inline __u64 *records_slot(void)
 	return bpf_map_lookup_elem(&batch_records, &zero);
 }
 
+static __always_inline void span_begin(void *map, __u32 tid)
+{
+	struct purge_span span = { bpf_ktime_get_ns(), task_cpu_ns() };
+
+	bpf_map_update_elem(map, &tid, &span, BPF_ANY);
+}
+
+/* Wall and on-CPU time of a span that began on this thread: NULL if it began before we
+ * attached. Page reads and latch waits inside it were charged as they ended. */
+static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *wall_ns,
+						   __u64 *cpu_ns)
+{
+	struct purge_span *span = bpf_map_lookup_elem(map, &tid);
+
+	if (!span)
+		return NULL;
+	*wall_ns = bpf_ktime_get_ns() - span->start_ns;
+	*cpu_ns = task_cpu_ns() - span->cpu_ns;
+	return span;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(purge_batch_enter)
 {
-	__u32 tid = current_tid();
-	__u64 now = bpf_ktime_get_ns();
-
 	__u64 *records = records_slot();
 
 	count_hit(ctx);
 	if (!traced_process())
 		return 0;
-	bpf_map_update_elem(&batch_start, &tid, &now, BPF_ANY);
+	span_begin(&batch_start, current_tid());
 	if (records)
 		*records = 0;
 	return 0;
@@ -54,17 +73,18 @@ SEC("uretprobe")
 int BPF_KRETPROBE(purge_batch_exit, long pages)
 {
 	__u32 tid = current_tid();
-	__u64 *start;
+	__u64 wall_ns, cpu_ns;
 
 	count_hit(ctx); /* purge batches are never sampled: no window to check */
-	start = bpf_map_lookup_elem(&batch_start, &tid);
-	if (!start) { /* the batch began before we attached */
+	if (!span_end(&batch_start, tid, &wall_ns, &cpu_ns)) { /* began before we attached */
 		if (traced_process())
 			counter_add(CNT_UNMATCHED_RETURNS, 1);
 		return 0;
 	}
-	hist_add(HIST_PURGE_BATCH_US, (bpf_ktime_get_ns() - *start) / 1000);
 	bpf_map_delete_elem(&batch_start, &tid);
+	hist_add(HIST_PURGE_BATCH_US, wall_ns / 1000);
+	counter_add(CNT_PURGE_BATCH_NS, wall_ns);
+	counter_add(CNT_PURGE_BATCH_CPU_NS, cpu_ns);
 	if (pages < 0)
 		pages = 0;
 	hist_add(HIST_PURGE_BATCH_PAGES, pages);
@@ -74,6 +94,94 @@ int BPF_KRETPROBE(purge_batch_exit, long pages)
 	counter_add(CNT_PURGE_PAGES, pages);
 	if (!pages)
 		counter_add(CNT_PURGE_EMPTY_BATCHES, 1);
+	return 0;
+}
+
+/* One purge task on a worker (MariaDB 10.5+: purge_worker_callback, a tpool task). It
+ * reports errors by code, like trx_purge: a return probe is safe for the same reason. */
+SEC("uprobe")
+int BPF_KPROBE(purge_worker_enter)
+{
+	count_hit(ctx);
+	if (traced_process())
+		span_begin(&worker_start, current_tid());
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(purge_worker_exit)
+{
+	__u32 tid = current_tid();
+	__u64 wall_ns, cpu_ns;
+
+	count_hit(ctx);
+	if (!span_end(&worker_start, tid, &wall_ns, &cpu_ns))
+		return 0;
+	bpf_map_delete_elem(&worker_start, &tid);
+	counter_add(CNT_PURGE_WORKER_TASKS, 1);
+	counter_add(CNT_PURGE_WORKER_NS, wall_ns);
+	counter_add(CNT_PURGE_WORKER_CPU_NS, cpu_ns);
+	return 0;
+}
+
+/* The history list length. MariaDB 10.6+ keeps no total: trx_sys_t::history_size() adds
+ * up the rollback segments' counts, and the purge coordinator calls it every time it
+ * wakes (then rarely anyone else: INNODB_METRICS uses history_size_approx). It only takes
+ * latches and adds: no exception can leave it, so a return probe is safe. */
+SEC("uretprobe")
+int BPF_KRETPROBE(history_size_exit, __u64 length)
+{
+	count_hit(ctx);
+	if (traced_process())
+		history_set(length);
+	return 0;
+}
+
+/* trx_sys_t::history_exists() false: the history is empty. The coordinator asks it after
+ * each batch and stops when it says so, without calling history_size() again: without
+ * this the last length seen would stay while the history is in fact gone. */
+SEC("uretprobe")
+int BPF_KRETPROBE(history_exists_exit, __u64 exists)
+{
+	count_hit(ctx);
+	if (traced_process() && !(exists & 0xff)) /* a bool, in al */
+		history_set(0);
+	return 0;
+}
+
+/* Elsewhere the total is a member, trx_sys_t::rseg_history_len (MySQL, Percona, MariaDB
+ * 10.2-10.5): read at the purge coordinator's batch entry and return. The runtime
+ * address of the global trx_sys, set by the recorder; the layout says whether it is a
+ * pointer to the object and where the member lies in it. */
+const volatile __u64 trx_sys_global = 0;
+
+static __always_inline void read_history_member(void)
+{
+	__u64 object = trx_sys_global, length;
+
+	if (!traced_process() || !object || !layout.history_len)
+		return;
+	if (layout.trx_sys_pointer &&
+	    (bpf_probe_read_user(&object, sizeof(object), (void *)object) || !object))
+		return;
+	if (!bpf_probe_read_user(&length, sizeof(length), (void *)(object + layout.history_len)))
+		history_set(length);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(history_read)
+{
+	count_hit(ctx);
+	read_history_member();
+	return 0;
+}
+
+/* trx_purge's return: the length the batch left (a return probe is safe, see above). */
+SEC("uretprobe")
+int BPF_KRETPROBE(history_read_return)
+{
+	count_hit(ctx);
+	read_history_member();
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Undo page reads, told apart by who caused them: a consistent read walking versions
- * (the walks map of mvcc.bpf.c), a purge batch (batch_start of purge.bpf.c), or another
- * thread. Lookups of undo pages are counted; physical reads are counted and timed.
+ * (the walks map of mvcc.bpf.c), purge (a batch or a worker's task, of purge.bpf.c), or
+ * another thread. Reads inside purge work are also charged to its time (purge_*_io_ns). Lookups of undo pages are counted; physical reads are counted and timed.
  *
  * Why a return probe on the physical read is safe: buf_read_page reports failure as a
  * dberr_t/bool and has no throwing callee; an exception cannot leave it. */
@@ -32,7 +32,7 @@ static __always_inline __u32 current_scope(void)
 
 	if (walk && window_unbroken(walk->window))
 		return SCOPE_WALK;
-	if (bpf_map_lookup_elem(&batch_start, &tid))
+	if (bpf_map_lookup_elem(&batch_start, &tid) || bpf_map_lookup_elem(&worker_start, &tid))
 		return SCOPE_PURGE;
 	return SCOPE_OTHER;
 }
@@ -88,6 +88,7 @@ int BPF_KRETPROBE(page_read_exit)
 {
 	__u32 tid = current_tid();
 	struct read_state *state;
+	__u64 ns;
 
 	count_hit(ctx);
 	state = bpf_map_lookup_elem(&page_reads, &tid);
@@ -95,7 +96,9 @@ int BPF_KRETPROBE(page_read_exit)
 		return 0;
 	if (span_cut(&page_reads, &tid, state->window))
 		return 0;
-	hist_add(HIST_PAGE_READ_US, (bpf_ktime_get_ns() - state->start_ns) / 1000);
+	ns = bpf_ktime_get_ns() - state->start_ns;
+	hist_add(HIST_PAGE_READ_US, ns / 1000);
+	purge_charge(tid, CNT_PURGE_BATCH_IO_NS, CNT_PURGE_WORKER_IO_NS, ns);
 	counter_add(CNT_PAGE_READS_WALK + state->scope, 1);
 	bpf_map_delete_elem(&page_reads, &tid);
 	return 0;

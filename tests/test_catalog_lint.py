@@ -56,6 +56,9 @@ def test_every_probe_is_described_and_in_a_known_set():
 def test_variant_programs_exist_in_the_object_with_their_role(name, entry, variant):
     assert set(variant["families"]) <= FAMILIES
     assert VERSIONS.match(variant["versions"]), variant["versions"]
+    if "absent" in variant:  # a range where the probe is not needed, and why
+        assert variant["absent"] and not {"symbols", "function", "programs"} & set(variant)
+        return
     assert variant["symbols"] and all(s.startswith("_Z") or s.isidentifier() for s in variant["symbols"])
     for role, program in {**entry["programs"], **variant.get("programs", {})}.items():
         assert bpf_symbols().get(program) == ROLE_SECTIONS[role], f"{name}: {role} program {program}"
@@ -79,19 +82,26 @@ def test_layouts_name_only_members_the_loader_reads():
     schema = loader.schema()
     assert bpf_symbols().get("layout") == ".rodata"
     for entry in discover.catalog_file()["layout"]:
-        assert entry["latch_model"] in schema.latch_models
+        assert entry.get("latch_model", "none") in schema.latch_models
         assert set(entry["members"]) <= set(schema.layout_members), entry["versions"]
+    for name, entry in discover.catalog().items():
+        for variant in entry["variant"]:
+            assert set(variant.get("needs", [])) <= set(schema.layout_members), name
 
 
 def test_layout_ranges_do_not_overlap():
-    """Two layouts for one build would make the first one win silently."""
+    """Two layouts for one build may not give the same member (or both a latch model): the
+    first would win silently."""
     entries = discover.catalog_file()["layout"]
     for i, a in enumerate(entries):
         for b in entries[i + 1:]:
-            if set(a["families"]) & set(b["families"]):
+            shared = set(a["members"]) & set(b["members"])
+            if "latch_model" in a and "latch_model" in b:
+                shared.add("latch_model")
+            if set(a["families"]) & set(b["families"]) and shared:
                 low_a, high_a = (discover.parse_version(x) for x in a["versions"].split("-"))
                 low_b, high_b = (discover.parse_version(x) for x in b["versions"].split("-"))
-                assert high_a < low_b or high_b < low_a, (a["versions"], b["versions"])
+                assert high_a < low_b or high_b < low_a, (a["versions"], b["versions"], shared)
 
 
 def test_schema_names_are_unique_and_format_1_is_a_subset():

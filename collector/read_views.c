@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Which read views are still open, and the oldest of them. See read_views.h. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "innostall.h"
+#include "innostall.skel.h"
+#include "read_views.h"
+
+/* The server's open flag of a view: 1 open, 0 closed, -1 unreadable (the process or its
+ * memory is gone: the view is gone with it). */
+static int view_flag(const struct read_view *rv, __u32 flag_offset)
+{
+	unsigned char open;
+	struct iovec local = { &open, 1 };
+	struct iovec remote = { (void *)(unsigned long)(rv->view + flag_offset), 1 };
+
+	if (process_vm_readv(rv->tgid, &local, 1, &remote, 1, 0) != 1)
+		return -1;
+	return open != 0;
+}
+
+/* Drop a view the server closed, unless its thread opened a new one meanwhile. */
+static void forget_view(int fd, const struct open_view *seen)
+{
+	struct read_view now;
+
+	if (!bpf_map_lookup_elem(fd, &seen->tid, &now) && now.opened_ns == seen->rv.opened_ns)
+		bpf_map_delete_elem(fd, &seen->tid);
+}
+
+static bool still_open(int fd, const struct open_view *v, __u32 flag_offset)
+{
+	if (!flag_offset || !v->rv.view)
+		return true; /* its close is probed: the map holds open views only */
+	if (view_flag(&v->rv, flag_offset) > 0)
+		return true;
+	forget_view(fd, v);
+	return false;
+}
+
+static int by_age(const void *a, const void *b)
+{
+	const struct open_view *x = a, *y = b;
+
+	return x->rv.opened_ns < y->rv.opened_ns ? -1 : x->rv.opened_ns > y->rv.opened_ns;
+}
+
+int oldest_read_views(struct innostall_bpf *obj, __u32 flag_offset, struct open_view *views,
+		      int max, int *nr_views)
+{
+	static struct open_view all[MAX_READ_VIEWS];
+	int fd = bpf_map__fd(obj->maps.read_views);
+	__u32 key, prev;
+	int n = 0, open = 0, i;
+	bool more;
+
+	for (more = !bpf_map_get_next_key(fd, NULL, &key); more && n < MAX_READ_VIEWS;
+	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
+		prev = key;
+		all[n].tid = key;
+		if (!bpf_map_lookup_elem(fd, &key, &all[n].rv))
+			n++;
+	}
+	qsort(all, n, sizeof(all[0]), by_age);
+	*nr_views = 0;
+	for (i = 0; i < n; i++) {
+		if (!still_open(fd, &all[i], flag_offset))
+			continue;
+		open++;
+		if (*nr_views < max)
+			views[(*nr_views)++] = all[i];
+	}
+	return open;
+}

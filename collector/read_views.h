@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The read views open in the server (views.bpf.c), oldest first: the ones that hold purge. */
+#ifndef __INNOSTALL_READ_VIEWS_H
+#define __INNOSTALL_READ_VIEWS_H
+
+#include "innostall.h"
+
+struct innostall_bpf;
+
+struct open_view {
+	__u32 tid;
+	struct read_view rv;
+};
+
+/* Fill views with the oldest open views (at most max), oldest first, and return how many
+ * are open in all. Where the build says how (ReadView.m_open at flag_offset), views the
+ * server has closed are first dropped from the map: their flag is read from the server's
+ * memory, never written. */
+int oldest_read_views(struct innostall_bpf *obj, __u32 flag_offset, struct open_view *views,
+		      int max, int *nr_views);
+
+#endif /* __INNOSTALL_READ_VIEWS_H */
