@@ -194,7 +194,7 @@ void print_read_views(struct innostall_bpf *obj, __u32 flag_offset)
 		const struct read_view *rv = &views[i].rv;
 
 		printf("%s{\"tid\":%u,\"pid\":%u,\"opened_ns\":%llu,\"history_at_open\":",
-		       i ? "," : "", views[i].tid, rv->tgid, rv->opened_ns);
+		       i ? "," : "", rv->tid, rv->tgid, rv->opened_ns);
 		if (rv->history < 0)
 			printf("null");
 		else

@@ -22,13 +22,13 @@ static int view_flag(const struct read_view *rv, __u32 flag_offset)
 	return open != 0;
 }
 
-/* Drop a view the server closed, unless its thread opened a new one meanwhile. */
+/* Drop a view the server closed, unless it was opened again meanwhile. */
 static void forget_view(int fd, const struct open_view *seen)
 {
 	struct read_view now;
 
-	if (!bpf_map_lookup_elem(fd, &seen->tid, &now) && now.opened_ns == seen->rv.opened_ns)
-		bpf_map_delete_elem(fd, &seen->tid);
+	if (!bpf_map_lookup_elem(fd, &seen->key, &now) && now.opened_ns == seen->rv.opened_ns)
+		bpf_map_delete_elem(fd, &seen->key);
 }
 
 static bool still_open(int fd, const struct open_view *v, __u32 flag_offset)
@@ -53,14 +53,14 @@ int oldest_read_views(struct innostall_bpf *obj, __u32 flag_offset, struct open_
 {
 	static struct open_view all[MAX_READ_VIEWS];
 	int fd = bpf_map__fd(obj->maps.read_views);
-	__u32 key, prev;
+	__u64 key, prev;
 	int n = 0, open = 0, i;
 	bool more;
 
 	for (more = !bpf_map_get_next_key(fd, NULL, &key); more && n < MAX_READ_VIEWS;
 	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
 		prev = key;
-		all[n].tid = key;
+		all[n].key = key;
 		if (!bpf_map_lookup_elem(fd, &key, &all[n].rv))
 			n++;
 	}

@@ -8,7 +8,7 @@
 struct innostall_bpf;
 
 struct open_view {
-	__u32 tid;
+	__u64 key; /* &trx->read_view */
 	struct read_view rv;
 };
 

@@ -158,17 +158,21 @@ struct deep_walk_event {
 };
 
 
-/* A read view open on a thread (views.bpf.c): the oldest ones are the views that keep
- * purge from removing history. */
+/* A read view open in the server (views.bpf.c), keyed by the address of the transaction's
+ * view (&trx->read_view): a thread can hold two at once (its user transaction's, and an
+ * internal one such as the statistics update's). The oldest views keep purge from
+ * removing history. */
 struct read_view {
 	__u64 opened_ns; /* CLOCK_MONOTONIC */
 	__u64 view; /* the ReadView's address, when the loader checks it is still open */
 	__s64 history; /* the history length at open; -1: none seen yet */
 	__s32 stack_id; /* in stack_traces; negative when the stack could not be taken */
+	__u32 tid; /* the thread that opened it */
 	__u32 tgid; /* the process it lives in, whose memory the loader reads */
+	__u32 pad;
 };
 
-#define MAX_READ_VIEWS 16384 /* threads with a view open at once */
+#define MAX_READ_VIEWS 16384 /* views open at once */
 #define REPORTED_VIEWS 8 /* the oldest views printed each interval */
 
 struct page_key {

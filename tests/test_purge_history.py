@@ -1,0 +1,119 @@
+"""Why purge stalls, against the server's own word: the history list length innostall reads
+from the server equals INNODB_METRICS trx_rseg_history_len, and the read view that pins
+purge is named by the OS thread the server itself gives for the connection that opened it
+(information_schema.PROCESSLIST.TID, performance_schema.threads.THREAD_OS_ID)."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from innostall.collector import discover, recorder, target
+
+SERVERS = ["mariadb-11.4.5", "mariadb-10.11.5", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]
+UPDATES = 3000
+PROBES = ["purge_batch", "history_length", "history_empty", "read_view", "read_view_close"]
+
+
+def os_thread_id(conn) -> int:
+    """The OS thread serving this connection, as the server reports it."""
+    with conn.cursor() as cur:
+        for query in ("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
+                      "SELECT THREAD_OS_ID FROM performance_schema.threads "
+                      "WHERE PROCESSLIST_ID = CONNECTION_ID()"):
+            try:
+                cur.execute(query)
+                row = cur.fetchone()
+            except Exception:  # the column or P_S is missing in this release: try the next
+                continue
+            if row and row[0]:
+                return int(row[0])
+    pytest.fail("the server gives no OS thread id for a connection")
+
+
+class PinnedHistory(threading.Thread):
+    """Once the probes are in: a connection opens a consistent snapshot, another updates
+    rows UPDATES times, then nothing happens while the snapshot pins purge; the server's
+    history length is read then. The snapshot commits when the test says so."""
+
+    def __init__(self, srv):
+        super().__init__(daemon=True)
+        self.srv, self.attached, self.done = srv, threading.Event(), threading.Event()
+        self.snapshot = srv.connect()
+        self.tid = os_thread_id(self.snapshot)
+        self.error = None
+
+    def on_event(self, snapshot):
+        if snapshot["type"] == "attached":
+            self.attached.set()
+
+    def run(self):
+        try:
+            self.attached.wait(60)
+            self.pin()
+        except Exception as e:  # surfaced by the test
+            self.error = e
+        self.done.set()
+
+    def pin(self):
+        writer = self.srv.connect()
+        with self.snapshot.cursor() as cur:
+            self.opened = time.monotonic_ns()
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            cur.execute("SELECT COUNT(*) FROM sbtest1")
+        with writer.cursor() as cur:
+            for i in range(UPDATES):
+                cur.execute("UPDATE sbtest1 SET k = k + 1 WHERE id = %s", (1 + i % 500,))
+        time.sleep(3)  # updates stopped, purge pinned: the history holds still
+        self.history = self.srv.metric(writer, "trx_rseg_history_len")
+        self.read_at = time.monotonic_ns()
+
+    def commit(self):
+        with self.snapshot.cursor() as cur:
+            cur.execute("COMMIT")
+
+
+def journal(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_history_and_the_pinning_view_agree_with_the_server(servers, server_name, tmp_path):
+    srv = servers(server_name)
+    tgt = target.from_pid(srv.pid)
+    probes = [p for p in discover.resolve(tgt, PROBES) if p.ok]
+    assert {"history_length", "read_view"} <= {p.name for p in probes}
+    load = PinnedHistory(srv)
+    load.start()
+    try:
+        recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=10, on_event=load.on_event)
+    finally:
+        load.attached.set()
+        load.done.wait(60)
+        load.commit()
+    assert not load.error, load.error
+    tid, opened, theirs, read_at = load.tid, load.opened, load.history, load.read_at
+
+    lines = journal(tmp_path / "rec")
+    snapshots = [r for r in lines if r["type"] in ("interval", "final")]
+    nearest = min(snapshots, key=lambda s: abs(s["mono_ns"] - read_at))
+    ours = nearest["counters"]["history_length"]
+    print(f"{server_name}: history innostall {ours}, trx_rseg_history_len {theirs}, "
+          f"{abs(nearest['mono_ns'] - read_at) / 1e6:.0f} ms apart")
+    assert nearest["counters"]["history_reads"] > 0
+    assert theirs >= UPDATES * 0.9
+    assert abs(ours - theirs) <= 0.02 * theirs
+
+    after = [r for r in lines if r["type"] == "read_views" and r["mono_ns"] > read_at - 2e9]
+    assert after, "no read-view line while the snapshot was open"
+    for views in after:
+        oldest = views["views"][0]
+        print(f"  oldest view: tid {oldest['tid']} (server: {tid}), opened "
+              f"{(oldest['opened_ns'] - opened) / 1e9:+.3f} s from the test's clock, "
+              f"{oldest['folded'].split(';')[-1][:60]}")
+        assert oldest["tid"] == tid
+        assert abs(oldest["opened_ns"] - opened) < 1e9
+        assert oldest["history_at_open"] is None or oldest["history_at_open"] < theirs / 2
+        assert oldest["folded"] not in ("", "[unknown]")  # where it opened: the caller's stack
