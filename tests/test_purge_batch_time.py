@@ -1,0 +1,68 @@
+"""Where a purge batch's time goes, against what the buffer pool must do: when purge works
+through a large history whose undo pages no longer fit the buffer pool, it reads them from
+disk and I/O takes the largest share of its time; with the same history cached in a large
+pool, on-CPU time does. The server's own count of undo pages read
+(INNODB_METRICS buffer_page_read_undo_log) says which case each run was."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from conftest import fixture
+from innostall.collector import discover, recorder, target
+from innostall.analysis import recording
+
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11"]
+PROBES = ["purge_batch", "purge_worker", "undo_read", "block_lock_s", "block_lock_x",
+          "block_lock_sx", "latch_sleep"]
+SHARES = ("cpu", "io", "latch")
+
+
+def catch_up(srv, pool: str, out: str) -> tuple[dict, int]:
+    """Restart with this buffer pool, build a history behind a snapshot, then record purge
+    working through it once the snapshot commits: the batch time by kind (ns), and the
+    undo pages the server read meanwhile."""
+    fixture(srv.name, "stop")
+    fixture(srv.name, "start", f"--innodb-buffer-pool-size={pool}")
+    snapshot = srv.connect()
+    with snapshot.cursor() as cur:
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute("SELECT COUNT(*) FROM sbtest1")
+    load = srv.sysbench("oltp_update_non_index", 12, "--threads=4", "--rand-type=uniform")
+    assert load.wait(timeout=60) == 0, load.stderr.read()
+    metrics = srv.connect()
+    seen = {}
+
+    def on_event(snap):
+        seen[snap["type"]] = srv.metric(metrics, "buffer_page_read_undo_log")
+        if snap["type"] == "attached":
+            threading.Thread(target=snapshot.commit).start()
+
+    tgt = target.from_pid(srv.pid)
+    probes = [p for p in discover.resolve(tgt, PROBES) if p.ok]
+    # exact: the split is compared, so no share may be sampled away
+    recorder.record(tgt, probes, out, duration_s=8, on_event=on_event, budget_pct=None)
+    rec = recording.load(out)
+    total = {kind: rec.counter_total(f"purge_batch_{kind}_ns") + rec.counter_total(f"purge_worker_{kind}_ns")
+             for kind in SHARES}
+    total["wall"] = rec.counter_total("purge_batch_ns")
+    return total, seen["final"] - seen["attached"]
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_cold_history_is_io_bound_and_cached_history_cpu_bound(servers, server_name, tmp_path):
+    srv = servers(server_name)
+    try:
+        cold, cold_reads = catch_up(srv, "8M", str(tmp_path / "cold"))
+        warm, warm_reads = catch_up(srv, "512M", str(tmp_path / "warm"))
+    finally:
+        fixture(srv.name, "stop")
+        fixture(srv.name, "start")
+    for name, split, reads in (("cold", cold, cold_reads), ("cached", warm, warm_reads)):
+        print(f"{server_name} {name}: undo pages read by the server {reads}, purge time (ms) "
+              + ", ".join(f"{k} {v / 1e6:.0f}" for k, v in split.items()))
+    assert cold_reads > 10 * max(warm_reads, 1)  # the two cases are what they claim
+    assert cold["wall"] > 0 and warm["wall"] > 0
+    assert max(SHARES, key=cold.get) == "io"
+    assert max(SHARES, key=warm.get) == "cpu"
