@@ -199,7 +199,7 @@ void print_read_views(struct innostall_bpf *obj, __u32 flag_offset)
 			printf("null");
 		else
 			printf("%lld", rv->history);
-		printf(",\"stack\":[");
+		printf(",\"seen_open\":%s,\"stack\":[", rv->seen_open ? "true" : "false");
 		memset(frames, 0, sizeof(frames));
 		if (rv->stack_id >= 0 && !bpf_map_lookup_elem(traces_fd, &rv->stack_id, frames))
 			for (f = 0; f < MAX_STACK_DEPTH && frames[f]; f++)

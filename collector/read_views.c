@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Which read views are still open, and the oldest of them. See read_views.h. */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/uio.h>
 #include <bpf/bpf.h>
@@ -9,17 +10,30 @@
 #include "innostall.skel.h"
 #include "read_views.h"
 
-/* The server's open flag of a view: 1 open, 0 closed, -1 unreadable (the process or its
- * memory is gone: the view is gone with it). */
-static int view_flag(const struct read_view *rv, __u32 flag_offset)
+/* Read len bytes of the server's memory at address: false if they cannot be read (the
+ * process or that memory is gone, and the view with it). */
+static bool read_server(__u32 tgid, __u64 address, void *buf, size_t len)
 {
-	unsigned char open;
-	struct iovec local = { &open, 1 };
-	struct iovec remote = { (void *)(unsigned long)(rv->view + flag_offset), 1 };
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(unsigned long)address, len };
 
-	if (process_vm_readv(rv->tgid, &local, 1, &remote, 1, 0) != 1)
-		return -1;
-	return open != 0;
+	return process_vm_readv(tgid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+/* Whether the server still has the view open (enum view_check). */
+static bool view_is_open(__u64 key, const struct read_view *rv, __u32 flag_offset)
+{
+	unsigned char flag;
+	__u64 view;
+
+	switch (rv->check) {
+	case VIEW_FLAG:
+		return flag_offset && read_server(rv->tgid, key + flag_offset, &flag, 1) && flag;
+	case VIEW_SLOT:
+		return read_server(rv->tgid, key, &view, sizeof(view)) && view && !(view & 1);
+	default:
+		return false;
+	}
 }
 
 /* Drop a view the server closed, unless it was opened again meanwhile. */
@@ -33,9 +47,7 @@ static void forget_view(int fd, const struct open_view *seen)
 
 static bool still_open(int fd, const struct open_view *v, __u32 flag_offset)
 {
-	if (!flag_offset || !v->rv.view)
-		return true; /* its close is probed: the map holds open views only */
-	if (view_flag(&v->rv, flag_offset) > 0)
+	if (view_is_open(v->key, &v->rv, flag_offset))
 		return true;
 	forget_view(fd, v);
 	return false;

@@ -13,9 +13,9 @@ struct open_view {
 };
 
 /* Fill views with the oldest open views (at most max), oldest first, and return how many
- * are open in all. Where the build says how (ReadView.m_open at flag_offset), views the
- * server has closed are first dropped from the map: their flag is read from the server's
- * memory, never written. */
+ * are open in all. Views the server has closed are dropped from the map first: whether a
+ * view is open is read from the server's memory (never written), as its check says;
+ * flag_offset is ReadView.m_open where views are checked by that flag. */
 int oldest_read_views(struct innostall_bpf *obj, __u32 flag_offset, struct open_view *views,
 		      int max, int *nr_views);
 

@@ -120,7 +120,8 @@
 	X(cell_latch, "sync_cell_t.latch", "rw_lock: offset of the latch pointer in a cell") \
 	X(cell_request_type, "sync_cell_t.request_type", "rw_lock: offset of the request type") \
 	X(history_len, "trx_sys_t.rseg_history_len",                                        \
-	  "offset of the history list length (64-bit) in trx_sys (0: not read)")             \
+	  "offset of the history list length in trx_sys (0: not read)")                     \
+	X(history_len_size, "sizeof(trx_sys_t.rseg_history_len)", "its width: 4 or 8 bytes")  \
 	X(trx_sys_pointer, "trx_sys_t*", "1 when the global trx_sys is a pointer to the object") \
 	X(view_open_flag, "ReadView.m_open",                                                \
 	  "offset of the flag set while a read view is open (0: closes are probed instead)")
@@ -161,15 +162,23 @@ struct deep_walk_event {
 /* A read view open in the server (views.bpf.c), keyed by the address of the transaction's
  * view (&trx->read_view): a thread can hold two at once (its user transaction's, and an
  * internal one such as the statistics update's). The oldest views keep purge from
- * removing history. */
+ * removing history. Whether a view is still open, the loader reads from the server's
+ * memory (never writes): `check` says how. */
+enum view_check {
+	VIEW_FLAG = 1, /* MariaDB 10.6+: key is the ReadView, open while its m_open byte is set */
+	VIEW_SLOT = 2, /* MVCC (MySQL, MariaDB 10.2): key is trx->read_view, a ReadView* that
+			* view_close() sets to NULL or tags with bit 0 */
+};
+
 struct read_view {
-	__u64 opened_ns; /* CLOCK_MONOTONIC */
-	__u64 view; /* the ReadView's address, when the loader checks it is still open */
-	__s64 history; /* the history length at open; -1: none seen yet */
+	__u64 opened_ns; /* CLOCK_MONOTONIC: when it opened, or when first seen open */
+	__s64 history; /* the history length then; -1: none seen yet */
 	__s32 stack_id; /* in stack_traces; negative when the stack could not be taken */
-	__u32 tid; /* the thread that opened it */
+	__u32 tid; /* the thread that opened it (or used it, when first seen open) */
 	__u32 tgid; /* the process it lives in, whose memory the loader reads */
-	__u32 pad;
+	__u8 check; /* enum view_check */
+	__u8 seen_open; /* opened before it was seen: opened_ns is when it was first seen */
+	__u16 pad;
 };
 
 #define MAX_READ_VIEWS 16384 /* views open at once */

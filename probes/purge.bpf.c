@@ -150,7 +150,8 @@ int BPF_KRETPROBE(history_exists_exit, __u64 exists)
 }
 
 /* Elsewhere the total is a member, trx_sys_t::rseg_history_len (MySQL, Percona, MariaDB
- * 10.2-10.5): read at the purge coordinator's batch entry and return. The runtime
+ * 10.2-10.5; 4 bytes wide in MariaDB 10.3): read at the purge coordinator's batch entry and
+ * return. The runtime
  * address of the global trx_sys, set by the recorder; the layout says whether it is a
  * pointer to the object and where the member lies in it. */
 const volatile __u64 trx_sys_global = 0;
@@ -164,7 +165,9 @@ static __always_inline void read_history_member(void)
 	if (layout.trx_sys_pointer &&
 	    (bpf_probe_read_user(&object, sizeof(object), (void *)object) || !object))
 		return;
-	if (!bpf_probe_read_user(&length, sizeof(length), (void *)(object + layout.history_len)))
+	length = 0; /* a 4-byte counter fills the low half (x86-64 is little-endian) */
+	if (!bpf_probe_read_user(&length, layout.history_len_size == 4 ? 4 : 8,
+				 (void *)(object + layout.history_len)))
 		history_set(length);
 }
 

@@ -5,18 +5,22 @@
  * transaction's view: a thread may open an internal transaction's view while its own is
  * open (the statistics update on a table's first use does), and close it again.
  *
- * Opening is probed everywhere. Closing differs:
- *  - MySQL, Percona, MariaDB 10.2: MVCC::view_open(ReadView*&, trx_t*) and
- *    MVCC::view_close(ReadView*&, bool); both are given &trx->read_view (rsi), and
- *    view_open runs only when the transaction has no active view.
- *  - MariaDB 10.6+: ReadView::open(trx_t*) (this = &trx->read_view) also runs when the view
- *    is already open, and keeps it; close() is inlined everywhere. So the entry skips a view
- *    already open (its m_open flag), and the loader drops views whose flag it reads as
- *    cleared (a read of the server's memory, never a write).
+ * Only opening is probed. Whether a view is still open, the loader reads from the
+ * server's memory at each interval (innostall.h, enum view_check), so a close is never
+ * missed, whatever the cost governor detached meanwhile:
+ *  - MySQL, Percona, MariaDB 10.2: MVCC::view_open(ReadView*& view, trx_t*), given
+ *    &trx->read_view (rsi); it runs only when the transaction has no active view, and
+ *    view_close() sets that pointer to NULL or tags its bit 0.
+ *  - MariaDB 10.6+: ReadView::open(trx_t*), this = &trx->read_view; it also runs on every
+ *    consistent read of a transaction whose view is open (and keeps it), which lets a
+ *    view opened while the probe was detached be caught later: it is kept as "seen
+ *    open", with the time it was first seen. The view is open while its m_open is set.
  * The user stack at open says which statement opened the view: for a REPEATABLE READ
  * transaction, its first consistent read.
  *
- * Neither program reads or changes anything but the view's open flag; no return probe. */
+ * Cost: one hit per transaction (per statement for autocommit reads and READ COMMITTED),
+ * which on a point-select load is tens of thousands a second: the governor samples the
+ * group like any other. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -33,21 +37,21 @@ static __always_inline bool view_already_open(__u64 view)
 {
 	__u8 open = 0;
 
-	if (!layout.view_open_flag || !view)
-		return false;
-	return !bpf_probe_read_user(&open, sizeof(open), (void *)(view + layout.view_open_flag)) &&
+	return layout.view_open_flag &&
+	       !bpf_probe_read_user(&open, sizeof(open), (void *)(view + layout.view_open_flag)) &&
 	       open;
 }
 
-static __always_inline void view_opened(void *ctx, __u64 key, __u64 view)
+static __always_inline void view_opened(void *ctx, __u64 key, __u8 check, bool seen_open)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct read_view rv = {
 		.opened_ns = bpf_ktime_get_ns(),
-		.view = view,
 		.history = history_now(),
 		.tid = (__u32)pid_tgid,
 		.tgid = pid_tgid >> 32,
+		.check = check,
+		.seen_open = seen_open,
 	};
 
 	rv.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK | 1); /* from the caller */
@@ -57,34 +61,31 @@ static __always_inline void view_opened(void *ctx, __u64 key, __u64 view)
 		counter_add(CNT_READ_VIEWS_OPENED, 1);
 }
 
-/* ReadView::open(trx_t*): this = &trx->read_view in rdi (MariaDB 10.6+). */
+/* ReadView::open(trx_t*): this = &trx->read_view in rdi (MariaDB 10.6+). A view already
+ * open is kept as it is, unless we never saw it open: then it opened while this probe was
+ * detached, and is kept from now on. */
 SEC("uprobe")
 int BPF_KPROBE(read_view_open, void *view)
 {
+	__u64 key = (__u64)view;
+
 	count_hit(ctx);
-	if (traced_process() && !view_already_open((__u64)view))
-		view_opened(ctx, (__u64)view, layout.view_open_flag ? (__u64)view : 0);
+	if (!traced_process() || !layout.view_open_flag)
+		return 0;
+	if (!view_already_open(key))
+		view_opened(ctx, key, VIEW_FLAG, false);
+	else if (!bpf_map_lookup_elem(&read_views, &key))
+		view_opened(ctx, key, VIEW_FLAG, true);
 	return 0;
 }
 
-/* MVCC::view_open(ReadView*& view, trx_t*) / MVCC::view_close(ReadView*& view, bool): this
- * (the MVCC manager) in rdi, &trx->read_view in rsi. */
+/* MVCC::view_open(ReadView*& view, trx_t*): this (the MVCC manager) in rdi, &trx->read_view
+ * in rsi. */
 SEC("uprobe")
 int BPF_KPROBE(mvcc_view_open, void *mvcc, void *slot)
 {
 	count_hit(ctx);
 	if (traced_process())
-		view_opened(ctx, (__u64)slot, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(mvcc_view_close, void *mvcc, void *slot)
-{
-	__u64 key = (__u64)slot;
-
-	count_hit(ctx);
-	if (traced_process() && !bpf_map_delete_elem(&read_views, &key))
-		counter_add(CNT_READ_VIEWS_CLOSED, 1);
+		view_opened(ctx, (__u64)slot, VIEW_SLOT, false);
 	return 0;
 }
