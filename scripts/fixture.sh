@@ -221,6 +221,10 @@ is_server_pid() {  # true if PID is a live process of this fixture's daemon (zom
   [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$daemon_path" ]
 }
 
+is_alive() {  # true if PID is a live process (zombies are not), whatever its executable
+  [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
 running_pid() {  # print the server's pid, or fail if it is not running
   local pid
   pid=$(cat "$pidf" 2>/dev/null) && [ -n "$pid" ] && is_server_pid "$pid" && echo "$pid"
@@ -250,7 +254,8 @@ wait_ready() {  # wait_ready PID USER: until USER can log in (0), the server exi
   local pid=$1 user=$2 i
   for ((i = 0; i < 240; i++)); do
     client_as "$user" -e 'SELECT 1' >/dev/null 2>&1 && return 0
-    is_server_pid "$pid" || running_pid >/dev/null || return 1
+    # Alive, whatever it runs yet: at first $! may still be the shell about to exec setsid.
+    is_alive "$pid" || running_pid >/dev/null || return 1
     sleep 0.25
   done
   return 2
