@@ -162,6 +162,7 @@ static void *work(void *arg)
 	struct attacher *a = arg;
 	int group;
 
+	run_promptly(); /* a detach that waits for a CPU is paid in probe hits */
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		open_attached(a);

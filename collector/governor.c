@@ -292,6 +292,7 @@ static void *govern(void *arg)
 	unsigned long long next_interval = gov->started_ns + interval, check, wake;
 	struct timespec until;
 
+	run_promptly();
 	pthread_mutex_lock(&gov->lock);
 	while (!gov->stopping) {
 		if (now_ns(CLOCK_MONOTONIC) >= next_interval) {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,4 +43,11 @@ long parse_long(const char *s, const char *what)
 	if (errno || end == s || *end || v < 0)
 		die("invalid %s: '%s'", what, s);
 	return v;
+}
+
+void run_promptly(void)
+{
+	struct sched_param param = { .sched_priority = 1 };
+
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &param); /* best effort */
 }
