@@ -1,0 +1,312 @@
+"""Optional SQL access (collector/sql.py): on real servers, a connection holding a consistent
+snapshot is found by the OS thread id the server itself reports for it; the socket is found
+from the server's pid, also in a chroot; the ways it fails are one line each."""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pymysql
+import pytest
+
+from fixture_servers import restart
+from innostall.collector import sql
+from innostall.errors import UserError
+
+SERVERS = ["mariadb-11.4.5", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]
+
+
+def one_value(conn, statement: str):
+    with conn.cursor() as cur:
+        cur.execute(statement)
+        return cur.fetchone()[0]
+
+
+def own_tid(conn) -> int:
+    """The OS thread serving conn, as the server reports it (MariaDB and Percona: PROCESSLIST.TID,
+    MySQL: performance_schema.threads.THREAD_OS_ID)."""
+    try:
+        return int(one_value(conn, "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"))
+    except pymysql.MySQLError:
+        return int(one_value(conn, "SELECT THREAD_OS_ID FROM performance_schema.threads "
+                                   "WHERE PROCESSLIST_ID = CONNECTION_ID()"))
+
+
+@contextlib.contextmanager
+def snapshot(srv, tid_known: bool = True):
+    """A connection holding a consistent snapshot: (conn, connection id, tid, epoch s when opened)."""
+    conn = srv.connect()
+    try:
+        cid = int(one_value(conn, "SELECT CONNECTION_ID()"))
+        tid = own_tid(conn) if tid_known else None
+        conn.autocommit(False)
+        opened = time.time()
+        with conn.cursor() as cur:
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            cur.execute("SELECT COUNT(*) FROM sbtest1")
+        yield conn, cid, tid, opened
+        conn.rollback()
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def session_of(srv, dsn: str | None = None):
+    session, reason = sql.connect(srv.pid, dsn)
+    assert session is not None, reason
+    with session:
+        yield session
+
+
+def started_when_opened(started: int | None, opened: float) -> bool:
+    """INNODB_TRX keeps whole seconds: the start is the second the snapshot opened in."""
+    return started is not None and int(opened) - 1 <= started <= opened + 1
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_the_socket_is_found_from_the_pid_and_root_gets_in(servers, server_name):
+    srv = servers(server_name)
+    with session_of(srv) as session:
+        # The fixture's socket as the host sees it (under the chroot for mysql-9.7.4).
+        assert os.path.samefile(session.socket, srv.socket)
+        assert session.user == "root"
+        print(f"{server_name}: {session.server} via {session.socket}, tids from {session.tid_source}")
+        assert session.tid_source in ("information_schema.PROCESSLIST.TID",
+                                      "performance_schema.threads.THREAD_OS_ID")
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_threads_names_the_connection_that_holds_a_snapshot(servers, server_name):
+    srv = servers(server_name)
+    with session_of(srv) as session, snapshot(srv) as (_, cid, tid, opened):
+        assert os.path.exists(f"/proc/{srv.pid}/task/{tid}")  # a thread of the server
+        found = session.threads([tid, 1])  # 1: init, no thread of the server
+        print(f"{server_name}: tid {tid} -> {found}")
+        assert set(found) == {tid}
+        assert found[tid]["connection_id"] == cid
+        assert found[tid]["user"] == "innostall"
+        assert started_when_opened(found[tid]["trx_started_epoch_s"], opened)
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_old_transactions_list_the_open_snapshot(servers, server_name):
+    srv = servers(server_name)
+    with session_of(srv) as session, snapshot(srv) as (_, cid, tid, opened):
+        open_now = session.old_transactions()
+    print(f"{server_name}: {open_now}")
+    mine = [t for t in open_now if t["connection_id"] == cid]
+    assert len(mine) == 1
+    assert mine[0]["tid"] == tid and mine[0]["user"] == "innostall"
+    assert started_when_opened(mine[0]["trx_started_epoch_s"], opened)
+
+
+def statement_seen(srv, statement: bytes) -> str | None:
+    """What threads() shows as the statement of a connection while it runs statement."""
+    conn = srv.connect()
+    tid = own_tid(conn)
+    runner = threading.Thread(target=conn.query, args=(statement,))
+    runner.start()
+    try:
+        with session_of(srv) as session:
+            for _ in range(40):
+                if seen := session.threads([tid]).get(tid, {}).get("statement"):
+                    return seen
+                time.sleep(0.05)
+    finally:
+        runner.join()
+        conn.close()
+    return None
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_statement_is_the_running_one_cut_to_its_first_characters(servers, server_name):
+    srv = servers(server_name)
+    statement = "SELECT SLEEP(2), '" + "é" * 300 + "'"
+    seen = statement_seen(srv, statement.encode())
+    print(f"{server_name}: {seen!r}")
+    assert seen == statement[:sql.STATEMENT_CHARS] + "…"
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_statement_bytes_that_are_not_utf8_are_kept_as_text(servers, server_name):
+    srv = servers(server_name)
+    seen = statement_seen(srv, b"SELECT SLEEP(2) /* \xff\xfe\xc3 */")
+    print(f"{server_name}: {seen!r}")
+    # MySQL cuts the text at the first byte that is not UTF-8; MariaDB shows "?" for each.
+    assert seen is not None and seen.startswith("SELECT SLEEP(2) /* ")
+
+
+@pytest.mark.parametrize("server_name", ["mariadb-11.4.5", "mysql-9.7.4"])
+def test_a_dsn_logs_in_as_its_user(servers, server_name):
+    srv = servers(server_name)
+    with session_of(srv, f"innostall@{srv.socket}") as session, snapshot(srv) as (_, cid, tid, _):
+        assert session.user == "innostall"
+        assert session.threads([tid])[tid]["connection_id"] == cid
+
+
+def alter_root(srv, *statements: str) -> None:
+    with srv.connect() as conn, conn.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+
+
+def test_root_gets_in_by_mariadb_unix_socket_authentication(servers):
+    srv = servers("mariadb-11.4.5")
+    alter_root(srv, "ALTER USER root@localhost IDENTIFIED VIA unix_socket")
+    try:
+        with session_of(srv) as session:
+            assert one_value(session.conn, "SELECT CURRENT_USER()") == "root@localhost"
+            assert one_value(session.conn, "SELECT plugin FROM mysql.user WHERE user = 'root' "
+                                           "AND host = 'localhost'") == "unix_socket"
+    finally:
+        alter_root(srv, "ALTER USER root@localhost IDENTIFIED VIA mysql_native_password USING ''")
+
+
+def test_root_gets_in_by_mysql_auth_socket(servers):
+    srv = servers("mysql-9.7.4")
+    alter_root(srv, "INSTALL PLUGIN auth_socket SONAME 'auth_socket.so'",
+               "ALTER USER root@localhost IDENTIFIED WITH auth_socket")
+    try:
+        with session_of(srv) as session:
+            assert one_value(session.conn, "SELECT CURRENT_USER()") == "root@localhost"
+    finally:
+        alter_root(srv, "ALTER USER root@localhost IDENTIFIED WITH caching_sha2_password BY ''",
+                   "UNINSTALL PLUGIN auth_socket")
+
+
+def test_root_with_a_password_is_one_line_naming_the_way_out(servers):
+    srv = servers("mysql-8.0.15")
+    alter_root(srv, "ALTER USER root@localhost IDENTIFIED BY 'not-empty'")
+    try:
+        session, reason = sql.connect(srv.pid)
+    finally:
+        alter_root(srv, "ALTER USER root@localhost IDENTIFIED BY ''")
+    print(reason)
+    assert session is None
+    assert reason.startswith("no SQL access: root@") and "Access denied" in reason
+    assert "--sql" in reason and "\n" not in reason
+
+
+def test_without_performance_schema_mysql_says_so_and_still_lists_transactions(servers):
+    srv = servers("mysql-8.0.15")
+    restart(srv.name, "--performance-schema=OFF")
+    try:
+        with session_of(srv) as session, snapshot(srv, tid_known=False) as (_, cid, _, opened):
+            assert session.tid_source is None
+            assert "performance_schema is off" in session.note
+            assert session.threads([srv.pid]) == {}
+            mine = [t for t in session.old_transactions() if t["connection_id"] == cid]
+        assert len(mine) == 1 and mine[0]["tid"] is None and mine[0]["user"] == "innostall"
+        assert started_when_opened(mine[0]["trx_started_epoch_s"], opened)
+    finally:
+        restart(srv.name)
+
+
+# --- root-free ----------------------------------------------------------------------------
+
+def test_the_dsn_form():
+    assert sql.parse_dsn("/run/mysqld/mysqld.sock") == sql.Dsn("root", "/run/mysqld/mysqld.sock")
+    assert sql.parse_dsn("monitor@/tmp/my sql.sock") == sql.Dsn("monitor", "/tmp/my sql.sock")
+    assert sql.parse_dsn("a@b@/x.sock") == sql.Dsn("a@b", "/x.sock")
+
+
+@pytest.mark.parametrize("dsn", ["localhost:3306", "root@relative.sock", "@/x.sock", "root@", "u@/a\n/b"])
+def test_a_bad_dsn_is_one_line(dsn):
+    with pytest.raises(UserError) as e:
+        sql.connect(None, dsn)
+    print(e.value)
+    assert str(e.value).startswith("--sql ") and "\n" not in str(e.value)
+    assert "[USER@]/path/to/mysqld.sock" in str(e.value)
+
+
+def test_a_missing_socket_is_no_access_with_the_reason(tmp_path):
+    session, reason = sql.connect(os.getpid(), f"root@{tmp_path}/mysqld.sock")
+    assert session is None
+    assert reason.startswith(f"no SQL access: root@{tmp_path}/mysqld.sock: ")
+    assert "No such file or directory" in reason and "\n" not in reason
+    print(reason)
+
+
+def test_a_server_that_never_answers_is_given_up_within_the_timeout(tmp_path):
+    path = str(tmp_path / "silent.sock")
+    with socket.socket(socket.AF_UNIX) as silent:
+        silent.bind(path)
+        silent.listen()  # accepts into the backlog, never greets
+        start = time.monotonic()
+        session, reason = sql.connect(None, f"root@{path}")
+        waited = time.monotonic() - start
+    print(f"{waited:.2f} s: {reason}")
+    assert session is None and reason.startswith(f"no SQL access: root@{path}: ")
+    assert waited < sql.TIMEOUT_S + 1
+
+
+def test_no_process_and_no_dsn_is_no_access():
+    session, reason = sql.connect(None)
+    assert session is None and "give --sql" in reason
+
+
+def test_the_option_file_socket_is_the_last_in_a_server_group():
+    text = """
+[client]
+socket = /client/only.sock
+[mysqld]
+socket=/first.sock
+[mysqld-8.0]
+socket = '/versioned.sock'  # a comment
+[mysqldump]
+socket = /dump.sock
+!includedir /etc/mysql/conf.d/
+"""
+    assert sql.option_file_socket(text) == "/versioned.sock"
+    assert sql.option_file_socket("[client]\nsocket=/c.sock\n") is None
+
+
+def test_candidate_sockets_come_from_the_command_line_the_option_file_and_what_it_listens_on(tmp_path):
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[server]\nsocket = /from/defaults-file.sock\n")
+    listening = str(tmp_path / "listen ing.sock")  # /proc/net/unix shows the space as is
+    mysqlx = str(tmp_path / "mysqlx.sock")
+    # A stand-in with a server's command line that listens where a server would.
+    script = ("import socket, sys, time\n"
+              "for p in sys.argv[1:3]:\n"
+              "    s = socket.socket(socket.AF_UNIX); s.bind(p); s.listen(); globals()[p] = s\n"
+              "print('ready', flush=True); time.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, listening, mysqlx, "--socket", "/from/cmdline.sock",
+                             f"--defaults-file={cnf}"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        candidates = sql.server_sockets(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert candidates == ["/from/cmdline.sock", "/from/defaults-file.sock", listening, *sql.COMPILED_SOCKETS]
+
+
+def test_statement_text_is_cut_and_never_fails_to_decode():
+    assert sql.statement_text(None) is None
+    assert sql.statement_text(b"SELECT 1") == "SELECT 1"
+    assert sql.statement_text(b"SELECT '\xff\xfe'") == "SELECT '\ufffd\ufffd'"
+    cut = sql.statement_text(("é" * 201).encode())
+    assert cut == "é" * sql.STATEMENT_CHARS + "…"
+
+
+def test_a_long_socket_path_is_reached_through_its_directory(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    path = str(deep / "mysqld.sock")
+    assert len(path) > sql.LONGEST_SOCKET_PATH
+    fds: list[int] = []
+    try:
+        with socket.socket(socket.AF_UNIX) as server, socket.socket(socket.AF_UNIX) as client:
+            server.bind(sql.short_path(path, fds))
+            server.listen()
+            client.connect(sql.short_path(path, fds))
+        assert os.path.exists(path)  # bound where the long path says
+    finally:
+        for fd in fds:
+            os.close(fd)
