@@ -28,8 +28,21 @@ Which columns give a connection's OS thread id
   - Neither (MySQL with performance_schema off): `tid_source` is None and `note` says why;
     threads() finds nothing, old_transactions() still lists transactions, without tids.
   The transaction's start comes from information_schema.INNODB_TRX (trx_mysql_thread_id,
-  trx_started, whole seconds). With a thread pool a connection has no fixed OS thread: the
-  tid is the worker's while it runs a statement.
+  trx_started, whole seconds). The server refreshes that table only when it was last read
+  over 0.1 s ago: ask it more often and a transaction opened meanwhile may never show (seen
+  on MariaDB 11.4 and MySQL 8.0 polling every 10 ms). With a thread pool a connection has
+  no fixed OS thread: the tid is the worker's while it runs a statement.
+
+Use
+  session, reason = connect(pid, dsn)       # reason: "no SQL access: ..." when session is None
+  session.threads([tid, ...])               # {tid: {connection_id, user, statement, trx_started_epoch_s}}
+  session.old_transactions()                # [{tid, connection_id, user, statement, trx_started_epoch_s}]
+  session.tid_source, session.note          # the tid column used, or None and why not
+  session.failure                           # set once a query failed; the session is closed then
+  session.close()
+The statement is the one running now (None while the connection idles in its transaction),
+at most STATEMENT_CHARS characters. Bytes that are not UTF-8 the server handles first (MySQL
+cuts the text there, MariaDB shows "?"); any that still come through are replaced.
 """
 from __future__ import annotations
 
@@ -182,6 +195,7 @@ def login(path: str, user: str) -> pymysql.Connection:
                                connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S,
                                write_timeout=TIMEOUT_S, autocommit=True, charset="utf8mb4",
                                program_name="innostall",
+                               ssl_disabled=True,  # TLS adds nothing on a local socket (connect() checks the peer pid)
                                # INNODB_TRX's times are in the server's system time zone
                                init_command="SET time_zone = 'SYSTEM'")
     finally:

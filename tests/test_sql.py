@@ -179,6 +179,20 @@ def test_root_gets_in_by_mysql_auth_socket(servers):
                    "UNINSTALL PLUGIN auth_socket")
 
 
+def test_a_socket_served_by_another_process_is_not_taken(servers):
+    srv = servers("mariadb-11.4.5")
+    # A process whose command line names the server's socket, as a second server's could.
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", f"--socket={srv.socket}"])
+    try:
+        session, reason = sql.connect(other.pid)
+    finally:
+        other.kill()
+        other.wait()
+    print(reason)
+    assert session is None
+    assert f"{srv.socket} is served by pid {srv.pid}, not {other.pid}" in reason
+
+
 def test_root_with_a_password_is_one_line_naming_the_way_out(servers):
     srv = servers("mysql-8.0.15")
     alter_root(srv, "ALTER USER root@localhost IDENTIFIED BY 'not-empty'")
