@@ -182,8 +182,11 @@ def test_root_gets_in_by_mysql_auth_socket(servers):
 def test_a_socket_served_by_another_process_is_not_taken(servers):
     srv = servers("mariadb-11.4.5")
     # A process whose command line names the server's socket, as a second server's could.
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", f"--socket={srv.socket}"])
+    other = subprocess.Popen([sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(30)",
+                              f"--socket={srv.socket}"], stdout=subprocess.PIPE, text=True)
     try:
+        # Right after exec its /proc/PID/cmdline can still read empty: wait until it runs.
+        assert other.stdout.readline().strip() == "ready"
         session, reason = sql.connect(other.pid)
     finally:
         other.kill()
