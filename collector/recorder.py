@@ -17,10 +17,11 @@ from innostall.errors import UserError
 from innostall.recording_format import JOURNAL, META, meta_fact
 from innostall.schema import Schema
 
-from . import loader, store
+from . import loader, sql, store
 from .discover import ResolvedProbe, layout
 from .stacks import StackSymbolizer
 from .target import Target
+from .view_names import ViewNames
 
 DEFAULT_SETTINGS = {"deep_walk_threshold": 100}  # versions: walks this deep are kept with stacks
 DEFAULT_BUDGET_PCT = 1.0  # of the server's CPU time the probes may cost; None: no budget
@@ -226,8 +227,9 @@ class StackJournal:
     field, latch tables and read views have each stack's addresses replaced by its folded
     string."""
 
-    def __init__(self, target: Target):
+    def __init__(self, target: Target, names: ViewNames | None = None):
         self.target = target
+        self.names = names  # who holds the read views, by SQL when we may log in
         self._symbolizer: StackSymbolizer | None = None  # built at the first stack
         # Latch stacks carry no pid: with --binary, any process running the executable
         # has it mapped the same way, so its maps resolve them.
@@ -249,6 +251,8 @@ class StackJournal:
             for view in rec["views"]:
                 view["folded"] = self.fold(view.pop("stack"), view.get("pid"))
                 view["source"] = "probe"
+            if self.names:
+                self.names.annotate(rec)
         else:
             return line
         return json.dumps(rec, separators=(",", ":")) + "\n"
@@ -272,14 +276,32 @@ def write_tables(out_dir: str) -> None:
                         f"its journal is complete and 'innostall report' reads it")
 
 
+def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
+               enabled: bool) -> tuple[ViewNames | None, dict]:
+    """SQL access to name the threads that hold read views, when the read views are traced
+    and we may log in; and what meta.json says of it."""
+    if not enabled:
+        return None, {"access": False, "reason": "off (--no-sql)"}
+    if not any(p.ok and p.name == "read_view" for p in probes):
+        return None, {"access": False, "reason": "read views are not traced"}
+    session, reason = sql.connect(target.pid, dsn)
+    if session is None:
+        return None, {"access": False, "reason": reason}
+    return ViewNames(session), {"access": True, "socket": session.socket, "user": session.user,
+                                "tid_source": session.tid_source, "note": session.note}
+
+
 def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
            interval_s: float = 1.0, on_event: Callable[[dict], None] | None = None,
            settings: dict[str, int] | None = None,
-           budget_pct: float | None = DEFAULT_BUDGET_PCT) -> dict:
+           budget_pct: float | None = DEFAULT_BUDGET_PCT,
+           sql_dsn: str | None = None, use_sql: bool = True) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
     budget_pct: the share of the server's CPU the probes may cost before the hot ones are
-    sampled; None: no budget, everything stays attached (exact, whatever it costs)."""
+    sampled; None: no budget, everything stays attached (exact, whatever it costs).
+    sql_dsn, use_sql: SQL access to name the threads holding read views (collector/sql.py);
+    found from the server process unless given, never needed."""
     check_budget(budget_pct)
     attachments = plan_attachments(probes)
     if not attachments:
@@ -305,9 +327,13 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     except (UserError, OSError) as e:
         discard_dir(out_dir, created)
         raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
+    names, meta["sql"] = sql_access(target, probes, sql_dsn, use_sql)
     journal = Journal(os.path.join(out_dir, JOURNAL))
-    attached_at = follow(proc, journal, meta, StackJournal(target), on_event,
-                         LiveLine(groups, schema) if sys.stderr.isatty() else None)
+    try:
+        attached_at = follow(proc, journal, meta, StackJournal(target, names), on_event,
+                             LiveLine(groups, schema) if sys.stderr.isatty() else None)
+    finally:
+        meta["sql"].update(names.close() if names else {})
     if attached_at is None:
         reason = loader.failure(proc, log_path)
         discard_dir(out_dir, created)
@@ -333,6 +359,8 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
             if kind == "attached":
                 attached_at = time.monotonic()
                 line = name_attachments(rec, meta["governor"])
+                if stacks.names:
+                    stacks.names.attached_real_ns = rec["real_ns"]
             if not journal.write(stacks.journal_line(rec, line)):
                 stop(proc)  # the disk is full: end now, keep what was written
             note(meta, rec)

@@ -117,7 +117,11 @@ def cmd_record(args) -> int:
     meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
                            interval_s=args.interval,
                            settings={"deep_walk_threshold": args.deep_walk_threshold},
-                           budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT)
+                           budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
+                           sql_dsn=args.sql, use_sql=not args.no_sql)
+    if not meta.get("sql", {}).get("access", True) and not args.no_sql:
+        print(f"innostall: threads named by OS thread id only: {meta['sql']['reason']}",
+              file=sys.stderr)
     print(f"recorded {tgt.label} into {args.output} (ended by {meta.get('end_reason')})",
           file=sys.stderr)
     return 0
@@ -191,6 +195,11 @@ def parser() -> argparse.ArgumentParser:
                       "are sampled, and reported so (default: 1)")
     cost.add_argument("--exact", action="store_true",
                       help="no budget: keep every probe attached, whatever it costs the server")
+    names = record.add_mutually_exclusive_group()
+    names.add_argument("--sql", metavar="[USER@]SOCKET",
+                       help="log in there to name the connections holding read views (default: "
+                       "the server's own socket as root, if it lets us in; MYSQL_PWD for a password)")
+    names.add_argument("--no-sql", action="store_true", help="never log in to the server")
     record.add_argument("-o", "--output", required=True, help="recording directory to create")
     record.set_defaults(func=cmd_record)
 
