@@ -6,6 +6,7 @@
 # default values, "name=value ..."), defines scenario_usage, sources this file, then calls
 # parse_args "$@" and connect.
 
+[ -n "${scenario-}" ] || { echo "lib.sh: sourced by the scenario scripts, not run on its own" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 top=$(cd "$here/../.." && pwd -P)
 fixture_sh=$top/scripts/fixture.sh
@@ -19,9 +20,8 @@ die() {  # one line, on stderr, and a non-zero exit (the EXIT trap cleans up)
   exit 1
 }
 
-usage_error() {
-  echo "$scenario: $*" >&2
-  echo "usage: $(basename "$0") (--fixture SERVER | --socket PATH --user USER) [options]; --help for more" >&2
+usage_error() {  # bad input: one line, exit 2
+  echo "$scenario: $* (--help for usage)" >&2
   exit 2
 }
 
@@ -109,9 +109,10 @@ parse_args() {
 
 connect() {  # find the client and sysbench, check the server answers and has a sbtest1 table
   if [ -n "$server" ]; then
+    sock=$("$fixture_sh" "$server" socket 2>/dev/null) && client=$("$fixture_sh" "$server" client) ||
+      die "unknown fixture server '$server' (see scripts/fixture.sh)"
     "$fixture_sh" "$server" pid >/dev/null 2>&1 ||
       die "$server is not running (scripts/fixture.sh $server start)"
-    sock=$("$fixture_sh" "$server" socket) && client=$("$fixture_sh" "$server" client) || die "unknown fixture '$server'"
     user=innostall
   else
     [ -S "$sock" ] || die "no unix socket at $sock"
@@ -120,8 +121,10 @@ connect() {  # find the client and sysbench, check the server answers and has a 
     fi
     [ -x "$client" ] || die "client $client is not executable"
     command -v "$sysbench_bin" >/dev/null || die "no sysbench at '$sysbench_bin' (--sysbench PATH)"
+    sysbench_conn=(--db-driver=mysql --mysql-socket="$sock" --mysql-user="$user" --mysql-db="$database")
+    [ -n "${MYSQL_PWD-}" ] && sysbench_conn+=(--mysql-password="$MYSQL_PWD")
   fi
-  sql "SELECT 1" >/dev/null || die "cannot log in as $user on $sock"
+  client_cmd -e "SELECT 1" >/dev/null 2>&1 || die "cannot log in as $user on $sock"
   has_table || load_table || die "could not create $database.sbtest1 with sysbench"
   flavour=$(sql "SELECT IF(VERSION() LIKE '%MariaDB%', 'mariadb', 'mysql')")
   version=$(sql "SELECT VERSION()")
@@ -148,31 +151,25 @@ load_table() {  # one sysbench table of 20000 rows, as the fixtures load them
     "$fixture_sh" "$server" load 1 20000
   else
     client_cmd -e "CREATE DATABASE IF NOT EXISTS \`$database\`" &&
-      "$sysbench_bin" oltp_read_write "${sysbench_conn[@]}" --tables=1 --table-size=20000 prepare >/dev/null
+      "$sysbench_bin" oltp_read_write "${sysbench_conn[@]}" --tables=1 --table-size=20000 prepare \
+        >"$tmp/prepare.log" 2>&1 || { tail -n 3 "$tmp/prepare.log" >&2; return 1; }
   fi
 }
 
-sysbench_conn=()
-sysbench_args() {  # connection and shape options for a sysbench run against sbtest1 only
-  local size
-  size=$(sql "SELECT MAX(id) FROM sbtest1") || return 1
-  sysbench_conn=(--db-driver=mysql --mysql-socket="$sock" --mysql-user="$user" --mysql-db="$database")
-  [ -n "${MYSQL_PWD-}" ] && sysbench_conn+=(--mysql-password="$MYSQL_PWD")
-  # One table: the hot rows are all in the table the scans read.
-  shape=(--tables=1 --table-size="$size")
-}
+sysbench_conn=()  # --socket: how sysbench reaches the server (fixture.sh knows for a fixture)
 
 sysbench_pids=()
 start_sysbench() {  # start_sysbench TEST SECONDS [options]: in the background, its output in the log
-  local test=$1 secs=$2 shape
+  local test=$1 secs=$2 size
   shift 2
+  # One table: the hot rows are all in the table the scans read.
   if [ -n "$server" ]; then
     # fixture.sh execs sysbench (in the server's root, if it has one), so $! is sysbench.
     "$fixture_sh" "$server" sysbench "$test" "$secs" --tables=1 "$@" >>"$tmp/sysbench.log" 2>&1 &
   else
-    sysbench_args || die "cannot read the size of $database.sbtest1"
-    "$sysbench_bin" "$test" "${sysbench_conn[@]}" "${shape[@]}" --threads=4 --rand-type=pareto \
-      --time="$secs" "$@" run >>"$tmp/sysbench.log" 2>&1 &
+    size=$(sql "SELECT MAX(id) FROM sbtest1") || die "cannot read the size of $database.sbtest1"
+    "$sysbench_bin" "$test" "${sysbench_conn[@]}" --tables=1 --table-size="$size" --threads=4 \
+      --rand-type=pareto --time="$secs" "$@" run >>"$tmp/sysbench.log" 2>&1 &
   fi
   sysbench_pids+=($!)
 }
@@ -206,7 +203,10 @@ sample_once() {  # "history=N purge_pages/s=N purge_batches/s=N updates/s=N dml_
   declare -A v
   while IFS=$'\t' read -r name value; do v[$name]=$value; done < <(client_cmd -e "
     SELECT NAME, IF($(enabled), COUNT, NULL) FROM information_schema.INNODB_METRICS
-     WHERE NAME IN ('trx_rseg_history_len', 'purge_undo_log_pages', 'purge_invoked', 'purge_dml_delay_usec');
+     WHERE NAME IN ('trx_rseg_history_len', 'purge_undo_log_pages', 'purge_invoked');
+    -- The delay InnoDB asks of DML, while a lag limit is set (MariaDB 10.6+ keeps a stale value after).
+    SELECT NAME, COUNT FROM information_schema.INNODB_METRICS
+     WHERE NAME = 'purge_dml_delay_usec' AND $(enabled) AND @@GLOBAL.innodb_max_purge_lag > 0;
     SHOW GLOBAL STATUS LIKE 'Handler_update'" 2>/dev/null)
   now=${EPOCHREALTIME/./}
   [ "${v[trx_rseg_history_len]:-NULL}" = NULL ] && v[trx_rseg_history_len]=$(history_len)
@@ -249,6 +249,8 @@ session_open() {
     2>>"$tmp/session.err" &
   session_pid=$!
   exec 3>"$tmp/session.in" 4<"$tmp/session.out"
+  # A write to the session's client after it died raises SIGPIPE: say so, not die silently.
+  trap 'die "the session client exited ($(tail -n 1 "$tmp/session.err"))"' PIPE
   session_run "SELECT CONNECTION_ID();" "$(in_s 10)" || die "the session did not answer within 10 s"
   session_id=$reply
 }
@@ -283,6 +285,33 @@ session_interrupt() {  # end the session's running statement (its transaction st
     die "the session's statement did not end within 30 s of KILL QUERY"
 }
 
+snapshot_open() {  # a REPEATABLE READ transaction with its read view open from now on
+  session_run "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;
+START TRANSACTION WITH CONSISTENT SNAPSHOT;" "$(in_s 10)" || die "the snapshot did not open within 10 s"
+}
+
+seconds_since() {  # seconds_since US: the time since that moment, to a hundredth
+  local us=$((${EPOCHREALTIME/./} - $1))
+  printf '%d.%02d' $((us / 1000000)) $((us % 1000000 / 10000))
+}
+
+scans_until() {  # scans_until T SQL PAUSE: scans PAUSE s apart; the one running at T is interrupted
+  local n=0 end next began
+  end=$(at_t "$1")
+  while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
+    n=$((n + 1))
+    began=${EPOCHREALTIME/./}
+    if session_run "$2" "$end"; then
+      mark "scan $n ended: $reply in $(seconds_since "$began") s"
+      next=$(in_s "$3")
+      sleep_to $((next < end ? next : end))
+    else
+      session_interrupt
+      mark "scan $n interrupted (KILL QUERY) to commit on time"
+    fi
+  done
+}
+
 session_thread() {  # the OS thread id serving the session, where the server tells it (else empty)
   if [ "$flavour" = mariadb ]; then
     sql "SELECT TID FROM information_schema.PROCESSLIST WHERE ID = $session_id" 2>/dev/null
@@ -293,6 +322,7 @@ session_thread() {  # the OS thread id serving the session, where the server tel
 
 session_close() {  # ROLLBACK whatever is open and end the client; kill it if it does not end
   [ -n "$session_pid" ] || return 0
+  trap '' PIPE  # its client may be gone already (a stopped server): nothing left to tell it
   printf 'ROLLBACK;\n' >&3 2>/dev/null
   exec 3>&- 4<&-
   local i
@@ -305,6 +335,7 @@ session_close() {  # ROLLBACK whatever is open and end the client; kill it if it
 # --- cleanup ---------------------------------------------------------------------------
 
 restore_sql=''  # statements that undo what the scenario changed (SET GLOBAL ...), run at exit
+exit_hook=''    # a function the scenario wants run last at exit
 
 cleanup() {
   local status=$?
@@ -319,6 +350,7 @@ cleanup() {
   if [ -n "$restore_sql" ]; then
     sql "$restore_sql" || echo "$scenario: could not restore: $restore_sql" >&2
   fi
+  [ -n "$exit_hook" ] && "$exit_hook"
   [ -n "${tmp-}" ] && rm -rf "$tmp"
   exit "$status"
 }
@@ -327,5 +359,3 @@ tmp=$(mktemp -d "/tmp/$scenario.XXXXXX") || { echo "$scenario: cannot create a t
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-# A write to a session client that died raises SIGPIPE: say so instead of dying silently.
-trap 'die "the session client exited"' PIPE

@@ -41,29 +41,10 @@ EOF
 }
 . "$(dirname "$0")/lib.sh"
 
-scan_sql() {  # a full scan of the clustered index, with its duration; SYSDATE is read after it
-  # The clustered index holds the version chains; the secondary index on k is not touched
-  # by these updates, so a scan of it would meet no old version (see hot-rows-scan.sh).
-  echo "SET @t := SYSDATE(6);
-SELECT CONCAT(COUNT(*), ' rows, avg(k)=', ROUND(AVG(k), 1), ' in ',
-              ROUND(TIMESTAMPDIFF(MICROSECOND, @t, SYSDATE(6)) / 1e6, 2), ' s')
-  FROM sbtest1 FORCE INDEX (PRIMARY);"
-}
-
-scan_until() {  # scan_until T: scans --scan-pause s apart; the one running at T is interrupted
-  local n=0 end
-  end=$(at_t "$1")
-  while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
-    n=$((n + 1))
-    if session_run "$(scan_sql)" "$end"; then
-      mark "scan $n ended: $reply"
-      sleep_to $(( $(in_s "${opt[scan-pause]}") < end ? $(in_s "${opt[scan-pause]}") : end ))
-    else
-      session_interrupt
-      mark "scan $n interrupted (KILL QUERY) to commit on time"
-    fi
-  done
-}
+# A full scan of the clustered index: it holds the version chains. The secondary index on k
+# is not touched by these updates, so a scan of it would meet no old version (see
+# hot-rows-scan.sh for the scan that does).
+scan_sql="SELECT CONCAT(COUNT(*), ' rows, avg(k)=', ROUND(AVG(k), 1)) FROM sbtest1 FORCE INDEX (PRIMARY);"
 
 parse_args "$@"
 open_at=${opt[open-at]} commit_at=${opt[commit-at]} threads=${opt[threads]}
@@ -80,16 +61,15 @@ rate=()
 start_sysbench oltp_update_non_index "$seconds" --threads="$threads" "${rate[@]}"
 mark "updates started: sysbench oltp_update_non_index on sbtest1, pareto, $threads threads${rate:+, ${opt[rate]} tps}"
 session_open  # connected now, so the snapshot opens on time
+tid=$(session_thread)
 
 sleep_until "$open_at"
-history_open=$(history_len)
-session_run "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;
-START TRANSACTION WITH CONSISTENT SNAPSHOT;" "$(in_s 10)" || die "the snapshot did not open within 10 s"
-mark "snapshot opened conn=$session_id tid=$(session_thread) history=$history_open"
+snapshot_open
+mark "snapshot opened conn=$session_id tid=$tid"
 
-scan_until "$commit_at"
+scans_until "$commit_at" "$scan_sql" "${opt[scan-pause]}"
 session_run "COMMIT;" "$(in_s 10)" || die "COMMIT did not return within 10 s"
-mark "snapshot committed history=$(history_len)"
+mark "snapshot committed"
 
 sleep_until "$seconds"
 stop_sysbench
