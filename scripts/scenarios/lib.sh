@@ -228,7 +228,7 @@ sample_once() {  # "history=N purge_pages/s=N purge_batches/s=N updates/s=N dml_
 sampler_pid=''
 start_sampler() {  # a line "scenario: t=3.0 sample history=..." at every whole second
   (
-    k=1
+    k=$(( (${EPOCHREALTIME/./} - start_us) / 1000000 + 1 ))  # the next whole second
     while :; do
       sample_once >"$tmp/sample"  # not in $(...): it keeps the last values in this shell
       mark "sample $(<"$tmp/sample")"

@@ -12,12 +12,13 @@
 # Timeline (seconds from the start; each phase prints a marker line on stdout):
 #   0            updates start;        "scenario: t=0.1 updates started ..."
 #   --open-at    the snapshot opens;   "scenario: t=4.0 snapshot opened conn=12 tid=3456"
-#                scans run back to back, each one "scenario: t=6.2 scan 1 ended ..."
+#                (tid: the OS thread serving it, where the server tells it); a scan every
+#                --scan-pause s, each one "scenario: t=6.2 scan 2 ended: ... in 0.05 s"
 #   --commit-at  a scan still running is interrupted (KILL QUERY) and the snapshot commits:
 #                "scenario: t=17.0 snapshot committed"
 #   --seconds    updates stop;         "scenario: t=30.0 end ..."
-# Every second a "scenario: t=N sample history=... purge_pages=... purge_batches=..." line
-# gives the server's own counters (INNODB_METRICS; pages and batches are running totals).
+# Every second a "scenario: t=5.0 sample history=... purge_pages/s=... purge_batches/s=...
+# updates/s=..." line gives the server's own counters (INNODB_METRICS, Handler_update).
 #
 # What a DBA should see in innostall's report: purge batches that find nothing to purge
 # (0 pages) while the history grows from --open-at to --commit-at, the view pinning purge
