@@ -42,10 +42,15 @@ in_s() {  # in_s N: N seconds from now, in microseconds since the epoch
   echo $((${EPOCHREALTIME/./} + $1 * 1000000))
 }
 
+sleep_pid=''
 sleep_to() {  # sleep_to US: until that moment (microseconds since the epoch); at once if past
   local left=$(($1 - ${EPOCHREALTIME/./}))
-  [ "$left" -gt 0 ] && sleep "$((left / 1000000)).$(printf '%06d' $((left % 1000000)))"
-  return 0
+  [ "$left" -gt 0 ] || return 0
+  # In the background, waited for: a signal's trap runs at once, not when sleep ends.
+  sleep "$((left / 1000000)).$(printf '%06d' $((left % 1000000)))" &
+  sleep_pid=$!
+  wait "$sleep_pid"
+  sleep_pid=''
 }
 
 sleep_until() {  # sleep_until T: until T seconds (a whole number) after the start
@@ -340,6 +345,7 @@ exit_hook=''    # a function the scenario wants run last at exit
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
+  [ -n "$sleep_pid" ] && kill "$sleep_pid" 2>/dev/null
   [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null && wait "$sampler_pid" 2>/dev/null
   stop_sysbench
   if [ -n "$session_pid" ] && [ -n "$session_id" ]; then
