@@ -43,6 +43,9 @@ class PinnedHistory(threading.Thread):
         self.srv, self.attached, self.done = srv, threading.Event(), threading.Event()
         self.snapshot = srv.connect()
         self.tid = os_thread_id(self.snapshot)
+        with self.snapshot.cursor() as cur:
+            cur.execute("SELECT CONNECTION_ID()")
+            self.connection_id = cur.fetchone()[0]
         self.error = None
 
     def on_event(self, snapshot):
@@ -95,6 +98,7 @@ def test_history_and_the_pinning_view_agree_with_the_server(servers, server_name
         load.commit()
     assert not load.error, load.error
     tid, opened, theirs, read_at = load.tid, load.opened, load.history, load.read_at
+    meta = json.loads((tmp_path / "rec" / "meta.json").read_text())
 
     lines = journal(tmp_path / "rec")
     snapshots = [r for r in lines if r["type"] in ("interval", "final")]
@@ -117,3 +121,39 @@ def test_history_and_the_pinning_view_agree_with_the_server(servers, server_name
         assert abs(oldest["opened_ns"] - opened) < 1e9
         assert oldest["history_at_open"] is None or oldest["history_at_open"] < theirs / 2
         assert oldest["folded"] not in ("", "[unknown]")  # where it opened: the caller's stack
+        if meta["sql"]["access"]:  # the fixtures let root in: the connection is named too
+            assert oldest["connection_id"] == load.connection_id and oldest["user"] == "innostall"
+    assert meta["sql"]["access"], meta["sql"]
+
+
+@pytest.mark.parametrize("server_name", ["mariadb-11.4.5", "mysql-8.0.15"])
+def test_a_view_opened_before_the_recording_is_named_by_sql(servers, server_name, tmp_path):
+    """The probes cannot see a view opened before they were attached, and on MySQL a
+    transaction reading again does not reopen it: SQL access names it, with its start."""
+    srv = servers(server_name)
+    snapshot = srv.connect()
+    tid = os_thread_id(snapshot)
+    with snapshot.cursor() as cur:
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute("SELECT COUNT(*) FROM sbtest1")
+    opened_real = time.time()
+    time.sleep(2)
+    tgt = target.from_pid(srv.pid)
+    probes = [p for p in discover.resolve(tgt, PROBES) if p.ok]
+    try:
+        recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=3)
+    finally:
+        snapshot.rollback()
+    lines = journal(tmp_path / "rec")
+    attached = next(r for r in lines if r["type"] == "attached")
+    views = [r for r in lines if r["type"] == "read_views"][-1]["views"]
+    named = [v for v in views if v["tid"] == tid]
+    assert named, views
+    view = named[0]
+    opened_before_s = (attached["mono_ns"] - view["opened_ns"]) / 1e9
+    print(f"{server_name}: {view['source']} view of connection {view['connection_id']}, opened "
+          f"{opened_before_s:.1f} s before the attach (the test: "
+          f"{attached['real_ns'] / 1e9 - opened_real:.1f} s)")
+    assert view["source"] == "sql" and view["seen_open"]
+    # INNODB_TRX gives whole seconds: the start is known to within one
+    assert abs(opened_before_s - (attached["real_ns"] / 1e9 - opened_real)) < 1.5
