@@ -81,6 +81,16 @@ void print_attached(const struct attachment *attach, int nr_attach)
 	fflush(stdout);
 }
 
+/* Peaks cover one interval each: zero them once printed. A value raised between the read
+ * and the zeroing is lost; the next one counts. */
+static void reset_peaks(int counters_fd)
+{
+	__u32 id = CNT_HISTORY_PEAK;
+	__u64 zero = 0;
+
+	bpf_map_update_elem(counters_fd, &id, &zero, BPF_ANY);
+}
+
 void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)
 {
 	int hists_fd = bpf_map__fd(obj->maps.hists);
@@ -110,6 +120,7 @@ void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char 
 	governor_print(gov, stdout);
 	printf("}\n");
 	fflush(stdout);
+	reset_peaks(counters_fd);
 }
 
 /* [space, page_no, waits, ns] per contended block */

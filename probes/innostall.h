@@ -41,7 +41,8 @@
  *          but a rate of it means nothing
  *   loss   records the kernel side could not keep (a full map or ring buffer)
  *   gauge  a level, not a count: the value at the snapshot, never a delta (the history
- *          list length as the server last computed it)
+ *          list length as the server last computed it; a *_peak gauge is the highest
+ *          value seen since the previous snapshot, which the loader zeroes once printed)
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). */
 #define INNOSTALL_COUNTERS(X)                                                    \
@@ -76,6 +77,7 @@
 	X(CNT_WINDOW_CUTS, "window_cuts", "count", "spans")                      \
 	X(CNT_VERSION_WALKS_UNSTEPPED, "version_walks_unstepped", "count", "walks")    \
 	X(CNT_HISTORY_LENGTH, "history_length", "gauge", "transactions")         \
+	X(CNT_HISTORY_PEAK, "history_length_peak", "gauge", "transactions")      \
 	X(CNT_HISTORY_READS, "history_reads", "count", "reads")                  \
 	X(CNT_READ_VIEWS_OPENED, "read_views_opened", "event", "views")          \
 	X(CNT_READ_VIEWS_CLOSED, "read_views_closed", "event", "views")          \
