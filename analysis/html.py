@@ -16,7 +16,7 @@ from innostall.errors import UserError
 
 from . import charts, cost, flamegraph, metrics, summary as summaries, views
 from .recording import Recording
-from .timeline import per_interval
+from .stacks import short_frame
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
                                autoescape=True, trim_blocks=True, lstrip_blocks=True,
@@ -57,7 +57,7 @@ def probe_rows(rec: Recording) -> list[dict]:
 
 
 def plain_findings(rec: Recording, summary: dict) -> list[str]:
-    found = summaries.findings(per_interval(rec, views.PURGE_COUNTERS))
+    found = summaries.purge_findings(rec, summary["purge"])
     if summary["version_walk"]["recorded"]:
         found += summaries.walk_findings(summary["version_walk"], summary["drops"])
     if summary["block_lock"]["recorded"]:
@@ -107,6 +107,40 @@ def hist_group_section(rec: Recording, names: list[str], title: str, chart_id: s
                                              f"{title}, all modes, over time", unit))
     ids = [chart_id, f"{chart_id}-time"]
     return {"title": title, "charts": [Markup(charts.fragment(f, i)) for f, i in zip(figures, ids)]}
+
+
+def timeline_chart(rec: Recording, purge: dict) -> Markup | None:
+    """The aligned timeline the page leads with."""
+    table = views.purge.purge_table(rec)
+    if table.empty:
+        return None
+    fig = charts.timeline_figure(views.story_series(table), views.view_spans(rec, purge["pinned_by"]),
+                                 purge["phases"])
+    return Markup(charts.fragment(fig, "purge-timeline"))
+
+
+def split_rows(purge: dict) -> list[dict]:
+    """Where purge's time went, for the coordinator and the workers: ms and share per part."""
+    rows = []
+    for who, split in (("coordinator (batches)", purge["batch_time_ms"]),
+                       (f"workers ({purge['worker_tasks']:,} tasks)", purge["worker_time_ms"])):
+        if split["cpu"] is None:
+            continue
+        total = sum(split.values()) or 1
+        rows.append({"who": who, "total": sum(split.values()),
+                     "parts": [(k, split[k], 100 * split[k] / total) for k in split]})
+    return rows
+
+
+def story(rec: Recording, summary: dict) -> dict:
+    purge = summary["purge"]
+    return {"phases": [{**p, "color": charts.VERDICT_COLORS[p["verdict"]],
+                        "label": p["verdict"].replace("_", " ")} for p in purge["phases"]],
+            "timeline": timeline_chart(rec, purge), "history": purge["history"],
+            "splits": split_rows(purge),
+            "pinned_by": [{**v, "frames": frames, "path": " ← ".join(short_frame(f) for f in frames[:4])}
+                          for v in purge["pinned_by"]
+                          for frames in [[f for f in reversed(v["stack"].split(";")) if f]]]}
 
 
 def throughput_chart(rec: Recording) -> Markup | None:
@@ -171,7 +205,8 @@ def latch_section(rec: Recording, summary: dict) -> dict:
 def other_counters(rec: Recording) -> dict:
     """Every counter the purge and walk sections do not chart: a table, and a chart of the
     ones that moved."""
-    names = [n for n in views.counter_names(rec) if n not in views.PURGE_COUNTERS]
+    names = [n for n in views.counter_names(rec)
+             if n not in views.PURGE_COUNTERS and not views.is_gauge(rec, n)]  # levels: in the timeline
     if not names:
         return {"rows": [], "chart": None}
     overview = views.counter_overview(rec, names)
@@ -199,6 +234,7 @@ def context(rec: Recording) -> dict:
         "facts": header_facts(rec),
         "probes": probe_rows(rec),
         "findings": plain_findings(rec, summary),
+        "story": story(rec, summary),
         "purge_headline": purge_headline(rec, summary["purge"]),
         "summary_rows": metrics.summary_rows(rec).to_dict("records"),
         "throughput": throughput_chart(rec),
