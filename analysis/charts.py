@@ -113,14 +113,18 @@ def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]
     titles = [t for t, _, _ in TIMELINE_ROWS] + ["Read views that pinned purge"]
     span_rows = max(1, len(spans))
     heights = [2.2, 1, 1, 1, 1, 0.35 + 0.3 * span_rows]
-    fig = make_subplots(rows=len(titles), cols=1, shared_xaxes=True, vertical_spacing=0.035,
+    fig = make_subplots(rows=len(titles), cols=1, shared_xaxes=True, vertical_spacing=0.05,
                         row_heights=heights, subplot_titles=[label(t) for t in titles])
     for row, (_, columns, colors) in enumerate(TIMELINE_ROWS, start=1):
         stacked = row == 1
         for column, color in zip(columns, colors):
+            # a stack draws a gap as 0: give it only the intervals whose split is known
+            series = story[column].dropna() if stacked else story[column]
             fig.add_trace(go.Scatter(
-                x=story.index, y=story[column], name=label(column), mode="lines",
-                line=dict(color=color, width=1.5), stackgroup="history" if stacked else None,
+                x=series.index, y=series, name=label(column), mode="lines",
+                # a rate holds over its interval, which ends at its time: drawn as steps
+                line=dict(color=color, width=1.5, shape="linear" if stacked else "vh"),
+                stackgroup="history" if stacked else None,
                 fillcolor=translucent(color) if stacked else None, connectgaps=False,
                 hovertemplate=f"{label(column)} %{{y:,.4~g}}<extra></extra>"), row=row, col=1)
     fig.add_trace(go.Scatter(x=story.index, y=story["history"], name="history", mode="lines",
@@ -131,8 +135,9 @@ def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]
     if story["history"].isna().all():
         fig.add_annotation(text="history length not recorded", xref="x domain", yref="y domain",
                            x=0.5, y=0.5, showarrow=False, font=dict(color="#5c6475"))
+        fig.update_yaxes(range=[0, 1], showticklabels=False, row=1, col=1)
     fig.update_layout(**{**LAYOUT, "height": 260 + 520 + 60 * span_rows,
-                         "margin": dict(l=70, r=20, t=100, b=50),
+                         "margin": dict(l=130, r=20, t=100, b=50),
                          "legend": dict(orientation="h", yanchor="bottom", y=1.03, x=0)},
                       showlegend=True)
     fig.update_yaxes(rangemode="tozero")

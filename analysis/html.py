@@ -17,6 +17,7 @@ from innostall.errors import UserError
 from . import charts, cost, flamegraph, metrics, summary as summaries, views
 from .recording import Recording
 from .stacks import short_frame
+from .text import PHASES_SHOWN
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
                                autoescape=True, trim_blocks=True, lstrip_blocks=True,
@@ -135,7 +136,8 @@ def split_rows(purge: dict) -> list[dict]:
 def story(rec: Recording, summary: dict) -> dict:
     purge = summary["purge"]
     return {"phases": [{**p, "color": charts.VERDICT_COLORS[p["verdict"]],
-                        "label": p["verdict"].replace("_", " ")} for p in purge["phases"]],
+                        "label": p["verdict"].replace("_", " ")} for p in purge["phases"][:PHASES_SHOWN]],
+            "more_phases": max(0, len(purge["phases"]) - PHASES_SHOWN),
             "timeline": timeline_chart(rec, purge), "history": purge["history"],
             "splits": split_rows(purge),
             "pinned_by": [{**v, "frames": frames, "path": " ← ".join(short_frame(f) for f in frames[:4])}

@@ -126,11 +126,18 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
     return lines
 
 
+PHASES_SHOWN = 30  # a long recording's phases beyond these are in report --json
+
+
 def verdict_lines(phases: list[dict]) -> list[str]:
     """The recording's phases, one line each: when, then the cause in words."""
     if not phases:
         return ["Verdict", "  no interval recorded"]
-    return ["Verdict"] + [f"  {p['from_s']:7.1f} – {p['to_s']:7.1f} s  {p['detail']}" for p in phases]
+    lines = ["Verdict"] + [f"  {p['from_s']:7.1f} – {p['to_s']:7.1f} s  {p['detail']}"
+                           for p in phases[:PHASES_SHOWN]]
+    if len(phases) > PHASES_SHOWN:
+        lines.append(f"  ... and {len(phases) - PHASES_SHOWN} more phases (report --json lists them all)")
+    return lines
 
 
 def amount(value) -> str:

@@ -264,3 +264,29 @@ def test_gauges_are_levels_in_the_diff_and_never_rates(tmp_path):
     assert table.loc["gauge.history_length.last", "ratio"] == 2.0
     assert table.loc["purge.history.last", "ratio"] == 2.0
     assert table.loc["counter.purge_pages.per_s", "ratio"] == 1.0
+
+
+def test_read_views_are_exported_and_loaded(tmp_path):
+    from innostall import analysis
+    from innostall.analysis import export
+
+    directory = recordings.write(tmp_path / "rec", recordings.pinned_then_catch_up())
+    written, _ = export.export(recording.load(str(directory)), str(tmp_path / "out"))
+    assert str(tmp_path / "out" / "read_views.csv") in written
+    rows = pd.read_csv(tmp_path / "out" / "read_views.csv")
+    assert rows["tid"].unique().tolist() == [4321] and len(rows) == 12
+    frames = analysis.load_frames(str(directory))
+    assert frames["read_views"]["connection_id"].iloc[0] == 17
+    assert frames["purge"]["pinned"].iloc[11] == 10600 and frames["purge"]["purgeable"].iloc[12] == 4000
+
+
+def test_a_long_recordings_verdict_lists_the_first_phases_and_says_how_many_more(tmp_path):
+    cycle = ([{"history": 5000 + 100 * i, "purge_batches": 1, "purge_empty_batches": 1} for i in range(5)]
+             + [{"history": 0, "purge_batches": 40, "purge_pages": 5000}]
+             + [{"history": 0, "purge_batches": 1, "purge_empty_batches": 1} for _ in range(4)])
+    rec = load(tmp_path, purge_journal(cycle * 12))
+    phases = story(rec)["phases"]
+    assert len(phases) == 36 and [p["verdict"] for p in phases[:3]] == ["pinned", "catching_up", "idle"]
+    lines = text.render_text(rec).splitlines()
+    shown = lines[2:lines.index("")]
+    assert len(shown) == text.PHASES_SHOWN + 1 and shown[-1].startswith("  ... and 6 more phases")
