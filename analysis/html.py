@@ -14,7 +14,7 @@ from innostall.names import demangle, server_label
 from innostall.schema import prose_unit
 from innostall.errors import UserError
 
-from . import charts, cost, flamegraph, metrics, summary as summaries, views
+from . import charts, cost, flamegraph, metrics, purge, summary as summaries, views
 from .recording import Recording
 from .stacks import short_frame
 from .text import PHASES_SHOWN
@@ -110,21 +110,21 @@ def hist_group_section(rec: Recording, names: list[str], title: str, chart_id: s
     return {"title": title, "charts": [Markup(charts.fragment(f, i)) for f, i in zip(figures, ids)]}
 
 
-def timeline_chart(rec: Recording, purge: dict) -> Markup | None:
+def timeline_chart(rec: Recording, told: dict) -> Markup | None:
     """The aligned timeline the page leads with."""
-    table = views.purge.purge_table(rec)
+    table = purge.purge_table(rec)
     if table.empty:
         return None
-    fig = charts.timeline_figure(views.story_series(table), views.view_spans(rec, purge["pinned_by"]),
-                                 purge["phases"])
+    fig = charts.timeline_figure(views.story_series(table), views.view_spans(rec, told["pinned_by"]),
+                                 told["phases"])
     return Markup(charts.fragment(fig, "purge-timeline"))
 
 
-def split_rows(purge: dict) -> list[dict]:
+def split_rows(told: dict) -> list[dict]:
     """Where purge's time went, for the coordinator and the workers: ms and share per part."""
     rows = []
-    for who, split in (("coordinator (batches)", purge["batch_time_ms"]),
-                       (f"workers ({purge['worker_tasks']:,} tasks)", purge["worker_time_ms"])):
+    for who, split in (("coordinator (batches)", told["batch_time_ms"]),
+                       (f"workers ({told['worker_tasks']:,} tasks)", told["worker_time_ms"])):
         if split["cpu"] is None:
             continue
         total = sum(split.values()) or 1
@@ -134,14 +134,14 @@ def split_rows(purge: dict) -> list[dict]:
 
 
 def story(rec: Recording, summary: dict) -> dict:
-    purge = summary["purge"]
+    told = summary["purge"]  # what summary() says of purge
     return {"phases": [{**p, "color": charts.VERDICT_COLORS[p["verdict"]],
-                        "label": p["verdict"].replace("_", " ")} for p in purge["phases"][:PHASES_SHOWN]],
-            "more_phases": max(0, len(purge["phases"]) - PHASES_SHOWN),
-            "timeline": timeline_chart(rec, purge), "history": purge["history"],
-            "splits": split_rows(purge),
+                        "label": p["verdict"].replace("_", " ")} for p in told["phases"][:PHASES_SHOWN]],
+            "more_phases": max(0, len(told["phases"]) - PHASES_SHOWN),
+            "timeline": timeline_chart(rec, told), "history": told["history"],
+            "splits": split_rows(told),
             "pinned_by": [{**v, "frames": frames, "path": " ← ".join(short_frame(f) for f in frames[:4])}
-                          for v in purge["pinned_by"]
+                          for v in told["pinned_by"]
                           for frames in [[f for f in reversed(v["stack"].split(";")) if f]]]}
 
 

@@ -33,6 +33,7 @@ import pandas as pd
 from .recording import Recording
 from .stacks import short_frame
 from .timeline import per_interval
+from .views import interval_lengths
 
 VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled")
 HISTORY_IDLE = 100  # transactions: a history this short is no backlog
@@ -63,8 +64,8 @@ def purge_table(rec: Recording) -> pd.DataFrame:
         "history_reads", "purge_batch_ns", "purge_batch_cpu_ns", "purge_batch_io_ns",
         "purge_batch_latch_ns", "purge_worker_tasks", "purge_worker_ns", "purge_worker_cpu_ns",
         "purge_worker_io_ns", "purge_worker_latch_ns"])
-    table["length_s"] = interval_lengths(table.index)
-    table = table[table["length_s"] > 0].copy()  # a final snapshot at the last one's instant
+    table["length_s"] = interval_lengths(table)
+    table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
     table["history"] = known_history(table["history_length"], table["history_reads"])
     table["trend"] = trend(table["history"])
     table["growth_per_s"] = growth_per_s(table["history"])
@@ -77,12 +78,6 @@ def purge_table(rec: Recording) -> pd.DataFrame:
         table["history"].tolist(), table["all_empty"].tolist(), view_keys(table),
         table["view_history_at_open"].tolist(), recorded)
     return table
-
-
-def interval_lengths(ends: pd.Index) -> pd.Series:
-    """Seconds each interval lasted: the first starts at the attach (t = 0)."""
-    ends = ends.to_series()
-    return ends.diff().fillna(ends)
 
 
 def known_history(length: pd.Series, reads: pd.Series) -> pd.Series:
@@ -464,9 +459,10 @@ def detail(v: str, rows: pd.DataFrame, before: float = math.nan) -> str:
         return (f"falling behind: {span} (+{count(rate(move))}/s) while purge handled "
                 f"{pages_s:,.0f} pages/s{bound_text}")
     if v == "idle":
-        if not batches:
-            return "idle: no purge batch ran"
         top = rows["history"].max()
+        if not batches:
+            left = f", with {count(top)} transactions of history" if top > HISTORY_IDLE else ""
+            return f"idle: no purge batch ran{left}"
         if math.isnan(top):
             return f"idle: {batches} purge batches found nothing to purge"
         return f"idle: {'no history' if not top else f'history at most {count(top)}'}, nothing for purge to do"

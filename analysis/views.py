@@ -7,7 +7,6 @@ import pandas as pd
 
 from innostall.schema import prose_unit
 
-from . import purge
 from .histogram import slot_bounds, stats
 from .recording import Recording
 from .stacks import short_frame
