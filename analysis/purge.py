@@ -14,7 +14,9 @@ removed of the older history meanwhile, and it is tightened by two facts: while 
 view stays the oldest, nothing new becomes purgeable (so purgeable never grows), and once a
 whole interval's batches found nothing to purge, nothing is purgeable any more (purgeable
 is 0, pinned is all of it). A view opened before the recording has no history at its
-opening: its pin is known only from such empty batches.
+opening: its pin is known only from such empty batches. A view the probe caught only at a
+later read (seen_open) carries the history of that moment, so what was added before it is
+counted purgeable until the batches say otherwise.
 
 The history length is the server's own figure as it last computed it (a gauge); it is known
 from the first interval in which innostall read it (history_reads > 0), and unknown before,
@@ -36,20 +38,22 @@ from .timeline import per_interval
 from .views import interval_lengths
 
 VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled")
-HISTORY_IDLE = 100  # transactions: a history this short is no backlog
+# transactions: a history this short is no backlog (a server committing thousands a second
+# shows a few hundred between two batches while purge keeps up)
+BACKLOG_MIN = 1000
 PINNED_SHARE = 0.8  # the oldest view holds at least this share of the history: pinned
 TREND_WINDOW = 5  # intervals over which the history's trend is taken
-TREND_SHARE = 0.05  # a trend moves the history by this share of its level over the window
-TREND_MIN = 50  # ... and by at least this many transactions
+TREND_SHARE = 0.1  # a trend moves the history by this share of its level over the window
+TREND_MIN = 100  # ... and by at least this many transactions
 MIN_PHASE = 3  # intervals: a shorter run joins its neighbour, unless it is decisive
 DECISIVE_SHARE = 0.25  # a run that moves the history by this share of its peak is kept
 PIN_LISTED = 10  # pinning views listed at most
 SPLIT = ("cpu", "io", "latch", "other")  # where a batch's time goes
 BOUND_WORDS = {"cpu": ("CPU-bound", "on CPU"), "io": ("I/O-bound", "reading pages"),
                "latch": ("latch-bound", "waiting on latches"),
-               "other": ("off CPU", "neither on CPU, reading pages nor waiting on latches")}
+               "other": ("off CPU", "waiting for workers, a CPU or a sleep")}
 VIEW_COLUMNS = ["tid", "opened_s", "age_s", "history_at_open", "stack", "connection_id",
-                "user", "statement", "source", "open"]
+                "user", "statement", "source", "seen_open", "open"]
 
 
 # --- the per-interval table ------------------------------------------------------------
@@ -222,6 +226,7 @@ def as_ms(split: dict | None) -> dict:
 class Interval:
     """What verdict() needs of one interval."""
     history: float  # NaN: unknown
+    before: float  # the history at the snapshot before; NaN: unknown
     trend: float  # history now − history TREND_WINDOW intervals ago; NaN: unknown
     peak: float  # the highest history over that window
     pinned: float  # NaN: unknown
@@ -240,35 +245,37 @@ def verdict(iv: Interval) -> str:
     throttled   DML was delayed (innodb_max_purge_lag) in it;
     pinned      an old read view holds most of the history, or every batch found nothing
                 while there was history (or its length is unknown);
-    catching_up the history fell markedly over the last intervals while purge worked;
-    falling_behind  it rose markedly, not pinned;
+    catching_up the history fell markedly over the last intervals while purge worked on a
+                backlog (it was one at the snapshot before);
+    falling_behind  it rose markedly into a backlog, not pinned;
     idle        no history to speak of and nothing purged, or no batch and no history known;
     keeping_up  otherwise: purge works and the history holds steady."""
     known = not math.isnan(iv.history)
     if iv.dml_delays:
         return "throttled"
-    if known and iv.history > HISTORY_IDLE and not math.isnan(iv.pinned) \
+    if known and iv.history > BACKLOG_MIN and not math.isnan(iv.pinned) \
             and iv.pinned >= PINNED_SHARE * iv.history:
         return "pinned"
-    if iv.all_empty and (not known or iv.history > HISTORY_IDLE):
+    if iv.all_empty and (not known or iv.history > BACKLOG_MIN):
         return "pinned"
     if known and not math.isnan(iv.trend) and significant(iv.trend, iv.peak):
-        if iv.trend < 0 and iv.pages:
+        if iv.trend < 0 and iv.pages and iv.before > BACKLOG_MIN:
             return "catching_up"
-        if iv.trend > 0:
+        if iv.trend > 0 and iv.history > BACKLOG_MIN:
             return "falling_behind"
-    if (known and iv.history <= HISTORY_IDLE and not iv.pages) or (not iv.batches and not iv.pages):
+    if (known and iv.history <= BACKLOG_MIN and not iv.pages) or (not iv.batches and not iv.pages):
         return "idle"
     return "keeping_up"
 
 
 def interval_rows(table: pd.DataFrame) -> list[Interval]:
     peaks = table["history"].rolling(TREND_WINDOW + 1, min_periods=1).max()
-    return [Interval(history=float(r.history), trend=float(r.trend), peak=float(p),
+    before = table["history"].shift(1)
+    return [Interval(history=float(r.history), before=float(b), trend=float(r.trend), peak=float(p),
                      pinned=float(r.pinned), batches=int(r.purge_batches),
                      all_empty=bool(r.all_empty), pages=int(r.purge_pages),
                      dml_delays=int(r.dml_delays))
-            for r, p in zip(table.itertuples(), peaks)]
+            for r, p, b in zip(table.itertuples(), peaks, before)]
 
 
 def unrecorded_catch_ups(verdicts: list[str], intervals: list[Interval]) -> list[str]:
@@ -309,20 +316,25 @@ def runs(verdicts: list[str]) -> list[list]:
 
 def debounce(verdicts: list[str], keep: list[bool], min_len: int = MIN_PHASE) -> list[str]:
     """Verdicts without flapping: a run shorter than min_len intervals takes the verdict of
-    the run before it (the first run, of the one after), unless one of its intervals is
-    decisive; repeated until every run is long enough or decisive."""
-    out = list(verdicts)
+    its longer neighbour, unless one of its intervals is decisive; the shortest such run
+    first, inner runs before the first and the last, until every run is long enough or
+    decisive. The first and the last run need one interval less: with nothing on their
+    other side they flap less (a snapshot opened 2 s into the recording leaves 2 s that were
+    not pinned), but a single first interval is only the history's trend warming up."""
+    out, keep = list(verdicts), list(keep)
     while True:
         spans = runs(out)
-        short = [k for k, (v, a, b) in enumerate(spans)
-                 if len(spans) > 1 and b - a + 1 < min_len and not any(keep[a:b + 1])]
+        edge = {0, len(spans) - 1}
+        short = [(k in edge, b - a, k) for k, (v, a, b) in enumerate(spans)
+                 if len(spans) > 1 and b - a + 1 < min_len - (k in edge) and not any(keep[a:b + 1])]
         if not short:
             return out
-        k = short[0]
+        k = min(short)[2]
         _, a, b = spans[k]
-        neighbour = spans[k - 1] if k > 0 else spans[k + 1]
-        out[a:b + 1] = [neighbour[0]] * (b - a + 1)
-        keep[a:b + 1] = [any(keep[neighbour[1]:neighbour[2] + 1])] * (b - a + 1)
+        neighbours = [spans[j] for j in (k - 1, k + 1) if 0 <= j < len(spans)]
+        verdict_, first, last = max(neighbours, key=lambda n: n[2] - n[1])  # ties: the one before
+        out[a:b + 1] = [verdict_] * (b - a + 1)
+        keep[a:b + 1] = [any(keep[first:last + 1])] * (b - a + 1)
 
 
 # --- phases and their words ------------------------------------------------------------
@@ -377,7 +389,7 @@ def view_words(view: dict) -> str:
     frames = [short_frame(f) for f in reversed(str(view.get("stack") or "").split(";"))
               if f and not f.startswith("[")]
     if frames:
-        opened = "opened at " + " <- ".join(frames[:3])
+        opened = ("first seen at " if view.get("seen_open") else "opened at ") + " <- ".join(frames[:3])
     elif view.get("opened_s") is not None and view["opened_s"] < 0:
         opened = "opened before the recording"
     else:
@@ -387,7 +399,8 @@ def view_words(view: dict) -> str:
     if view.get("statement"):
         text = " ".join(str(view["statement"]).split())
         who.append(f'now running "{text[:80]}{"…" if len(text) > 80 else ""}"')
-    return (f"thread {view['tid']} (read view open {seconds(view['age_s'])}, {opened}"
+    at_least = "at least " if view.get("seen_open") else ""  # caught later than its opening
+    return (f"thread {view['tid']} (read view open {at_least}{seconds(view['age_s'])}, {opened}"
             + (f"; {', '.join(who)}" if who else "") + ")")
 
 
@@ -461,7 +474,7 @@ def detail(v: str, rows: pd.DataFrame, before: float = math.nan) -> str:
     if v == "idle":
         top = rows["history"].max()
         if not batches:
-            left = f", with {count(top)} transactions of history" if top > HISTORY_IDLE else ""
+            left = f", with {count(top)} transactions of history" if top > BACKLOG_MIN else ""
             return f"idle: no purge batch ran{left}"
         if math.isnan(top):
             return f"idle: {batches} purge batches found nothing to purge"
@@ -483,7 +496,7 @@ def pinning_views(table: pd.DataFrame) -> list[dict]:
         if r["view_tid"] is None:
             continue
         key = (r["view_tid"], r["view_opened_s"])
-        holds = (not math.isnan(r["pinned"]) and r["pinned"] > HISTORY_IDLE) or r["all_empty"]
+        holds = (not math.isnan(r["pinned"]) and r["pinned"] > BACKLOG_MIN) or r["all_empty"]
         entry = found.setdefault(key, {"seen": 0, "pinned": False, "held": 0.0})
         entry["seen"] += 1
         if holds:
@@ -501,7 +514,7 @@ def view_json(entry: dict) -> dict:
             "age_s": round(float(view["age_s"]), 3), "stack": view["stack"] or "",
             "connection_id": view["connection_id"], "user": view["user"],
             "statement": view["statement"], "source": view["source"],
-            "history_at_open": view["history_at_open"],
+            "seen_open": bool(view["seen_open"]), "history_at_open": view["history_at_open"],
             "pinned_from_s": round(float(entry["since_s"]), 3),
             "pinned_to_s": round(float(entry["until_s"]), 3),
             "pinned_max": int(entry["held"])}

@@ -23,8 +23,9 @@
                       from the attach, negative when opened before it), age_s, history_at_open
                       (history length when it opened; null if unknown), stack (folded where
                       it was opened; empty for views found by SQL), connection_id (null
-                      without SQL), user, statement, source ("probe" or "sql"), open (how
-                      many views were open in all)
+                      without SQL), user, statement, source ("probe" or "sql"), seen_open
+                      (the probe caught the view at a later read, not at its opening: its
+                      age is at least age_s), open (how many views were open in all)
 
 The journal also holds the deep-walk events as they arrive, already symbolized (their
 "folded" field), and every tenth interval the cumulative latch tables (stacks folded), so
@@ -53,7 +54,7 @@ WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us"
 READ_VIEW_COLUMNS = {"interval": "int32", "t_s": "float64", "tid": "int32", "opened_s": "float64",
                      "age_s": "float64", "history_at_open": "Int64", "stack": "string",
                      "connection_id": "Int64", "user": "string", "statement": "string",
-                     "source": "string", "open": "int64"}
+                     "source": "string", "seen_open": "bool", "open": "int64"}
 
 
 def schema_of(meta: dict) -> Schema:
@@ -150,7 +151,8 @@ def _view_row(interval: int, t_s: float, views: dict, view: dict, start: int) ->
     return (interval, t_s, view["tid"], (view["opened_ns"] - start) / 1e9,
             (views["mono_ns"] - view["opened_ns"]) / 1e9, view.get("history_at_open"),
             view.get("folded", ""), view.get("connection_id"), view.get("user"),
-            view.get("statement"), view.get("source", "probe"), views.get("open", 0))
+            view.get("statement"), view.get("source", "probe"), bool(view.get("seen_open")),
+            views.get("open", 0))
 
 
 def latest_latch_tables(records: list[dict]) -> dict:

@@ -66,7 +66,7 @@ def test_without_read_views_no_view_seen_says_nothing():
 
 
 def interval(**kw) -> purge.Interval:
-    base = dict(history=5000.0, trend=0.0, peak=5000.0, pinned=0.0, batches=10,
+    base = dict(history=5000.0, before=5000.0, trend=0.0, peak=5000.0, pinned=0.0, batches=10,
                 all_empty=False, pages=500, dml_delays=0)
     return purge.Interval(**{**base, **kw})
 
@@ -77,10 +77,13 @@ def interval(**kw) -> purge.Interval:
     ({"all_empty": True, "pages": 0}, "pinned"),
     ({"history": math.nan, "trend": math.nan, "pinned": math.nan, "all_empty": True}, "pinned"),
     ({"trend": -3000.0, "history": 2000.0}, "catching_up"),
+    ({"trend": -46000.0, "history": 20.0, "before": 46000.0}, "catching_up"),  # drained in one
+    ({"trend": -46000.0, "history": 20.0, "before": 30.0}, "keeping_up"),  # drained already
     ({"trend": -3000.0, "history": 2000.0, "pages": 0}, "keeping_up"),  # fell, but not by purge here
     ({"trend": 2000.0}, "falling_behind"),
-    ({"trend": 40.0}, "keeping_up"),  # within TREND_MIN: steady
-    ({"trend": 200.0, "history": 50000.0, "peak": 50000.0}, "keeping_up"),  # within 5% of the level
+    ({"trend": 90.0, "history": 1200.0, "peak": 1200.0}, "keeping_up"),  # within TREND_MIN: steady
+    ({"trend": 400.0, "history": 50000.0, "peak": 50000.0}, "keeping_up"),  # within 10% of the level
+    ({"trend": 200.0, "history": 210.0, "peak": 210.0}, "keeping_up"),  # rose, but to no backlog
     ({"history": 20.0, "pages": 0, "all_empty": True}, "idle"),
     ({"history": math.nan, "trend": math.nan, "pinned": math.nan, "batches": 0, "pages": 0}, "idle"),
 ])
@@ -92,12 +95,16 @@ def test_short_runs_join_their_neighbour_unless_decisive():
     flapping = ["keeping_up", "falling_behind", "keeping_up", "keeping_up", "falling_behind",
                 "keeping_up", "keeping_up", "keeping_up"]
     assert purge.debounce(flapping, [False] * 8) == ["keeping_up"] * 8
-    first_short = ["idle", "pinned", "pinned", "pinned"]
-    assert purge.debounce(first_short, [False] * 4) == ["pinned"] * 4
+    edges = ["keeping_up"] * 2 + ["pinned"] * 5 + ["idle"] * 2  # nothing beyond them to flap with
+    assert purge.debounce(edges, [False] * 9) == edges
+    warm_up = ["keeping_up"] + ["falling_behind"] * 5
+    assert purge.debounce(warm_up, [False] * 6) == ["falling_behind"] * 6
     drain = ["pinned"] * 5 + ["catching_up"] + ["idle"] * 4  # a 1-interval drain of it all
     keep = [False] * 5 + [True] + [False] * 4
     assert purge.debounce(drain, keep) == drain
     assert purge.debounce(drain, [False] * 10) == ["pinned"] * 6 + ["idle"] * 4
+    flaps_twice = ["pinned"] * 4 + ["keeping_up", "pinned", "keeping_up"] + ["pinned"] * 4
+    assert purge.debounce(flaps_twice, [False] * 11) == ["pinned"] * 11
 
 
 def test_the_bound_is_the_largest_share_of_batch_time():
@@ -246,7 +253,7 @@ def test_read_views_table_keeps_each_line_with_the_snapshot_after_it():
     assert (first.t_s, first.opened_s, first.source, first.connection_id, first.user) == (1.0, -4.0, "sql", 3, "u")
     assert first.age_s == pytest.approx(5.0, abs=1e-5) and pd.isna(first.history_at_open)
     assert table.iloc[2].history_at_open == 20 and table.iloc[2].stack == recordings.VIEW_STACK
-    assert table["open"].tolist() == [1, 2, 2]
+    assert table["open"].tolist() == [1, 2, 2] and not table["seen_open"].any()
     assert list(fmt.read_views_table([]).columns) == list(fmt.READ_VIEW_COLUMNS)
 
 
@@ -290,3 +297,15 @@ def test_a_long_recordings_verdict_lists_the_first_phases_and_says_how_many_more
     lines = text.render_text(rec).splitlines()
     shown = lines[2:lines.index("")]
     assert len(shown) == text.PHASES_SHOWN + 1 and shown[-1].startswith("  ... and 6 more phases")
+
+
+def test_a_view_caught_after_its_opening_is_said_to_be_at_least_that_old():
+    words = purge.view_words({"tid": 9, "opened_s": 3.0, "age_s": 42.0, "seen_open": True,
+                              "stack": recordings.VIEW_STACK, "connection_id": None, "user": None,
+                              "statement": None})
+    assert words == ("thread 9 (read view open at least 42.0 s, first seen at trx_assign_read_view "
+                     "<- innobase_start_trx_and_assign_read_view <- trans_begin)")
+    sql = purge.view_words({"tid": 9, "opened_s": -30.0, "age_s": 42.0, "stack": "", "connection_id": 5,
+                            "user": "app", "statement": "SELECT  SLEEP(100)"})
+    assert sql == ('thread 9 (read view open 42.0 s, opened before the recording; connection 5, '
+                   'user app, now running "SELECT SLEEP(100)")')
