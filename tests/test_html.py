@@ -295,6 +295,23 @@ def test_browser_draws_the_aligned_timeline(browser, story_page):
     print("screenshot:", screenshot(browser, "report-story.png"))
 
 
+def test_browser_draws_a_real_snapshots_timeline(browser, tmp_path):
+    """make-demo-like load on MariaDB 11.4.5: a snapshot pins purge 12 s, then commits."""
+    from selenium.webdriver.common.by import By
+
+    real = REPO / "tests" / "data" / "snapshot-commit"
+    truth = json.loads((real / "truth.json").read_text())
+    page = tmp_path / "snapshot.html"
+    html.write_html(recording.load(str(real)), str(page))
+    console = open_offline(browser, page)
+    texts = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#purge-timeline .annotation-text")]
+    assert {"pinned", "catching up"} <= set(texts)
+    labels = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#purge-timeline .yaxislayer-above text")]
+    assert f"tid {truth['tid']}" in labels  # the snapshot's thread, from PROCESSLIST.TID
+    assert console == [], console
+    print("screenshot:", screenshot(browser, "report-snapshot-commit.png"))
+
+
 def test_browser_draws_a_real_recording_without_walks(browser, tmp_path):
     page = tmp_path / "real.html"
     html.write_html(recording.load(str(REAL)), str(page))

@@ -309,3 +309,29 @@ def test_a_view_caught_after_its_opening_is_said_to_be_at_least_that_old():
                             "user": "app", "statement": "SELECT  SLEEP(100)"})
     assert sql == ('thread 9 (read view open 42.0 s, opened before the recording; connection 5, '
                    'user app, now running "SELECT SLEEP(100)")')
+
+
+# --- a real recording ------------------------------------------------------------------
+
+SNAPSHOT = REPO / "tests" / "data" / "snapshot-commit"  # see its truth.json
+
+
+def test_a_real_snapshot_pins_purge_then_its_commit_lets_it_catch_up():
+    truth = json.loads((SNAPSHOT / "truth.json").read_text())
+    rec = recording.load(str(SNAPSHOT))
+    s = story(rec)
+    verdicts = [p["verdict"] for p in s["phases"]]
+    assert verdicts.count("pinned") == 1 and verdicts[verdicts.index("pinned") + 1] == "catching_up"
+    pinned, catch_up = s["phases"][verdicts.index("pinned"):][:2]
+    assert pinned["detail"].startswith(f"pinned by thread {truth['tid']} (read view open ")
+    assert "innobase_start_trx_and_assign_read_view" in pinned["detail"]
+    assert abs((pinned["to_s"] - pinned["from_s"]) - truth["held_s"]) <= 1
+    [view_] = s["pinned_by"]
+    assert view_["tid"] == truth["tid"] and abs(view_["age_s"] - truth["held_s"]) <= 1
+    # the server's own figure, read just before the commit, at most a second after our last
+    # pinned snapshot: ours is lower by at most what a second and a half of updates add
+    table = purge.purge_table(rec)
+    rising = table.loc[pinned["from_s"] + 0.5:pinned["to_s"], "growth_per_s"].max()
+    assert 0 <= truth["history_before_commit"] - s["history"]["max"] <= 1.5 * rising
+    assert catch_up["detail"].startswith(f"catching up: history {s['history']['max']:,} → ")
+    assert s["history"]["last"] < 1000 and s["history"]["pinned"] == 0
