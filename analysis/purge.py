@@ -126,10 +126,17 @@ def oldest_views(rec: Recording, ends: pd.Index) -> pd.DataFrame:
 
 
 def view_keys(table: pd.DataFrame) -> list:
-    """Which view each interval's oldest is, as (tid, opened_s), or None."""
-    return [None if tid is None or (isinstance(tid, float) and math.isnan(tid))
-            else (int(tid), round(float(opened), 3))
+    """Which view each interval's oldest is, as (tid, opened_s), or None when none was
+    seen (the tid itself may be unknown: a transaction found by SQL without one)."""
+    return [None if opened is None else (int(tid) if tid is not None else None, round(float(opened), 3))
             for tid, opened in zip(table["view_tid"], table["view_opened_s"])]
+
+
+def who(view: dict) -> str:
+    """'thread 1234', or the connection when the OS thread is unknown."""
+    if view.get("tid") is not None:
+        return f"thread {view['tid']}"
+    return f"connection {view['connection_id']}" if view.get("connection_id") is not None else "a transaction"
 
 
 def is_known(x) -> bool:
@@ -394,21 +401,22 @@ def view_words(view: dict) -> str:
         opened = "opened before the recording"
     else:
         opened = "opened at an unknown place (no stack)"
-    who = [f"connection {view['connection_id']}"] if is_known(view.get("connection_id")) else []
-    who += [f"user {view['user']}"] if view.get("user") else []
+    named = is_known(view.get("connection_id")) and view.get("tid") is not None  # else who() names it
+    about = [f"connection {view['connection_id']}"] if named else []
+    about += [f"user {view['user']}"] if view.get("user") else []
     if view.get("statement"):
         text = " ".join(str(view["statement"]).split())
-        who.append(f'now running "{text[:80]}{"…" if len(text) > 80 else ""}"')
+        about.append(f'now running "{text[:80]}{"…" if len(text) > 80 else ""}"')
     at_least = "at least " if view.get("seen_open") else ""  # caught later than its opening
-    return (f"thread {view['tid']} (read view open {at_least}{seconds(view['age_s'])}, {opened}"
-            + (f"; {', '.join(who)}" if who else "") + ")")
+    return (f"{who(view)} (read view open {at_least}{seconds(view['age_s'])}, {opened}"
+            + (f"; {', '.join(about)}" if about else "") + ")")
 
 
 def phase_views(rows: pd.DataFrame) -> list[dict]:
     """The distinct oldest views of a phase's intervals, each as at its last interval."""
     seen: dict = {}
     for r in rows.itertuples():
-        if r.view_tid is not None:
+        if r.view_opened_s is not None:
             seen[(r.view_tid, r.view_opened_s)] = plain_view({c: getattr(r, f"view_{c}") for c in VIEW_COLUMNS})
     return list(seen.values())
 
@@ -493,7 +501,7 @@ def pinning_views(table: pd.DataFrame) -> list[dict]:
     the last interval it pinned; the ones holding most first, at most PIN_LISTED."""
     found: dict = {}
     for t, r in table.iterrows():
-        if r["view_tid"] is None:
+        if r["view_opened_s"] is None:
             continue
         key = (r["view_tid"], r["view_opened_s"])
         holds = (not math.isnan(r["pinned"]) and r["pinned"] > BACKLOG_MIN) or r["all_empty"]

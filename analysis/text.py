@@ -179,7 +179,7 @@ def pinning_lines(views: list[dict]) -> list[str]:
     for v in views:
         who = "".join([f", connection {v['connection_id']}" if v["connection_id"] is not None else "",
                        f", user {v['user']}" if v["user"] else ""])
-        lines.append(f"    tid {v['tid']:<8} opened at {v['opened_s']:7.1f} s, open {seconds(v['age_s'])}, "
+        lines.append(f"    tid {v['tid'] if v['tid'] is not None else '?':<8} opened at {v['opened_s']:7.1f} s, open {seconds(v['age_s'])}, "
                      f"held up to {v['pinned_max']:,}{who}")
         if v["stack"]:
             lines.append(f"      opened at {leaf_path(v['stack'], 5)}")

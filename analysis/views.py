@@ -200,9 +200,10 @@ def view_spans(rec: Recording, pinning: list[dict]) -> pd.DataFrame:
     if before it), to_s (the last snapshot that saw it open) and a hover text."""
     rows = []
     for v in pinning:
-        same = rec.read_views[(rec.read_views["tid"] == v["tid"])
-                              & ((rec.read_views["opened_s"] - v["opened_s"]).abs() < 1e-3)]
-        label = f"tid {v['tid']}" + (f" / conn {v['connection_id']}" if v["connection_id"] is not None else "")
+        same = rec.read_views[(rec.read_views["opened_s"] - v["opened_s"]).abs() < 1e-3]
+        names = ([f"tid {v['tid']}"] if v["tid"] is not None else []) + \
+            ([f"conn {v['connection_id']}"] if v["connection_id"] is not None else [])
+        label = " / ".join(names) or f"opened at {v['opened_s']:.1f} s"
         where = " ← ".join(short_frame(f) for f in reversed(v["stack"].split(";")) if f)[:160]
         hover = "; ".join(x for x in [
             f"opened at {v['opened_s']:.1f} s", f"held up to {v['pinned_max']:,} transactions",

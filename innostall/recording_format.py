@@ -51,7 +51,8 @@ GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
                 "stack": "string"}
-READ_VIEW_COLUMNS = {"interval": "int32", "t_s": "float64", "tid": "int32", "opened_s": "float64",
+# tid is nullable: a transaction found by SQL may have no OS thread the server can tell
+READ_VIEW_COLUMNS = {"interval": "int32", "t_s": "float64", "tid": "Int64", "opened_s": "float64",
                      "age_s": "float64", "history_at_open": "Int64", "stack": "string",
                      "connection_id": "Int64", "user": "string", "statement": "string",
                      "source": "string", "seen_open": "bool", "open": "int64"}
@@ -148,7 +149,7 @@ def read_views_table(records: list[dict]) -> pd.DataFrame:
 
 
 def _view_row(interval: int, t_s: float, views: dict, view: dict, start: int) -> tuple:
-    return (interval, t_s, view["tid"], (view["opened_ns"] - start) / 1e9,
+    return (interval, t_s, view.get("tid"), (view["opened_ns"] - start) / 1e9,
             (views["mono_ns"] - view["opened_ns"]) / 1e9, view.get("history_at_open"),
             view.get("folded", ""), view.get("connection_id"), view.get("user"),
             view.get("statement"), view.get("source", "probe"), bool(view.get("seen_open")),

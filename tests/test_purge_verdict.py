@@ -335,3 +335,20 @@ def test_a_real_snapshot_pins_purge_then_its_commit_lets_it_catch_up():
     assert 0 <= truth["history_before_commit"] - s["history"]["max"] <= 1.5 * rising
     assert catch_up["detail"].startswith(f"catching up: history {s['history']['max']:,} → ")
     assert s["history"]["last"] < 1000 and s["history"]["pinned"] == 0
+
+
+def test_a_transaction_found_by_sql_without_a_thread_is_named_by_its_connection(tmp_path):
+    old = {"opened_s": -30.0, "history_at_open": None, "folded": "", "source": "sql",
+           "connection_id": 5, "user": "report", "statement": "SELECT SLEEP(100)"}  # no tid
+    steps = [{"history": 40000 + 500 * i, "purge_batches": 1, "purge_empty_batches": 1, "views": [old]}
+             for i in range(6)]
+    rec = load(tmp_path, purge_journal(steps))
+    assert rec.read_views["tid"].isna().all()
+    s = story(rec)
+    assert s["phases"][0]["detail"].startswith(
+        'pinned by connection 5 (read view open 36.0 s, opened before the recording; user report, '
+        'now running "SELECT SLEEP(100)"): holds 42,500 of 42,500')  # as at the phase's end
+    [view_] = s["pinned_by"]
+    assert (view_["tid"], view_["connection_id"], view_["source"], view_["opened_s"]) == (None, 5, "sql", -30.0)
+    assert "tid ?" in text.render_text(rec)
+    assert views.view_spans(rec, s["pinned_by"])["label"].tolist() == ["conn 5"]
