@@ -11,7 +11,7 @@ from . import flamegraph, metrics, views
 from .summary import summary
 from .recording import Recording
 
-EVENT_TABLES = ["walks", "pages", "wait_stacks"]  # Recording attributes, one CSV each
+EVENT_TABLES = ["walks", "pages", "wait_stacks", "read_views"]  # Recording attributes, one CSV each
 
 
 def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import metrics, views
+from . import metrics, purge, views
 from .recording import load
 
 
@@ -15,6 +15,10 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         walks      t_s, tid, depth, latency_us, stack: deep version walks (empty if none)
         pages      space, page_no, waits, wait_us: buffer blocks whose latch was waited for
         wait_stacks  mode, stack, waits, wait_us: user stacks of latch waits
+        read_views interval, t_s, tid, opened_s, age_s, history_at_open, stack, connection_id,
+                   user, statement, source, open: the oldest read views at each snapshot
+        purge      one row per interval: the history (NaN where unknown), its pinned and
+                   purgeable parts, the oldest view, purge's counters and time split
         intervals  one row per interval (index t_s, its end in seconds from the attach),
                    one column per counter delta
         probes     name, attached, symbol, reason ...: what was traced, from meta.json
@@ -29,6 +33,8 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "walks": rec.walks,
         "pages": rec.pages,
         "wait_stacks": rec.wait_stacks,
+        "read_views": rec.read_views,
+        "purge": purge.purge_table(rec),
         "intervals": views.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),
         "summary": metrics.summary_rows(rec),

@@ -14,9 +14,10 @@ from innostall.names import demangle, server_label
 from innostall.schema import prose_unit
 from innostall.errors import UserError
 
-from . import charts, cost, flamegraph, metrics, summary as summaries, views
+from . import charts, cost, flamegraph, metrics, purge, summary as summaries, views
 from .recording import Recording
-from .timeline import per_interval
+from .stacks import short_frame
+from .text import PHASES_SHOWN
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
                                autoescape=True, trim_blocks=True, lstrip_blocks=True,
@@ -57,7 +58,7 @@ def probe_rows(rec: Recording) -> list[dict]:
 
 
 def plain_findings(rec: Recording, summary: dict) -> list[str]:
-    found = summaries.findings(per_interval(rec, views.PURGE_COUNTERS))
+    found = summaries.purge_findings(rec, summary["purge"])
     if summary["version_walk"]["recorded"]:
         found += summaries.walk_findings(summary["version_walk"], summary["drops"])
     if summary["block_lock"]["recorded"]:
@@ -107,6 +108,41 @@ def hist_group_section(rec: Recording, names: list[str], title: str, chart_id: s
                                              f"{title}, all modes, over time", unit))
     ids = [chart_id, f"{chart_id}-time"]
     return {"title": title, "charts": [Markup(charts.fragment(f, i)) for f, i in zip(figures, ids)]}
+
+
+def timeline_chart(rec: Recording, told: dict) -> Markup | None:
+    """The aligned timeline the page leads with."""
+    table = purge.purge_table(rec)
+    if table.empty:
+        return None
+    fig = charts.timeline_figure(views.story_series(table), views.view_spans(rec, told["pinned_by"]),
+                                 told["phases"])
+    return Markup(charts.fragment(fig, "purge-timeline"))
+
+
+def split_rows(told: dict) -> list[dict]:
+    """Where purge's time went, for the coordinator and the workers: ms and share per part."""
+    rows = []
+    for who, split in (("coordinator (batches)", told["batch_time_ms"]),
+                       (f"workers ({told['worker_tasks']:,} tasks)", told["worker_time_ms"])):
+        if split["cpu"] is None:
+            continue
+        total = sum(split.values()) or 1
+        rows.append({"who": who, "total": sum(split.values()),
+                     "parts": [(k, split[k], 100 * split[k] / total) for k in split]})
+    return rows
+
+
+def story(rec: Recording, summary: dict) -> dict:
+    told = summary["purge"]  # what summary() says of purge
+    return {"phases": [{**p, "color": charts.VERDICT_COLORS[p["verdict"]],
+                        "label": p["verdict"].replace("_", " ")} for p in told["phases"][:PHASES_SHOWN]],
+            "more_phases": max(0, len(told["phases"]) - PHASES_SHOWN),
+            "timeline": timeline_chart(rec, told), "history": told["history"],
+            "splits": split_rows(told),
+            "pinned_by": [{**v, "frames": frames, "path": " ← ".join(short_frame(f) for f in frames[:4])}
+                          for v in told["pinned_by"]
+                          for frames in [[f for f in reversed(v["stack"].split(";")) if f]]]}
 
 
 def throughput_chart(rec: Recording) -> Markup | None:
@@ -171,7 +207,8 @@ def latch_section(rec: Recording, summary: dict) -> dict:
 def other_counters(rec: Recording) -> dict:
     """Every counter the purge and walk sections do not chart: a table, and a chart of the
     ones that moved."""
-    names = [n for n in views.counter_names(rec) if n not in views.PURGE_COUNTERS]
+    names = [n for n in views.counter_names(rec)
+             if n not in views.PURGE_COUNTERS and not views.is_gauge(rec, n)]  # levels: in the timeline
     if not names:
         return {"rows": [], "chart": None}
     overview = views.counter_overview(rec, names)
@@ -199,6 +236,7 @@ def context(rec: Recording) -> dict:
         "facts": header_facts(rec),
         "probes": probe_rows(rec),
         "findings": plain_findings(rec, summary),
+        "story": story(rec, summary),
         "purge_headline": purge_headline(rec, summary["purge"]),
         "summary_rows": metrics.summary_rows(rec).to_dict("records"),
         "throughput": throughput_chart(rec),

@@ -31,9 +31,10 @@ def summary_rows(rec: Recording) -> pd.DataFrame:
 
 def numeric_metrics(rec: Recording) -> pd.Series:
     """Every number worth comparing between recordings, by name: the summary's numbers,
-    each counter's mean rate (counter.NAME.per_s) and each histogram's event count and
-    percentiles (hist.NAME.p50 ...). The summary's own percentiles come from the same
-    histograms, so they are left to the hist.NAME rows."""
+    each counter's mean rate (counter.NAME.per_s), each gauge's levels (gauge.NAME.mean,
+    .max, .last: a level compared as a level, never as a rate) and each histogram's event
+    count and percentiles (hist.NAME.p50 ...). The summary's own percentiles come from the
+    same histograms, so they are left to the hist.NAME rows."""
     flat = {k: v for k, v in flatten(summary(rec)).items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)
             and not k.startswith("server.")  # identity (pid), not a measurement
@@ -42,6 +43,8 @@ def numeric_metrics(rec: Recording) -> pd.Series:
     for name, row in overview.iterrows():
         if pd.notna(row["per_s"]):  # running maxima have no rate
             flat[f"counter.{name}.per_s"] = row["per_s"]
+    for name, row in views.gauge_overview(rec).iterrows():
+        flat.update({f"gauge.{name}.{stat}": row[stat] for stat in ("mean", "max", "last")})
     for name in views.hist_names(rec):
         for stat, value in views.hist_stats(rec, name).items():
             flat[f"hist.{name}.{stat}"] = value

@@ -26,6 +26,8 @@ class Recording:
     # blocks whose latch was waited for: space, page_no, waits, wait_us
     wait_stacks: pd.DataFrame | None = None
     # user stacks of latch waits: mode, stack (folded, root first), waits, wait_us
+    read_views: pd.DataFrame = field(default_factory=lambda: fmt.read_views_table([]))
+    # the oldest read views at each snapshot: interval, t_s, tid, opened_s, age_s, ...
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
 
     def __post_init__(self):
@@ -56,7 +58,8 @@ def optional_tables(schema: Schema) -> dict:
     """Tables a recording may lack (older recordings, probes not attached): field -> (file,
     builder from journal records)."""
     return {"walks": (fmt.WALKS, fmt.walks_table), "pages": (fmt.PAGES, fmt.pages_table),
-            "wait_stacks": (fmt.WAIT_STACKS, lambda records: fmt.wait_stacks_table(records, schema))}
+            "wait_stacks": (fmt.WAIT_STACKS, lambda records: fmt.wait_stacks_table(records, schema)),
+            "read_views": (fmt.READ_VIEWS, fmt.read_views_table)}
 
 
 def load(path: str) -> Recording:

@@ -6,7 +6,9 @@ import pandas as pd
 
 from .cost import cost_summary, coverage
 from .histogram import percentile, stats
+from .purge import purge_story
 from .recording import Recording
+from .timeline import per_interval
 
 OTHER_LATCHES = "other"  # the wait mode of every latch but a buffer block's (innostall.h)
 
@@ -129,6 +131,7 @@ def summary(rec: Recording) -> dict:
             "dml_delay_ms": round(rec.counter_total("dml_delay_us") / 1000, 1),
             "records_coverage": coverage(rec, "purge_record"),
             "dml_delay_coverage": coverage(rec, "dml_delay"),
+            **purge_story(rec),
         },
         "version_walk": version_walk_summary(rec),
         "undo": undo_summary(rec),
@@ -154,6 +157,14 @@ def findings(series) -> list[str]:
                      f"{working['purge_pages'].sum()} undo pages.")
         return [text]
     return []
+
+
+def purge_findings(rec: Recording, purge: dict) -> list[str]:
+    """The empty-batch finding, for recordings without the history length: with it, the
+    verdict's phases say the same, and more precisely."""
+    if purge["history"]["last"] is not None:
+        return []
+    return findings(per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]))
 
 
 def walk_findings(walks: dict, drops: int) -> list[str]:

@@ -11,9 +11,10 @@ from innostall.schema import bcc_unit
 
 from .cost import render_cost, sampled_note
 from .histogram import format_log2
+from .purge import seconds
 from .recording import Recording
 from .stacks import leaf_path
-from .summary import (OTHER_LATCHES, block_lock_findings, ended_by, findings, summary,
+from .summary import (OTHER_LATCHES, block_lock_findings, ended_by, purge_findings, summary,
                       walk_findings, warnings)
 from .timeline import per_interval, sparkline
 
@@ -125,18 +126,85 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
     return lines
 
 
+PHASES_SHOWN = 30  # a long recording's phases beyond these are in report --json
+
+
+def verdict_lines(phases: list[dict]) -> list[str]:
+    """The recording's phases, one line each: when, then the cause in words."""
+    if not phases:
+        return ["Verdict", "  no interval recorded"]
+    lines = ["Verdict"] + [f"  {p['from_s']:7.1f} – {p['to_s']:7.1f} s  {p['detail']}"
+                           for p in phases[:PHASES_SHOWN]]
+    if len(phases) > PHASES_SHOWN:
+        lines.append(f"  ... and {len(phases) - PHASES_SHOWN} more phases (report --json lists them all)")
+    return lines
+
+
+def amount(value) -> str:
+    return "unknown" if value is None else f"{value:,}"
+
+
+def history_lines(purge: dict) -> list[str]:
+    h = purge["history"]
+    if h["last"] is None:
+        return ["  history list length: not recorded"]
+    lines = [f"  history list length {h['first']:,} → {h['last']:,} (max {h['max']:,}; read from "
+             f"{h['known_from_s']:.1f} s); at the end pinned {amount(h['pinned'])}, purgeable "
+             f"{amount(h['purgeable'])}"]
+    growth = []
+    if h["growth_per_s"] is not None:
+        growth.append(f"{h['growth_per_s']:+,.0f}/s over the recording")
+    if h["recent_growth_per_s"] is not None:
+        growth.append(f"{h['recent_growth_per_s']:+,.0f}/s lately")
+    if growth:
+        drain = (f"; drains in ~{h['drain_s']:,.0f} s at that rate" if h["drain_s"] else
+                 "; drained" if h["drain_s"] == 0 else "")
+        lines.append(f"  history growth {', '.join(growth)}{drain}")
+    return lines
+
+
+def split_line(label: str, split: dict) -> list[str]:
+    """'  batch time (coordinator) 1352 ms: cpu 78%, io 11%, latch 5%, other 6%'"""
+    if split["cpu"] is None:
+        return []
+    total = sum(split.values())
+    shares = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in split.items()) if total else "none"
+    return [f"  {label} {total:,.1f} ms: {shares}"]
+
+
+def pinning_lines(views: list[dict]) -> list[str]:
+    if not views:
+        return []
+    lines = ["  read views that pinned purge (oldest open, holding history):"]
+    for v in views:
+        who = "".join([f", connection {v['connection_id']}" if v["connection_id"] is not None else "",
+                       f", user {v['user']}" if v["user"] else ""])
+        lines.append(f"    tid {v['tid'] if v['tid'] is not None else '?':<8} opened at {v['opened_s']:7.1f} s, open {seconds(v['age_s'])}, "
+                     f"held up to {v['pinned_max']:,}{who}")
+        if v["stack"]:
+            lines.append(f"      opened at {leaf_path(v['stack'], 5)}")
+        if v["statement"]:
+            lines.append(f"      running {' '.join(v['statement'].split())[:100]}")
+    return lines
+
+
 def render_text(rec: Recording) -> str:
     full = summary(rec)
     s = full["purge"]
     lat = s["latency_us"]
     per_s = s["batches"] / rec.duration_s if rec.duration_s else 0
     per_batch = s["pages"] / s["batches"] if s["batches"] else 0
-    lines = header(rec) + [
+    head = header(rec)
+    lines = head[:1] + verdict_lines(s["phases"]) + [""] + head[1:] + [
         "",
         "Purge",
         f"  batches {s['batches']} ({per_s:.1f}/s), empty {s['empty_batches']}, "
         f"undo pages {s['pages']} ({per_batch:.1f} per batch)",
     ]
+    lines += history_lines(s)
+    lines += split_line("batch time (coordinator)", s["batch_time_ms"])
+    lines += split_line(f"worker time ({s['worker_tasks']:,} tasks)", s["worker_time_ms"])
+    lines += pinning_lines(s["pinned_by"])
     if s["batches"]:
         lines.append(f"  batch latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
                      f"max <= {lat['max']} us")
@@ -147,7 +215,7 @@ def render_text(rec: Recording) -> str:
         lines.append(f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
                      f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}")
     series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
-    lines += [f"  finding: {text}" for text in findings(series)]
+    lines += [f"  finding: {text}" for text in purge_findings(rec, s)]
     if s["dml_delays"]:
         lines.append(f"  finding: purge lag throttled DML: {s['dml_delays']} inserts/updates slept "
                      f"{s['dml_delay_ms'] / 1000:.2f} s in all (innodb_max_purge_lag).")

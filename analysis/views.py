@@ -19,6 +19,28 @@ PURGE_RATES = {"purge_batches": "batches/s", "purge_empty_batches": "empty batch
 LATCH_SECTIONS = ["block_latch", "other_latch"]  # latch wait time, drawn as one group
 
 
+# A gauge is known from the first interval in which its read count moved; before that it
+# holds 0, which is not a level (the history length was not read yet).
+GAUGE_READS = {"history_length": "history_reads"}
+
+
+def is_gauge(rec: Recording, name: str) -> bool:
+    """A counter that holds a level at each snapshot (the history length): never a rate,
+    never a total."""
+    return name in rec.schema.gauges
+
+
+def gauge_levels(rec: Recording, table: pd.DataFrame) -> pd.DataFrame:
+    """The gauge columns of an interval table as nullable levels: NA before each was first
+    read (or throughout, if its read count is not in the table)."""
+    for name in [c for c in table.columns if is_gauge(rec, c)]:
+        reads = GAUGE_READS.get(name)
+        counts = (per_interval(rec, [reads])[reads].reindex(table.index, fill_value=0)
+                  if reads else pd.Series(1, index=table.index))
+        table[name] = table[name].astype("Int64").where(counts.cumsum() > 0)
+    return table
+
+
 def is_running_max(rec: Recording, name: str) -> bool:
     """A counter that holds a running maximum (version_walk_max_depth): its deltas sum to
     the maximum, but a rate of it means nothing."""
@@ -44,8 +66,9 @@ def hist_title(rec: Recording, name: str) -> tuple[str, str]:
 
 def interval_table(rec: Recording, names: list[str] | None = None) -> pd.DataFrame:
     """One row per interval (indexed by its end, seconds from attach), one column per
-    counter delta; all counters unless names are given."""
-    return per_interval(rec, counter_names(rec) if names is None else names)
+    counter delta, or per gauge its level (NA while unknown); all counters unless names
+    are given."""
+    return gauge_levels(rec, per_interval(rec, counter_names(rec) if names is None else names))
 
 
 def interval_lengths(table: pd.DataFrame) -> pd.Series:
@@ -103,7 +126,9 @@ def hist_stats(rec: Recording, name: str) -> dict:
 
 def counter_overview(rec: Recording, names: list[str] | None = None) -> pd.DataFrame:
     """Per counter: total, mean rate, the busiest interval and how many intervals saw any.
-    Running maxima get a total (the maximum) and no rates."""
+    Running maxima get a total (the maximum) and no rates. Gauges are levels, neither
+    totals nor rates: they are left out (see gauge_overview)."""
+    names = [n for n in (counter_names(rec) if names is None else names) if not is_gauge(rec, n)]
     table = interval_table(rec, names)
     rated = [c for c in table.columns if not is_running_max(rec, c)]
     rates = per_second(table[rated])
@@ -116,6 +141,17 @@ def counter_overview(rec: Recording, names: list[str] | None = None) -> pd.DataF
         "peak_at_s": rates[moved].idxmax(),
         "active_intervals": (table > 0).sum(),
     }, index=table.columns).rename_axis("counter")
+
+
+def gauge_overview(rec: Recording) -> pd.DataFrame:
+    """Per gauge that was ever read: its first, last, mean and highest level."""
+    names = [n for n in counter_names(rec) if is_gauge(rec, n)]
+    levels = interval_table(rec, names).astype("float64") if names else pd.DataFrame()
+    rows = {n: {"first": levels[n].dropna().iloc[0], "last": levels[n].dropna().iloc[-1],
+                "mean": levels[n].mean(), "max": levels[n].max()}
+            for n in names if levels[n].notna().any()}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["first", "last", "mean", "max"]
+                                  ).rename_axis("gauge")
 
 
 def with_frames(rows: pd.DataFrame, shown: int = 4) -> pd.DataFrame:
@@ -142,3 +178,36 @@ def table_of(rec: Recording, name: str) -> pd.DataFrame | None:
 def top_wait_stacks(stacks: pd.DataFrame, top: int = 10) -> pd.DataFrame:
     """The stacks that waited longest on latches, split leaf first."""
     return with_frames(stacks.nlargest(top, "wait_us"), shown=5)
+
+
+def story_series(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the report's timeline, from purge.purge_table: the history (its pinned
+    and purgeable parts; NaN where unknown) and, per second, purge's undo pages, the DML
+    delay (ms), deep version walks and the block-lock and other latch wait time (ms)."""
+    per_s = table["length_s"]
+    return pd.DataFrame({
+        "history": table["history"], "pinned": table["pinned"], "purgeable": table["purgeable"],
+        "purge pages/s": table["purge_pages"] / per_s,
+        "DML delay ms/s": table["dml_delay_us"] / 1e3 / per_s,
+        "deep walks/s": table["deep_walks"] / per_s,
+        "block-lock wait ms/s": table["block_wait_ns"] / 1e6 / per_s,
+        "other latch wait ms/s": table["other_latch_wait_ns"] / 1e6 / per_s,
+    }, index=table.index)
+
+
+def view_spans(rec: Recording, pinning: list[dict]) -> pd.DataFrame:
+    """One row per read view that pinned purge: label, from_s (its opening, or the attach
+    if before it), to_s (the last snapshot that saw it open) and a hover text."""
+    rows = []
+    for v in pinning:
+        same = rec.read_views[(rec.read_views["opened_s"] - v["opened_s"]).abs() < 1e-3]
+        names = ([f"tid {v['tid']}"] if v["tid"] is not None else []) + \
+            ([f"conn {v['connection_id']}"] if v["connection_id"] is not None else [])
+        label = " / ".join(names) or f"opened at {v['opened_s']:.1f} s"
+        where = " ← ".join(short_frame(f) for f in reversed(v["stack"].split(";")) if f)[:160]
+        hover = "; ".join(x for x in [
+            f"opened at {v['opened_s']:.1f} s", f"held up to {v['pinned_max']:,} transactions",
+            f"stack: {where}" if where else "", f"running: {v['statement'][:120]}" if v["statement"] else ""] if x)
+        rows.append({"label": label, "from_s": max(0.0, v["opened_s"]),
+                     "to_s": float(same["t_s"].max()) if len(same) else v["pinned_to_s"], "hover": hover})
+    return pd.DataFrame(rows, columns=["label", "from_s", "to_s", "hover"])

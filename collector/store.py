@@ -8,6 +8,7 @@ import json
 import os
 import sys
 
+from innostall import recording_format as fmt
 from innostall.errors import UserError
 
 from innostall.recording_format import (COUNTERS, FORMAT, FORMAT_VERSION, HISTS, JOURNAL, META,
@@ -41,6 +42,7 @@ def write_tables(directory: str) -> None:
     walks_table(records).to_parquet(os.path.join(directory, WALKS), index=False)
     pages_table(records).to_parquet(os.path.join(directory, PAGES), index=False)
     wait_stacks_table(records, schema).to_parquet(os.path.join(directory, WAIT_STACKS), index=False)
+    fmt.read_views_table(records).to_parquet(os.path.join(directory, fmt.READ_VIEWS), index=False)
 
 
 if __name__ == "__main__":  # the recorder writes the tables in a process of their own

@@ -18,6 +18,14 @@
                       wait_us (whole recording)
     wait_stacks.parquet  user stacks of latch waits: mode (S, X, SX, other), stack (folded),
                       waits, wait_us (whole recording)
+    read_views.parquet  the oldest read views open at each snapshot (at most 8, oldest first),
+                      one row per interval and view: interval, t_s, tid, opened_s (seconds
+                      from the attach, negative when opened before it), age_s, history_at_open
+                      (history length when it opened; null if unknown), stack (folded where
+                      it was opened; empty for views found by SQL), connection_id (null
+                      without SQL), user, statement, source ("probe" or "sql"), seen_open
+                      (the probe caught the view at a later read, not at its opening: its
+                      age is at least age_s), open (how many views were open in all)
 
 The journal also holds the deep-walk events as they arrive, already symbolized (their
 "folded" field), and every tenth interval the cumulative latch tables (stacks folded), so
@@ -35,6 +43,7 @@ FORMAT_VERSION = 2  # 2: meta.json keeps the measurement schema
 META, JOURNAL = "meta.json", "journal.jsonl"
 COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
 PAGES, WAIT_STACKS = "block_pages.parquet", "wait_stacks.parquet"
+READ_VIEWS = "read_views.parquet"
 SNAPSHOT_TYPES = ("attached", "interval", "final")
 # The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
@@ -42,6 +51,11 @@ GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
                 "stack": "string"}
+# tid is nullable: a transaction found by SQL may have no OS thread the server can tell
+READ_VIEW_COLUMNS = {"interval": "int32", "t_s": "float64", "tid": "Int64", "opened_s": "float64",
+                     "age_s": "float64", "history_at_open": "Int64", "stack": "string",
+                     "connection_id": "Int64", "user": "string", "statement": "string",
+                     "source": "string", "seen_open": "bool", "open": "int64"}
 
 
 def schema_of(meta: dict) -> Schema:
@@ -111,6 +125,35 @@ def walks_table(records: list[dict]) -> pd.DataFrame:
     rows = [((r["mono_ns"] - start) / 1e9, r["tid"], r["depth"], r["latency_ns"] / 1000,
              r.get("folded", "")) for r in records if r.get("type") == "deep_walk"]
     return pd.DataFrame(rows, columns=list(WALK_COLUMNS)).astype(WALK_COLUMNS)
+
+
+def read_views_table(records: list[dict]) -> pd.DataFrame:
+    """The read views of a journal, one row per interval and view. The loader prints a
+    read_views line just before each interval or final snapshot, so a line belongs to the
+    snapshot that follows it (the same interval numbers as the counters); one with no
+    snapshot after it (a recording cut short) has no interval and is left out."""
+    import pandas as pd
+    snapshots = [r for r in records if r.get("type") in SNAPSHOT_TYPES]
+    start = next((r["mono_ns"] for r in snapshots), 0)
+    rows, pending, interval = [], [], 0
+    for r in records:
+        kind = r.get("type")
+        if kind == "read_views":
+            pending.append(r)
+        elif kind in ("interval", "final"):
+            t = (r["mono_ns"] - start) / 1e9
+            rows += [_view_row(interval, t, views, view, start) for views in pending[-1:]
+                     for view in views.get("views", [])]
+            pending, interval = [], interval + 1
+    return pd.DataFrame(rows, columns=list(READ_VIEW_COLUMNS)).astype(READ_VIEW_COLUMNS)
+
+
+def _view_row(interval: int, t_s: float, views: dict, view: dict, start: int) -> tuple:
+    return (interval, t_s, view.get("tid"), (view["opened_ns"] - start) / 1e9,
+            (views["mono_ns"] - view["opened_ns"]) / 1e9, view.get("history_at_open"),
+            view.get("folded", ""), view.get("connection_id"), view.get("user"),
+            view.get("statement"), view.get("source", "probe"), bool(view.get("seen_open")),
+            views.get("open", 0))
 
 
 def latest_latch_tables(records: list[dict]) -> dict:

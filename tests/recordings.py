@@ -187,3 +187,67 @@ def delta(before: dict | None, after: dict) -> dict:
     return {"counters": {k: v - before["counters"].get(k, 0) for k, v in after["counters"].items()},
             "hists": {k: [a - b for a, b in zip(v, before["hists"].get(k, [0] * len(v)))]
                       for k, v in after["hists"].items()}}
+
+
+# --- purge stories: the history, read views and batch time, interval by interval ----------
+
+VIEW_STACK = ";".join([FRAMES["root"], FRAMES["conn"], FRAMES["exec"],
+                       "trans_begin(THD*, unsigned int)",
+                       "innobase_start_trx_and_assign_read_view(handlerton*, THD*)",
+                       "trx_assign_read_view(trx_t*)"])
+
+
+def view(tid: int, opened_s: float, history_at_open: int | None = None, **extra) -> dict:
+    """One open read view as the recorder writes it (opened_s: seconds from the attach)."""
+    return {"tid": tid, "opened_s": opened_s, "history_at_open": history_at_open,
+            "folded": VIEW_STACK if opened_s >= 0 else "", "source": "probe" if opened_s >= 0 else "sql",
+            **extra}
+
+
+def purge_journal(steps: list[dict], attach_ns: int = 10**9, interval_ns: int = 10**9) -> list[dict]:
+    """A journal from one dict per interval: any counter's delta by name, 'history' (the
+    history length at the snapshot; None: not read in that interval, so the gauge keeps its
+    last value and history_reads does not move) and 'views' (the read views open at the
+    snapshot, from view(), oldest first), written as the loader and recorder write them."""
+    records = [{"type": "attached", "mono_ns": attach_ns, "real_ns": 0, "programs": []}]
+    counters: dict[str, int] = {"purge_batches": 0, "purge_empty_batches": 0, "purge_pages": 0,
+                                "history_length": 0, "history_reads": 0}
+    hists = {"purge_batch_latency": [0] * SLOTS}
+    for i, step in enumerate(steps, start=1):
+        t_ns = attach_ns + i * interval_ns
+        for name, value in step.items():
+            if name not in ("history", "views"):
+                counters[name] = counters.get(name, 0) + value
+        if step.get("history") is not None:
+            counters["history_length"] = step["history"]
+            counters["history_reads"] += 1
+        hists["purge_batch_latency"][7] += step.get("purge_batches", 0)
+        open_views = step.get("views", [])
+        records.append({"type": "read_views", "mono_ns": t_ns - 1000, "open": len(open_views),
+                        "views": [{**{k: v for k, v in w.items() if k != "opened_s"},
+                                   "opened_ns": attach_ns + int(w["opened_s"] * 1e9)}
+                                  for w in open_views]})
+        records.append({"type": "final" if i == len(steps) else "interval", "mono_ns": t_ns,
+                        "real_ns": 0, "counters": dict(counters), "hists": copy.deepcopy(hists)})
+    return records
+
+
+def pinned_then_catch_up() -> list[dict]:
+    """A consistent snapshot opened at 0.5 s by thread 4321 (history 1000 then) pins purge
+    for 12 s while updates add 800 transactions a second; it commits, purge drains the
+    history in 2 s with full batches, then has nothing to do."""
+    snapshot = view(4321, 0.5, 1000, connection_id=17, user="app",
+                    statement="SELECT SUM(k) FROM sbtest1")
+    steps = []
+    for i in range(1, 13):
+        steps.append({"history": 1000 + 800 * i, "purge_batches": 1, "purge_empty_batches": 1,
+                      "views": [snapshot], "purge_batch_ns": 200_000, "purge_batch_cpu_ns": 150_000})
+    steps += [{"history": 4000, "purge_batches": 60, "purge_pages": 60 * 127,
+               "purge_batch_ns": 900_000_000, "purge_batch_cpu_ns": 700_000_000,
+               "purge_batch_io_ns": 100_000_000, "purge_batch_latch_ns": 50_000_000},
+              {"history": 0, "purge_batches": 30, "purge_pages": 30 * 127,
+               "purge_batch_ns": 450_000_000, "purge_batch_cpu_ns": 350_000_000,
+               "purge_batch_io_ns": 50_000_000, "purge_batch_latch_ns": 20_000_000}]
+    steps += [{"history": 0, "purge_batches": 1, "purge_empty_batches": 1} for _ in range(4)]
+    return purge_journal(steps)
+

@@ -60,7 +60,7 @@ def test_every_string_from_the_recording_is_escaped(walks_page):
 
 def test_page_has_every_section(walks_rec, walks_page):
     page = walks_page.read_text()
-    for chart in ["purge-throughput", "hist-purge_batch_latency", "hist-purge_batch_pages",
+    for chart in ["purge-timeline", "purge-throughput", "hist-purge_batch_latency", "hist-purge_batch_pages",
                   "hist-version_walk_depth", "hist-version_walk_latency", "latch-waits",
                   "latch-waits-time", "other-counters"]:
         assert f'id="{chart}"' in page, chart
@@ -75,6 +75,28 @@ def test_page_has_every_section(walks_rec, walks_page):
         assert escape(text) in page
     assert [f.split()[0] for f in found][:3] == ["In", "8", "Threads"]  # stall, walks, latches
     assert f"{totals['purge']['batches']} purge batches" in page
+
+
+@pytest.fixture(scope="module")
+def story_page(tmp_path_factory):
+    """A pinned → catching up → idle recording with the history, a pinning read view and
+    the batch time split."""
+    directory = tmp_path_factory.mktemp("story")
+    rec = recording.load(str(recordings.write(directory / "rec", recordings.pinned_then_catch_up())))
+    html.write_html(rec, str(directory / "story.html"))
+    return directory / "story.html"
+
+
+def test_the_page_leads_with_the_verdict_and_the_timeline(story_page):
+    page = story_page.read_text()
+    order = [page.index(marker) for marker in ('id="phases"', 'id="purge-timeline"', 'id="findings"',
+                                               'id="purge"', 'id="facts"', 'id="probes"')]
+    assert order == sorted(order)  # the story first, the server, probe and build facts below it
+    phases = page[page.index('id="phases"'):page.index("</ol>", page.index('id="phases"'))]
+    assert [phases.count(f">{v}</span>") for v in ("pinned", "catching up", "idle")] == [1, 1, 1]
+    assert "pinned by thread 4321 (read view open 11.5 s" in phases
+    assert 'id="pinning-views"' in page and 'id="purge-time"' in page
+    assert "History list length 1,800 → 0 (max 10,600" in page
 
 
 def test_recording_without_walks_says_so(tmp_path):
@@ -240,6 +262,56 @@ def test_flame_graphs_zoom_and_search_without_errors(browser, walks_page):
     assert browser.get_log("browser") == []
 
 
+def layout_of(driver, chart_id: str) -> dict:
+    """The layout plotly.js drew a chart with (its axes' ranges as computed)."""
+    return driver.execute_script(
+        f"const d = document.getElementById({chart_id!r}); return JSON.parse(JSON.stringify(d._fullLayout, "
+        "(k, v) => k.startsWith('_') ? undefined : v));")
+
+
+def test_browser_draws_the_aligned_timeline(browser, story_page):
+    from selenium.webdriver.common.by import By
+
+    console = open_offline(browser, story_page)
+    timeline = browser.find_element(By.ID, "purge-timeline")
+    assert timeline.size["height"] > 700 and timeline.size["width"] > 600
+    layout = layout_of(browser, "purge-timeline")
+    axes = sorted(k for k in layout if k.startswith("xaxis"))
+    assert len(axes) == 6  # history, pages, DML delay, deep walks, latch waits, read views
+    assert {tuple(layout[a]["range"]) for a in axes} == {(0, 18)}  # one time axis for all rows
+    for n in ["", "2", "3", "4", "5"]:  # counts and rates start at zero
+        assert layout[f"yaxis{n}"]["range"][0] == 0, n
+    assert layout["yaxis"]["range"][1] >= 10600  # pinned and purgeable stacked up to the history
+    bands = browser.find_elements(By.CSS_SELECTOR, "#purge-timeline .layer-below .shapelayer path")
+    assert len(bands) == 3  # a band per phase, over every row
+    assert all(b.size["height"] > 0.8 * timeline.size["height"] - 150 for b in bands)
+    texts = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#purge-timeline .annotation-text")]
+    assert {"pinned", "catching up", "idle"} <= set(texts)
+    assert "tid 4321 / conn 17" in [t.text for t in browser.find_elements(
+        By.CSS_SELECTOR, "#purge-timeline .yaxislayer-above text")]
+    legend = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#purge-timeline .legendtext")]
+    assert {"pinned", "purgeable", "history"} <= set(legend)
+    assert console == [], console
+    print("screenshot:", screenshot(browser, "report-story.png"))
+
+
+def test_browser_draws_a_real_snapshots_timeline(browser, tmp_path):
+    """make-demo-like load on MariaDB 11.4.5: a snapshot pins purge 12 s, then commits."""
+    from selenium.webdriver.common.by import By
+
+    real = REPO / "tests" / "data" / "snapshot-commit"
+    truth = json.loads((real / "truth.json").read_text())
+    page = tmp_path / "snapshot.html"
+    html.write_html(recording.load(str(real)), str(page))
+    console = open_offline(browser, page)
+    texts = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#purge-timeline .annotation-text")]
+    assert {"pinned", "catching up"} <= set(texts)
+    labels = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#purge-timeline .yaxislayer-above text")]
+    assert f"tid {truth['tid']}" in labels  # the snapshot's thread, from PROCESSLIST.TID
+    assert console == [], console
+    print("screenshot:", screenshot(browser, "report-snapshot-commit.png"))
+
+
 def test_browser_draws_a_real_recording_without_walks(browser, tmp_path):
     page = tmp_path / "real.html"
     html.write_html(recording.load(str(REAL)), str(page))
@@ -248,6 +320,9 @@ def test_browser_draws_a_real_recording_without_walks(browser, tmp_path):
 
     assert len(browser.find_elements(By.CSS_SELECTOR, ".plotly-graph-div .main-svg")) >= 5
     assert browser.find_element(By.ID, "no-walks").text == "No deep walks recorded."
+    # a steady 1 batch/s is drawn from zero, not autoscaled to 0.998–1.001
+    assert all(layout_of(browser, "purge-throughput")[f"yaxis{n}"]["range"][0] == 0 for n in ("", "2", "3"))
+    assert "history length not recorded" in browser.find_element(By.ID, "purge-timeline").text
     assert console == [], console
     print("screenshot:", screenshot(browser, "report-purge-stall.png"))
 
