@@ -18,7 +18,8 @@ opening: its pin is known only from such empty batches. A view the probe caught 
 later read (seen_open) carries the history of that moment, so what was added before it is
 counted purgeable until the batches say otherwise.
 
-The history length is the server's own figure as it last computed it (a gauge); it is known
+The history length is the server's own figure (a gauge): in each interval the highest it
+computed then (see known_history), or the last one when it computed none; it is known
 from the first interval in which innostall read it (history_reads > 0), and unknown before,
 or in recordings that predate it: unknown is shown as nothing, never as 0.
 
@@ -65,12 +66,13 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     table = per_interval(rec, [
         "purge_batches", "purge_empty_batches", "purge_pages", "purge_records", "dml_delays",
         "dml_delay_us", "deep_walks", "block_wait_ns", "other_latch_wait_ns", "history_length",
-        "history_reads", "purge_batch_ns", "purge_batch_cpu_ns", "purge_batch_io_ns",
+        "history_length_peak", "history_reads", "purge_batch_ns", "purge_batch_cpu_ns", "purge_batch_io_ns",
         "purge_batch_latch_ns", "purge_worker_tasks", "purge_worker_ns", "purge_worker_cpu_ns",
         "purge_worker_io_ns", "purge_worker_latch_ns"])
     table["length_s"] = interval_lengths(table)
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
-    table["history"] = known_history(table["history_length"], table["history_reads"])
+    table["history"] = known_history(table["history_length"], table["history_reads"],
+                                     table["history_length_peak"])
     table["trend"] = trend(table["history"])
     table["growth_per_s"] = growth_per_s(table["history"])
     table["all_empty"] = (table["purge_batches"] > 0) & (
@@ -84,10 +86,17 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     return table
 
 
-def known_history(length: pd.Series, reads: pd.Series) -> pd.Series:
+def known_history(length: pd.Series, reads: pd.Series, peak: pd.Series | None = None) -> pd.Series:
     """The history length where it is known: from the first interval that read it on. A
-    gauge that was never read holds 0, which must not pass for an empty history."""
-    return length.astype("float64").where(reads.cumsum() > 0)
+    gauge that was never read holds 0, which must not pass for an empty history.
+    In an interval that read it, its peak stands for it: MariaDB's coordinator wakes about
+    once a second and drains within milliseconds, so the last length it computed is the low
+    point of a saw-tooth whose top is the backlog the server really carries (recordings
+    before the peak was kept have none: their last value stands)."""
+    level = length.astype("float64")
+    if peak is not None:
+        level = level.where(reads == 0, np.maximum(level, peak.astype("float64")))
+    return level.where(reads.cumsum() > 0)
 
 
 def trend(history: pd.Series, window: int = TREND_WINDOW) -> pd.Series:

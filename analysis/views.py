@@ -21,7 +21,7 @@ LATCH_SECTIONS = ["block_latch", "other_latch"]  # latch wait time, drawn as one
 
 # A gauge is known from the first interval in which its read count moved; before that it
 # holds 0, which is not a level (the history length was not read yet).
-GAUGE_READS = {"history_length": "history_reads"}
+GAUGE_READS = {"history_length": "history_reads", "history_length_peak": "history_reads"}
 
 
 def is_gauge(rec: Recording, name: str) -> bool:

@@ -90,7 +90,8 @@ def main(argv: list[str]) -> int:
         for _, text in inside:
             history = sample_value(text, "history") or history
         shown = [f"{t:.1f} {text}" for t, text in inside if not text.startswith("sample ")]
-        recorded = int(row["history_length"]) if gauge else "-"
+        known = gauge and str(row["history_length"]) not in ("<NA>", "nan")  # NA: not read yet
+        recorded = int(row["history_length"]) if known else "-"
         pages, batches = int(row.get("purge_pages", 0)), int(row.get("purge_batches", 0))
         rows.append((start, end, pages))
         print(f"{end:6.1f} {batches:8d} {pages:8d} {history:>8} {recorded!s:>8}  {'; '.join(shown)}")
