@@ -294,14 +294,18 @@ def interval_rows(table: pd.DataFrame) -> list[Interval]:
             for r, p, b in zip(table.itertuples(), peaks, before)]
 
 
-def unrecorded_catch_ups(verdicts: list[str], intervals: list[Interval]) -> list[str]:
-    """Without the history length, a catch-up shows only as purge working right after a
-    pin: such intervals, up to the first without undo pages, are catching_up."""
+def catch_ups_after_pins(verdicts: list[str], intervals: list[Interval]) -> list[str]:
+    """Purge working right after a pin is catching up: the first interval after it (whose
+    history may still show the peak the pin left: it was read before the backlog drained),
+    and each next one while the history keeps falling, or while its length is unknown (then
+    up to the first interval without undo pages)."""
     out = list(verdicts)
     for i in range(1, len(out)):
         iv = intervals[i]
-        if (math.isnan(iv.history) and out[i] == "keeping_up" and iv.pages
-                and out[i - 1] in ("pinned", "catching_up")):
+        if out[i] not in ("keeping_up", "falling_behind") or not iv.pages:
+            continue
+        falling = math.isnan(iv.history) or iv.history < iv.before
+        if out[i - 1] == "pinned" or (out[i - 1] == "catching_up" and falling):
             out[i] = "catching_up"
     return out
 
@@ -360,7 +364,7 @@ def phases(table: pd.DataFrame) -> list[dict]:
     if table.empty:
         return []
     intervals = interval_rows(table)
-    raw = unrecorded_catch_ups([verdict(iv) for iv in intervals], intervals)
+    raw = catch_ups_after_pins([verdict(iv) for iv in intervals], intervals)
     smooth = debounce(raw, decisive(raw, table["history"], table["purge_pages"]))
     ends = table.index.to_list()
     found = []
@@ -440,7 +444,8 @@ def plain_view(view: dict) -> dict:
 
 def pinned_words(rows: pd.DataFrame) -> str:
     views = phase_views(rows)
-    last = rows.iloc[-1]
+    pinning = rows[rows["pinned"] > 0]  # the phase may end once the view has closed
+    last = (pinning if len(pinning) else rows).iloc[-1]
     held = ""
     if not math.isnan(last["history"]) and not math.isnan(last["pinned"]):
         held = f": holds {count(last['pinned'])} of {count(last['history'])} transactions of history"
