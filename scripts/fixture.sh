@@ -112,12 +112,12 @@ missing_libs() {  # print the shared libraries the server or its client cannot f
 # A Debian root: debootstrap (minbase) of the suite from the mirror the host's apt uses, the
 # packages installed in it with its own apt, all in a scratch dir renamed into place last.
 
-host_mirror() {  # the Debian mirror in the host's apt sources; deb.debian.org if none is
+host_mirror() {  # the Debian mirror in the host's apt sources (a Debian host always has one)
   local uri
   uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
     sed -n -E 's,^(URIs:|deb)[[:space:]]+(\[[^]]*\][[:space:]]+)?(https?://[^[:space:]]*/debian)/?([[:space:]].*)?$,\3,p' |
     head -n 1)
-  echo "${uri:-http://deb.debian.org/debian}"
+  [ -n "$uri" ] && echo "$uri"
 }
 
 remove_tree() {  # remove_tree DIR: rm -rf, first unmounting what an interrupted debootstrap left
@@ -168,9 +168,10 @@ EOF
 
 fetch_root() {
   if [ ! -x "$dist/$daemon" ]; then
-    local tmp=$fx/fetch.tmp
+    local tmp=$fx/fetch.tmp mirror
+    mirror=$(host_mirror) || die "no Debian mirror in the host's apt sources (/etc/apt/sources.list*)"
     remove_tree "$tmp" && mkdir -p "$tmp" || die "cannot create $tmp"
-    step "debootstrap $suite" debootstrap --variant=minbase --components=main "$suite" "$tmp/root" "$(host_mirror)"
+    step "debootstrap $suite" debootstrap --variant=minbase --components=main "$suite" "$tmp/root" "$mirror"
     step "set up the root" setup_root "$tmp/root"
     step "apt-get update in the root" root_apt "$tmp/root" update
     step "apt-get install ${debs[*]}" root_apt "$tmp/root" install --no-install-recommends "${debs[@]}"

@@ -70,7 +70,7 @@ inferno() {  # into build/tools/bin; a stamp, as 0.11 has no --version to ask
   cargo=$(find_cargo) || return 1
   minor=$("$cargo" --version | sed -n 's/^cargo 1\.\([0-9]*\).*/\1/p')
   if [ "${minor:-0}" -lt 68 ]; then
-    # Debian 12's cargo 1.65 reads the crate registry index through git (github.com); the sparse
+    # Debian 12's cargo 1.65 reads the crate registry's index through git; the sparse
     # index over HTTPS is an unstable feature there, enabled for this one install.
     RUSTC_BOOTSTRAP=1 "$cargo" -Z sparse-registry install --quiet --locked --root "$tools" \
       --version "$inferno_version" inferno
