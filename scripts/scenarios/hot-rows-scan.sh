@@ -47,9 +47,7 @@ scan_sql="SELECT CONCAT('avg(k)=', ROUND(AVG(k), 1)) FROM sbtest1 FORCE INDEX (k
 parse_args "$@"
 open_at=${opt[open-at]} commit_at=${opt[commit-at]} threads=${opt[threads]}
 [ "$commit_at" -gt 0 ] || commit_at=$((seconds - 4))
-[ "$open_at" -lt "$commit_at" ] && [ "$commit_at" -lt "$seconds" ] ||
-  usage_error "want --open-at < --commit-at < --seconds, not $open_at, $commit_at, $seconds"
-[ "$threads" -ge 1 ] || usage_error "--threads wants at least 1"
+check_phases open-at "$open_at" commit-at "$commit_at"
 connect
 [ "$(sql "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()
           AND TABLE_NAME = 'sbtest1' AND INDEX_NAME = 'k_1'")" -gt 0 ] ||

@@ -77,6 +77,12 @@ EOF
 
 is_number() { [[ $1 =~ ^[0-9]+$ ]]; }
 
+check_phases() {  # check_phases FIRST_OPTION FIRST SECOND_OPTION SECOND: both inside the run, in order
+  [ "$2" -lt "$4" ] && [ "$4" -lt "$seconds" ] ||
+    usage_error "want --$1 < --$3 < --seconds, not $2, $4, $seconds"
+  [ "${opt[threads]}" -ge 1 ] || usage_error "--threads wants at least 1"
+}
+
 parse_args() {
   local name value
   for pair in $defaults; do opt[${pair%%=*}]=${pair#*=}; done

@@ -50,9 +50,7 @@ scan_sql="SELECT CONCAT(COUNT(*), ' rows, avg(k)=', ROUND(AVG(k), 1)) FROM sbtes
 parse_args "$@"
 open_at=${opt[open-at]} commit_at=${opt[commit-at]} threads=${opt[threads]}
 [ "$commit_at" -gt 0 ] || commit_at=$(( (open_at + seconds + 1) / 2 ))
-[ "$open_at" -lt "$commit_at" ] && [ "$commit_at" -lt "$seconds" ] ||
-  usage_error "want --open-at < --commit-at < --seconds, not $open_at, $commit_at, $seconds"
-[ "$threads" -ge 1 ] || usage_error "--threads wants at least 1"
+check_phases open-at "$open_at" commit-at "$commit_at"
 connect
 
 mark "start epoch=$((start_us / 1000000)).$(printf '%06d' $((start_us % 1000000))) server=$version"

@@ -60,9 +60,7 @@ end_phase() {  # end_phase NAME: print the update rate since the last phase ende
 parse_args "$@"
 limit_at=${opt[limit-at]} commit_at=${opt[commit-at]} threads=${opt[threads]}
 [ "$commit_at" -gt 0 ] || commit_at=$(( (limit_at + seconds + 1) / 2 ))
-[ "$limit_at" -lt "$commit_at" ] && [ "$commit_at" -lt "$seconds" ] ||
-  usage_error "want --limit-at < --commit-at < --seconds, not $limit_at, $commit_at, $seconds"
-[ "$threads" -ge 1 ] || usage_error "--threads wants at least 1"
+check_phases limit-at "$limit_at" commit-at "$commit_at"
 [ "${opt[max-lag]}" -ge 1 ] || usage_error "--max-lag wants at least 1 (0 turns the limit off)"
 connect
 
