@@ -1,11 +1,13 @@
 """The DML purge delay (innodb_max_purge_lag) on real servers: with an old snapshot pinning
-history and the lag limit low, every row update sleeps; with the limit off, none does."""
+history and the lag limit low, every row update sleeps and the verdict says purge throttles
+DML; with the limit off, none does."""
 from __future__ import annotations
 
 import pytest
 
 from conftest import stop_load
 from innostall.analysis import recording
+from innostall.analysis.purge import purge_story
 from innostall.collector import discover, recorder, target
 
 # MariaDB 11.4.5 is left out: with innodb_max_purge_lag=100 and a history of 16k under load
@@ -31,7 +33,9 @@ def record_delays(srv, out: str) -> dict:
     finally:
         stop_load(load)
     rec = recording.load(out)
-    return {"delays": rec.counter_total("dml_delays"), "us": rec.counter_total("dml_delay_us")}
+    verdicts = {p["verdict"] for p in purge_story(rec)["phases"]}
+    return {"delays": rec.counter_total("dml_delays"), "us": rec.counter_total("dml_delay_us"),
+            "throttled": "throttled" in verdicts}
 
 
 @pytest.mark.parametrize("server_name", SERVERS)
@@ -57,3 +61,5 @@ def test_delays_appear_with_the_lag_limit_and_not_without(servers, server_name, 
     assert delayed["delays"] > 50
     assert 0 < mean <= MAX_DELAY_US * 1.5  # capped by innodb_max_purge_lag_delay (+ sleep overshoot)
     assert free["delays"] == 0
+    # the verdict says so: throttled while DML was delayed, never without the limit
+    assert delayed["throttled"] and not free["throttled"]
