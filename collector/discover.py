@@ -25,6 +25,8 @@ class ResolvedProbe:
     offsets: list[int] = field(default_factory=list)
     globals: dict[str, int] = field(default_factory=dict)  # data symbol -> address
     global_settings: dict[str, str] = field(default_factory=dict)  # BPF setting -> data symbol
+    # BPF settings PREFIX_lo/_hi -> the function whose code range they receive (`caller`)
+    caller_ranges: dict[str, Symbol] = field(default_factory=dict)
     decode: dict[str, str] = field(default_factory=dict)
     bpftrace: str | None = None  # fragment of probes/bpftrace/ (None: chosen by roles)
     exact: bool = True  # False: approximate (a subset, a threshold or an estimate; see the catalog)
@@ -151,8 +153,12 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
         return False
     probe.symbols = present
     probe.offsets = [target.elf.file_offset(s.vaddr) for s in present]
+    callers = {prefix: target.find_functions(names) for prefix, names in variant.get("caller", {}).items()}
+    if not all(callers.values()):
+        return False
     probe.globals = {name: s.vaddr for name, s in globals_found.items()}
     probe.global_settings = dict(global_settings)
+    probe.caller_ranges = {prefix: next(iter(found.values())) for prefix, found in callers.items()}
     probe.programs = dict(variant.get("programs", probe.programs))
     probe.decode = dict(variant.get("decode", {}))
     probe.exact = variant.get("exact", True)

@@ -323,6 +323,23 @@ static struct innostall_bpf *load_object(void)
 	return obj;
 }
 
+/* The scheduler tracepoint that tells purge's sleeps (sched.bpf.c), when purge batches are
+ * traced: it is not a uprobe, so it is attached here, once, and goes with the object. */
+static void attach_purge_sleeps(struct innostall_bpf *obj)
+{
+	int i;
+
+	for (i = 0; i < env.nr_attach; i++)
+		if (!strcmp(env.attach[i].prog, "purge_batch_enter"))
+			break;
+	if (i == env.nr_attach)
+		return;
+	obj->links.purge_sched_switch = bpf_program__attach(obj->progs.purge_sched_switch);
+	if (!obj->links.purge_sched_switch)
+		warn("purge's sleeps are not traced (%s): its time split counts them as CPU",
+		     strerror(errno));
+}
+
 static unsigned long long earliest(unsigned long long a, unsigned long long b)
 {
 	return !a ? b : !b ? a : a < b ? a : b;
@@ -399,6 +416,7 @@ int main(int argc, char **argv)
 	config = (struct governor_config){ .budget_ppm = env.budget_ppm, .cost = env.hit_cost,
 					   .pid = env.pid, .binary = env.binary,
 					   .interval_ms = env.interval_ms };
+	attach_purge_sleeps(obj);
 	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
 	print_attached(env.attach, env.nr_attach);
 

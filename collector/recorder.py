@@ -73,13 +73,18 @@ def check_settings(settings: dict[str, int]) -> dict[str, int]:
 
 def global_addresses(target: Target, probes: list[ResolvedProbe]) -> dict[str, int]:
     """Settings that receive the address of a server global some programs read, at its
-    place in the running process (the catalog's `globals`)."""
+    place in the running process (the catalog's `globals`), and the code range of a
+    function whose calls some programs tell by their return address (`caller`)."""
     settings = {}
     for p in probes:
         for setting, symbol in p.global_settings.items() if p.ok else ():
             address = target.runtime_address(p.globals[symbol])
             if address:
                 settings[setting] = address
+        for prefix, function in p.caller_ranges.items() if p.ok else ():
+            start = target.runtime_address(function.vaddr)
+            if start:
+                settings.update({f"{prefix}_lo": start, f"{prefix}_hi": start + function.size})
     return settings
 
 
@@ -359,8 +364,6 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
             if kind == "attached":
                 attached_at = time.monotonic()
                 line = name_attachments(rec, meta["governor"])
-                if stacks.names:
-                    stacks.names.attached_real_ns = rec["real_ns"]
             if not journal.write(stacks.journal_line(rec, line)):
                 stop(proc)  # the disk is full: end now, keep what was written
             note(meta, rec)

@@ -37,9 +37,11 @@ void uprobe_programs_prepare(struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 
-	/* The program type stays BPF_PROG_TYPE_KPROBE; the attach type says how it links. */
+	/* The program type stays BPF_PROG_TYPE_KPROBE; the attach type says how it links.
+	 * Programs of other types (the scheduler tracepoint) keep theirs. */
 	bpf_object__for_each_program(prog, obj)
-		bpf_program__set_expected_attach_type(prog, ATTACH_UPROBE_MULTI);
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
+			bpf_program__set_expected_attach_type(prog, ATTACH_UPROBE_MULTI);
 }
 
 int uprobe_link(int prog_fd, const char *path, size_t offset, bool retprobe, pid_t pid,

@@ -8,13 +8,13 @@ from __future__ import annotations
 import time
 
 ASK_EVERY_S = 1.0  # one query a second at most: INNODB_TRX is refreshed every 0.1 s at best
+LONG_OPEN_S = 2.0  # an unseen transaction open this long may be what holds purge back
 NAMES = ("connection_id", "user", "statement")
 
 
 class ViewNames:
-    def __init__(self, session, attached_real_ns: int | None = None):
+    def __init__(self, session):
         self.session = session  # a sql.SqlSession, or None
-        self.attached_real_ns = attached_real_ns  # set when the probes are in
         self.asked_at = float("-inf")
         self.transactions: list[dict] = []  # open now, oldest first
 
@@ -39,13 +39,14 @@ class ViewNames:
         rec["views"].sort(key=lambda v: v["opened_ns"])
 
     def unseen(self, transactions, to_mono: int) -> list[dict]:
-        """Transactions open since before the probes were in: each may hold a read view
-        no probe saw open (SQL does not say whether it has one)."""
+        """Transactions open for a while that no probe saw open a view: opened before the
+        probes were in, or while the sampled read_view probe was detached. Each may hold a
+        read view (SQL does not say whether it has one)."""
         views = []
+        long_open = time.monotonic_ns() - int(LONG_OPEN_S * 1e9)
         for trx in transactions:
             started = self.started_mono_ns(trx, to_mono)
-            if started is None or self.attached_real_ns is None or \
-                    started >= self.attached_real_ns + to_mono:
+            if started is None or started > long_open:
                 continue
             views.append({"tid": trx["tid"], "opened_ns": started, "history_at_open": None,
                           "folded": "", "seen_open": True, "source": "sql",

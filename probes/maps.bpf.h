@@ -34,13 +34,16 @@ SHARED struct {
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
-/* A thread inside purge work: the coordinator's batch (trx_purge) or a worker's task. Its
- * on-CPU time is the task's sum_exec_runtime, which the scheduler brings up to date at
- * every switch and tick: a read may lag by up to one tick, as much at entry as at return,
- * so the error cancels over many spans. */
+/* A thread inside purge work: the coordinator's batch (trx_purge) or a worker's task.
+ * sched.bpf.c adds up the time it sleeps meanwhile; the rest of the span it was on a CPU
+ * or waiting for one. (The task's sum_exec_runtime would not do: the scheduler brings it
+ * up to date only at ticks and switches, so a task of a few microseconds between a wake
+ * and a sleep reads 0.) */
 struct purge_span {
 	__u64 start_ns;
-	__u64 cpu_ns; /* sum_exec_runtime at entry */
+	__u64 asleep_ns; /* slept so far */
+	__u64 asleep_since; /* when it last went to sleep; 0 while it runs */
+	__u64 window; /* window_token() at entry: a worker's task may be sampled */
 };
 
 /* Per-thread scopes, kept by purge.bpf.c and mvcc.bpf.c and read by undo.bpf.c and
@@ -202,12 +205,6 @@ static __always_inline void hist_add(__u32 id, __u64 value)
 	if (slot >= MAX_SLOTS)
 		slot = MAX_SLOTS - 1;
 	__sync_fetch_and_add(&h->slots[slot], 1);
-}
-
-/* On-CPU time of the current thread so far, ns (see struct purge_span). */
-static __always_inline __u64 task_cpu_ns(void)
-{
-	return bpf_get_current_task_btf()->se.sum_exec_runtime;
 }
 
 /* Charge ns of page reads or latch waits to the purge work the thread is doing, if any:

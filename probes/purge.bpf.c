@@ -34,15 +34,16 @@ static __always_inline __u64 *records_slot(void)
 	return bpf_map_lookup_elem(&batch_records, &zero);
 }
 
-static __always_inline void span_begin(void *map, __u32 tid)
+static __always_inline void span_begin(void *ctx, void *map, __u32 tid)
 {
-	struct purge_span span = { bpf_ktime_get_ns(), task_cpu_ns() };
+	struct purge_span span = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx) };
 
 	bpf_map_update_elem(map, &tid, &span, BPF_ANY);
 }
 
-/* Wall and on-CPU time of a span that began on this thread: NULL if it began before we
- * attached. Page reads and latch waits inside it were charged as they ended. */
+/* Wall time of a span that began on this thread, and the part of it on a CPU (or waiting
+ * for one: sched.bpf.c counts only sleeps): NULL if it began before we attached. Page
+ * reads and latch waits inside it were charged as they ended. */
 static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *wall_ns,
 						   __u64 *cpu_ns)
 {
@@ -51,7 +52,7 @@ static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *
 	if (!span)
 		return NULL;
 	*wall_ns = bpf_ktime_get_ns() - span->start_ns;
-	*cpu_ns = task_cpu_ns() - span->cpu_ns;
+	*cpu_ns = *wall_ns > span->asleep_ns ? *wall_ns - span->asleep_ns : 0;
 	return span;
 }
 
@@ -63,7 +64,7 @@ int BPF_KPROBE(purge_batch_enter)
 	count_hit(ctx);
 	if (!traced_process())
 		return 0;
-	span_begin(&batch_start, current_tid());
+	span_begin(ctx, &batch_start, current_tid());
 	if (records)
 		*records = 0;
 	return 0;
@@ -104,7 +105,30 @@ int BPF_KPROBE(purge_worker_enter)
 {
 	count_hit(ctx);
 	if (traced_process())
-		span_begin(&worker_start, current_tid());
+		span_begin(ctx, &worker_start, current_tid());
+	return 0;
+}
+
+/* MySQL, Percona, MariaDB 10.2-10.4: a worker thread runs each purge task it is handed by
+ * que_run_threads(), called straight from srv_worker_thread (the task loop is inlined
+ * there). que_run_threads also runs the coordinator's own share, rollbacks and internal
+ * SQL: a call is a worker's task when it returns into srv_worker_thread, whose code range
+ * the recorder sets. The return address is at the top of the stack at entry. It reports
+ * errors through the query graph, never by exception: a return probe is safe. */
+const volatile __u64 worker_caller_lo = 0;
+const volatile __u64 worker_caller_hi = 0;
+
+SEC("uprobe")
+int BPF_KPROBE(purge_worker_called)
+{
+	__u64 caller = 0;
+
+	count_hit(ctx);
+	if (!traced_process() || !worker_caller_hi ||
+	    bpf_probe_read_user(&caller, sizeof(caller), (void *)PT_REGS_SP(ctx)) ||
+	    caller < worker_caller_lo || caller >= worker_caller_hi)
+		return 0;
+	span_begin(ctx, &worker_start, current_tid());
 	return 0;
 }
 
@@ -112,10 +136,12 @@ SEC("uretprobe")
 int BPF_KRETPROBE(purge_worker_exit)
 {
 	__u32 tid = current_tid();
+	struct purge_span *span;
 	__u64 wall_ns, cpu_ns;
 
 	count_hit(ctx);
-	if (!span_end(&worker_start, tid, &wall_ns, &cpu_ns))
+	span = span_end(&worker_start, tid, &wall_ns, &cpu_ns);
+	if (!span || span_cut(&worker_start, &tid, span->window))
 		return 0;
 	bpf_map_delete_elem(&worker_start, &tid);
 	counter_add(CNT_PURGE_WORKER_TASKS, 1);

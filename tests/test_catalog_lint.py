@@ -64,6 +64,9 @@ def test_variant_programs_exist_in_the_object_with_their_role(name, entry, varia
         assert bpf_symbols().get(program) == ROLE_SECTIONS[role], f"{name}: {role} program {program}"
     for setting in variant.get("globals", {}):
         assert bpf_symbols().get(setting) == ".rodata", f"{name}: no setting {setting}"
+    for prefix in variant.get("caller", {}):
+        for setting in (f"{prefix}_lo", f"{prefix}_hi"):
+            assert bpf_symbols().get(setting) == ".rodata", f"{name}: no setting {setting}"
 
 
 def test_group_settings_and_bpftrace_companions_exist():
