@@ -56,6 +56,28 @@ static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *
 	return span;
 }
 
+/* Elsewhere the total is a member, trx_sys_t::rseg_history_len (MySQL, Percona, MariaDB
+ * 10.2-10.5; 4 bytes wide in MariaDB 10.3): read at the purge coordinator's batch entry and
+ * return. The runtime
+ * address of the global trx_sys, set by the recorder; the layout says whether it is a
+ * pointer to the object and where the member lies in it. */
+const volatile __u64 trx_sys_global = 0;
+
+static __always_inline void read_history_member(void)
+{
+	__u64 object = trx_sys_global, length;
+
+	if (!traced_process() || !object || !layout.history_len)
+		return;
+	if (layout.trx_sys_pointer &&
+	    (bpf_probe_read_user(&object, sizeof(object), (void *)object) || !object))
+		return;
+	length = 0; /* a 4-byte counter fills the low half (x86-64 is little-endian) */
+	if (!bpf_probe_read_user(&length, layout.history_len_size == 4 ? 4 : 8,
+				 (void *)(object + layout.history_len)))
+		history_set(length);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(purge_batch_enter)
 {
@@ -67,6 +89,7 @@ int BPF_KPROBE(purge_batch_enter)
 	span_begin(ctx, &batch_start, current_tid());
 	if (records)
 		*records = 0;
+	read_history_member();
 	return 0;
 }
 
@@ -95,6 +118,7 @@ int BPF_KRETPROBE(purge_batch_exit, long pages)
 	counter_add(CNT_PURGE_PAGES, pages);
 	if (!pages)
 		counter_add(CNT_PURGE_EMPTY_BATCHES, 1);
+	read_history_member(); /* the length the batch left */
 	return 0;
 }
 
@@ -172,45 +196,6 @@ int BPF_KRETPROBE(history_exists_exit, __u64 exists)
 	count_hit(ctx);
 	if (traced_process() && !(exists & 0xff)) /* a bool, in al */
 		history_set(0);
-	return 0;
-}
-
-/* Elsewhere the total is a member, trx_sys_t::rseg_history_len (MySQL, Percona, MariaDB
- * 10.2-10.5; 4 bytes wide in MariaDB 10.3): read at the purge coordinator's batch entry and
- * return. The runtime
- * address of the global trx_sys, set by the recorder; the layout says whether it is a
- * pointer to the object and where the member lies in it. */
-const volatile __u64 trx_sys_global = 0;
-
-static __always_inline void read_history_member(void)
-{
-	__u64 object = trx_sys_global, length;
-
-	if (!traced_process() || !object || !layout.history_len)
-		return;
-	if (layout.trx_sys_pointer &&
-	    (bpf_probe_read_user(&object, sizeof(object), (void *)object) || !object))
-		return;
-	length = 0; /* a 4-byte counter fills the low half (x86-64 is little-endian) */
-	if (!bpf_probe_read_user(&length, layout.history_len_size == 4 ? 4 : 8,
-				 (void *)(object + layout.history_len)))
-		history_set(length);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(history_read)
-{
-	count_hit(ctx);
-	read_history_member();
-	return 0;
-}
-
-/* trx_purge's return: the length the batch left (a return probe is safe, see above). */
-SEC("uretprobe")
-int BPF_KRETPROBE(history_read_return)
-{
-	count_hit(ctx);
-	read_history_member();
 	return 0;
 }
 
