@@ -141,14 +141,25 @@ static void print_pages(int pages_fd)
 	}
 }
 
+/* The return addresses of a user stack, innermost first, comma-separated; none when the
+ * stack could not be taken (a negative id) or has left the map. */
+static void print_frames(int traces_fd, __s32 stack_id)
+{
+	__u64 frames[MAX_STACK_DEPTH] = {};
+	int i;
+
+	if (stack_id < 0 || bpf_map_lookup_elem(traces_fd, &stack_id, frames))
+		return;
+	for (i = 0; i < MAX_STACK_DEPTH && frames[i]; i++)
+		printf("%s%llu", i ? "," : "", frames[i]);
+}
+
 /* [mode, waits, ns, [addresses]] per user stack, innermost frame first */
 static void print_stacks(int stacks_fd, int traces_fd)
 {
 	struct stack_key stack, prev;
-	__u64 frames[MAX_STACK_DEPTH];
 	struct wait_sum sum;
 	bool first = true, more;
-	int i;
 
 	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &stack); more;
 	     more = !bpf_map_get_next_key(stacks_fd, &prev, &stack)) {
@@ -157,10 +168,7 @@ static void print_stacks(int stacks_fd, int traces_fd)
 			continue;
 		printf("%s[%u,%llu,%llu,[", first ? "" : ",", stack.mode, sum.count, sum.total_ns);
 		first = false;
-		memset(frames, 0, sizeof(frames));
-		if (stack.stack_id >= 0 && !bpf_map_lookup_elem(traces_fd, &stack.stack_id, frames))
-			for (i = 0; i < MAX_STACK_DEPTH && frames[i]; i++)
-				printf("%s%llu", i ? "," : "", frames[i]);
+		print_frames(traces_fd, stack.stack_id);
 		printf("]]");
 	}
 }
@@ -194,9 +202,8 @@ int print_event(void *ctx, void *data, size_t size)
 void print_read_views(struct innostall_bpf *obj, __u32 flag_offset)
 {
 	struct open_view views[REPORTED_VIEWS];
-	__u64 frames[MAX_STACK_DEPTH];
 	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
-	int nr, open, i, f;
+	int nr, open, i;
 
 	open = oldest_read_views(obj, flag_offset, views, REPORTED_VIEWS, &nr);
 	printf("{\"type\":\"read_views\",\"mono_ns\":%llu,\"open\":%d,\"views\":[",
@@ -211,10 +218,7 @@ void print_read_views(struct innostall_bpf *obj, __u32 flag_offset)
 		else
 			printf("%lld", rv->history);
 		printf(",\"seen_open\":%s,\"stack\":[", rv->seen_open ? "true" : "false");
-		memset(frames, 0, sizeof(frames));
-		if (rv->stack_id >= 0 && !bpf_map_lookup_elem(traces_fd, &rv->stack_id, frames))
-			for (f = 0; f < MAX_STACK_DEPTH && frames[f]; f++)
-				printf("%s%llu", f ? "," : "", frames[f]);
+		print_frames(traces_fd, rv->stack_id);
 		printf("]}");
 	}
 	printf("]}\n");

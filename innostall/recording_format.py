@@ -118,10 +118,15 @@ def read_journal(path: str) -> list[dict]:
     return [r for r in read_records(path) if r.get("type") in SNAPSHOT_TYPES]
 
 
+def journal_start(records: list[dict]) -> int:
+    """CLOCK_MONOTONIC ns of the first snapshot (the attach): events are timed from it."""
+    return next((r["mono_ns"] for r in records if r.get("type") in SNAPSHOT_TYPES), 0)
+
+
 def walks_table(records: list[dict]) -> pd.DataFrame:
     """The deep-walk events of a journal, timed from the attach like the snapshots."""
     import pandas as pd
-    start = next((r["mono_ns"] for r in records if r.get("type") in SNAPSHOT_TYPES), 0)
+    start = journal_start(records)
     rows = [((r["mono_ns"] - start) / 1e9, r["tid"], r["depth"], r["latency_ns"] / 1000,
              r.get("folded", "")) for r in records if r.get("type") == "deep_walk"]
     return pd.DataFrame(rows, columns=list(WALK_COLUMNS)).astype(WALK_COLUMNS)
@@ -133,8 +138,7 @@ def read_views_table(records: list[dict]) -> pd.DataFrame:
     snapshot that follows it (the same interval numbers as the counters); one with no
     snapshot after it (a recording cut short) has no interval and is left out."""
     import pandas as pd
-    snapshots = [r for r in records if r.get("type") in SNAPSHOT_TYPES]
-    start = next((r["mono_ns"] for r in snapshots), 0)
+    start = journal_start(records)
     rows, pending, interval = [], [], 0
     for r in records:
         kind = r.get("type")

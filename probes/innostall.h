@@ -80,7 +80,6 @@
 	X(CNT_HISTORY_PEAK, "history_length_peak", "gauge", "transactions")      \
 	X(CNT_HISTORY_READS, "history_reads", "count", "reads")                  \
 	X(CNT_READ_VIEWS_OPENED, "read_views_opened", "event", "views")          \
-	X(CNT_READ_VIEWS_CLOSED, "read_views_closed", "event", "views")          \
 	X(CNT_READ_VIEWS_LOST, "read_views_lost", "loss", "views")               \
 	X(CNT_PURGE_BATCH_NS, "purge_batch_ns", "total", "ns")                   \
 	X(CNT_PURGE_BATCH_CPU_NS, "purge_batch_cpu_ns", "total", "ns")           \
@@ -126,7 +125,7 @@
 	X(history_len_size, "sizeof(trx_sys_t.rseg_history_len)", "its width: 4 or 8 bytes")  \
 	X(trx_sys_pointer, "trx_sys_t*", "1 when the global trx_sys is a pointer to the object") \
 	X(view_open_flag, "ReadView.m_open",                                                \
-	  "offset of the flag set while a read view is open (0: closes are probed instead)")
+	  "offset of the flag set while a read view is open (0: none; views are checked otherwise)")
 
 #define INNOSTALL_FIELD(field, ...) __u32 field;
 struct innodb_layout {

@@ -207,6 +207,15 @@ static __always_inline void hist_add(__u32 id, __u64 value)
 	__sync_fetch_and_add(&h->slots[slot], 1);
 }
 
+/* The purge work the thread is doing: its batch (the coordinator) or its task (a worker);
+ * NULL if none. */
+static __always_inline struct purge_span *purge_span_of(__u32 tid)
+{
+	struct purge_span *span = bpf_map_lookup_elem(&batch_start, &tid);
+
+	return span ? span : bpf_map_lookup_elem(&worker_start, &tid);
+}
+
 /* Charge ns of page reads or latch waits to the purge work the thread is doing, if any:
  * the coordinator's batch (batch_id) or a worker's task (worker_id). */
 static __always_inline void purge_charge(__u32 tid, __u32 batch_id, __u32 worker_id, __u64 ns)

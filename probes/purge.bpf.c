@@ -56,11 +56,13 @@ static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *
 	return span;
 }
 
-/* Elsewhere the total is a member, trx_sys_t::rseg_history_len (MySQL, Percona, MariaDB
- * 10.2-10.5; 4 bytes wide in MariaDB 10.3): read at the purge coordinator's batch entry and
- * return. The runtime
- * address of the global trx_sys, set by the recorder; the layout says whether it is a
- * pointer to the object and where the member lies in it. */
+/* The history list length, where the server keeps it as a member,
+ * trx_sys_t::rseg_history_len (MySQL, Percona, MariaDB 10.2-10.5; 4 bytes wide in MariaDB
+ * 10.3): the batch programs below read it at each batch's entry and return, at no trap of
+ * its own, since the coordinator may run thousands of tiny batches a second there. The
+ * runtime address of the global trx_sys is set by the recorder (the history_length
+ * probe's `globals`); the layout says whether it is a pointer to the object and where the
+ * member lies in it. */
 const volatile __u64 trx_sys_global = 0;
 
 static __always_inline void read_history_member(void)

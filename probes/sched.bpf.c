@@ -4,20 +4,15 @@
  * to sleep starts an off-CPU stretch, and ends it when it runs again. A thread switched out
  * while still runnable (preempted) is not asleep: that time counts as CPU, used or waited
  * for, which is what "CPU-bound" means. The loader attaches this program whenever the
- * purge batch probe is attached; it costs two hash lookups per switch of the server. */
+ * purge batch probe is attached; it costs up to four hash lookups per switch of the server's
+ * threads (purge_span_of for the thread leaving and the one coming), and the governor does
+ * not count it: it is not a uprobe. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
 
 #define TASK_RUNNING 0
-
-static __always_inline struct purge_span *purge_span_of(__u32 tid)
-{
-	struct purge_span *span = bpf_map_lookup_elem(&batch_start, &tid);
-
-	return span ? span : bpf_map_lookup_elem(&worker_start, &tid);
-}
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(purge_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Undo page reads, told apart by who caused them: a consistent read walking versions
  * (the walks map of mvcc.bpf.c), purge (a batch or a worker's task, of purge.bpf.c), or
- * another thread. Reads inside purge work are also charged to its time (purge_*_io_ns). Lookups of undo pages are counted; physical reads are counted and timed.
+ * another thread. Lookups of undo pages are counted; physical reads are counted and timed,
+ * and those inside purge work are charged to its time (purge_*_io_ns).
  *
  * Why a return probe on the physical read is safe: buf_read_page reports failure as a
  * dberr_t/bool and has no throwing callee; an exception cannot leave it. */
@@ -32,7 +33,7 @@ static __always_inline __u32 current_scope(void)
 
 	if (walk && window_unbroken(walk->window))
 		return SCOPE_WALK;
-	if (bpf_map_lookup_elem(&batch_start, &tid) || bpf_map_lookup_elem(&worker_start, &tid))
+	if (purge_span_of(tid))
 		return SCOPE_PURGE;
 	return SCOPE_OTHER;
 }
