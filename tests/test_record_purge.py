@@ -3,7 +3,6 @@ with the server's own purge_invoked counter, and nothing stays attached afterwar
 from __future__ import annotations
 
 import json
-import math
 import signal
 import subprocess
 import time
@@ -12,21 +11,33 @@ import pytest
 
 from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording
-from innostall.analysis.histogram import slot_bounds
 from innostall.collector import discover, recorder, target
 from procmem import INT3, code_byte, file_byte
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mysql-9.7.4"]
 
 
-def batch_tolerance(batches: int, duration_s: float, edge_gaps_s: float) -> int:
-    """purge_invoked is incremented as trx_purge's last statement, once per call, and our
-    count is taken at its return, so both count the same events. They differ only at the
-    window edges: batches ending between our snapshot and the server-counter read that
-    follows it (at attach, and at the final snapshot), plus the batch in flight at each
-    edge. Both gaps are measured on CLOCK_MONOTONIC; at the observed batch rate they admit
-    rate x gaps batches, plus one in flight per edge."""
-    return math.ceil(batches / duration_s * edge_gaps_s) + 2
+def purge_counters(srv, conn) -> tuple[int, int]:
+    """The server's own counts: trx_purge calls, and the pages they returned, summed. Both
+    are incremented as trx_purge's last statements, by one and by its return value."""
+    return srv.metric(conn, "purge_invoked"), srv.metric(conn, "purge_undo_log_pages")
+
+
+def wait_until_purge_idle(srv, conn, quiet_s: float = 1.5, timeout_s: float = 60) -> tuple[int, int]:
+    """The counters once no page has been purged for quiet_s. Batches may still run: an idle
+    MySQL 9.7 coordinator calls trx_purge once a second and finds nothing (5 history
+    entries it cannot purge yet)."""
+    deadline = time.monotonic() + timeout_s
+    last, since = purge_counters(srv, conn), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = purge_counters(srv, conn)
+        if now[1] != last[1]:
+            since = time.monotonic()
+        last = now
+        if time.monotonic() - since >= quiet_s:
+            return now
+    pytest.fail(f"purge did not go idle within {timeout_s:.0f} s")
 
 
 def resolved_purge_probe(pid: int):
@@ -38,48 +49,48 @@ def resolved_purge_probe(pid: int):
 
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_purge_batches_agree_with_server_counter(servers, server_name, tmp_path):
+    """Page for page, and batch for batch but for an idle poll at an edge. The window opens
+    and closes while purge is idle, with the load inside it: under load the coordinator
+    runs its batches in bursts (14 in 10 ms on 11.4.5), so an edge falling in a burst left
+    an unknown number of batches on one side only. That, not lost events, is what made a
+    10 s window under load differ by 1,270 pages while the batch counts stayed within 3.
+    Idle, an edge (our snapshot to the counter read, milliseconds) sees at most an empty
+    poll (once a second) or, on MySQL, a background transaction's one page (every ~10 s).
+    The load stops 10 s before the end: purge drains its history in ~1 s here."""
     srv = servers(server_name)
     tgt, probe = resolved_purge_probe(srv.pid)
     original = file_byte(tgt.path, probe.offset)
     conn = srv.connect()
-    seen = {}
+    seen, loads = {}, []
 
     def on_event(snapshot):
-        kind = snapshot["type"]
-        seen[kind] = srv.metric(conn, "purge_invoked")
-        seen[kind + "_pages"] = srv.metric(conn, "purge_undo_log_pages")
-        seen[kind + "_gap_s"] = (time.monotonic_ns() - snapshot["mono_ns"]) / 1e9
-        seen[kind + "_code"] = code_byte(srv.pid, probe.offset)
+        seen[snapshot["type"]] = purge_counters(srv, conn)
+        if snapshot["type"] == "attached":
+            seen["attached_code"] = code_byte(srv.pid, probe.offset)
+            loads.append(srv.sysbench("oltp_update_non_index", 4, "--threads=4"))
 
-    load = srv.sysbench("oltp_update_non_index", 40, "--threads=4")
+    wait_until_purge_idle(srv, conn)
     try:
-        time.sleep(3)  # let history accumulate so purge has work
         records, = discover.resolve(tgt, ["purge_record"])
-        recorder.record(tgt, [probe, records], str(tmp_path / "rec"), duration_s=10,
+        recorder.record(tgt, [probe, records], str(tmp_path / "rec"), duration_s=14,
                         on_event=on_event)
     finally:
-        stop_load(load)
+        for load in loads:
+            stop_load(load)
 
     rec = recording.load(str(tmp_path / "rec"))
-    ours = rec.counter_total("purge_batches")
-    theirs = seen["final"] - seen["attached"]
-    gaps = seen["attached_gap_s"] + seen["final_gap_s"]
-    tolerance = batch_tolerance(ours, rec.duration_s, gaps)
-    print(f"{server_name}: innostall {ours} batches, purge_invoked {theirs}, "
-          f"pages {rec.counter_total('purge_pages')} vs {seen['final_pages'] - seen['attached_pages']}, edge gaps {gaps * 1000:.1f} ms, "
-          f"tolerance {tolerance}")
-    assert ours > 0
-    assert tolerance <= max(3, ours // 50), "edges too slow for a meaningful comparison"
-    assert abs(ours - theirs) <= tolerance
-    # purge_undo_log_pages adds trx_purge's return value, which is what we sum: each batch
-    # outside the common window moves it by at most the largest batch seen
-    their_pages = seen["final_pages"] - seen["attached_pages"]
-    largest_batch = slot_bounds(int(rec.hist("purge_batch_pages").index.max()))[1]
-    assert abs(rec.counter_total("purge_pages") - their_pages) <= tolerance * largest_batch
-    assert rec.hist("purge_batch_latency").sum() == ours
+    ours = rec.counter_total("purge_batches"), rec.counter_total("purge_pages")
+    theirs = tuple(final - attached for final, attached in zip(seen["final"], seen["attached"]))
+    print(f"{server_name}: innostall {ours[0]} batches, {ours[1]} pages; "
+          f"server {theirs[0]} batches, {theirs[1]} pages")
+    assert ours[0] > 50
+    assert ours[1] == theirs[1]
+    assert abs(ours[0] - theirs[0]) <= 2  # an idle poll in either edge
+    assert rec.counter_total("unmatched_returns") == 0
+    assert rec.hist("purge_batch_latency").sum() == ours[0]
     # records handed to purge: counted per record, and per batch in their own histogram
     assert rec.counter_total("purge_records") > 0
-    assert rec.hist("purge_batch_records").sum() == ours
+    assert rec.hist("purge_batch_records").sum() == ours[0]
     # the probe was really in the code while recording, and is gone now
     assert seen["attached_code"] == INT3 != original
     assert code_byte(srv.pid, probe.offset) == original
