@@ -61,7 +61,19 @@ def cost_summary(rec: Recording) -> dict:
         "groups": groups,
         "hits_per_s": dict(sorted(hits.items())),
         "window_cuts": rec.counter_total("window_cuts"),
+        "own_cpu_s": own_cpu(rec),
     }
+
+
+def own_cpu(rec: Recording) -> dict | None:
+    """innostall's own processes (recorder and loader), from meta.json: seconds of CPU to
+    start, while tracing (also as % of one core), and writing the tables."""
+    spent = rec.meta.get("own_cpu_s")
+    if not spent:
+        return None
+    duration = rec.duration_s
+    share = round(100 * spent["tracing"] / duration, 2) if duration else None
+    return {**spent, "tracing_pct_of_core": share}
 
 
 def pct(part: float, whole: float) -> float | None:
@@ -103,6 +115,11 @@ def render_cost(cost: dict) -> list[str]:
                          "cover that time only")
     if cost["window_cuts"]:
         lines.append(f"  spans cut by a window edge (not measured): {cost['window_cuts']}")
+    own = cost.get("own_cpu_s")
+    if own:
+        lines.append(f"  innostall's own CPU: {own['start']:.2f} s to start (discovery, BPF load, "
+                     f"calibration), {own['tracing_pct_of_core'] or 0:.1f}% of one core while "
+                     f"tracing, {own['tables']:.2f} s writing the tables (idle priority)")
     busiest = sorted(cost["hits_per_s"].items(), key=lambda kv: -(kv[1] or 0))[:6]
     lines.append("  hits/s: " + ", ".join(f"{name} {rate:,.0f}" for name, rate in busiest))
     return lines

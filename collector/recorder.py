@@ -5,6 +5,7 @@ import contextlib
 import json
 import os
 import platform
+import resource
 import signal
 import socket
 import subprocess
@@ -347,7 +348,9 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
         return end_on_full_disk(out_dir, meta, journal, time.monotonic() - attached_at)
     meta.setdefault("end_reason", loader.end_reason(proc))
     release_room(out_dir)
+    traced_cpu_s = own_cpu_s()
     write_tables(out_dir)
+    meta["own_cpu_s"] = own_cpu_accounts(meta.get("own_cpu_s", {}), traced_cpu_s)
     meta["complete"] = True
     store.write_meta(out_dir, meta)
     return meta
@@ -363,6 +366,7 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
             kind = rec["type"]
             if kind == "attached":
                 attached_at = time.monotonic()
+                meta["own_cpu_s"] = {"start": own_cpu_s(proc.pid)}
                 line = name_attachments(rec, meta["governor"])
             if not journal.write(stacks.journal_line(rec, line)):
                 stop(proc)  # the disk is full: end now, keep what was written
@@ -375,6 +379,30 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
     if live and attached_at:
         sys.stderr.write("\n")
     return attached_at
+
+
+def own_cpu_s(loader_pid: int | None = None) -> float:
+    """CPU time spent so far by this process and its children: those reaped (the schema
+    query; the loader once it has exited), and the loader while it runs (/proc)."""
+    spent = sum(getattr(resource.getrusage(who), field) for who in
+                (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for field in ("ru_utime", "ru_stime"))
+    if loader_pid:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            with open(f"/proc/{loader_pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            spent += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return spent
+
+
+def own_cpu_accounts(start: dict, traced_cpu_s: float) -> dict:
+    """What innostall's own processes cost, beside the probes: CPU seconds to attach
+    (discovery, BPF load, calibration), while tracing, and writing the tables (at idle
+    priority). They run on the server's machine, so the report shows them."""
+    if "start" not in start:
+        return {}
+    return {"start": round(start["start"], 3),
+            "tracing": round(traced_cpu_s - start["start"], 3),
+            "tables": round(own_cpu_s() - traced_cpu_s, 3)}
 
 
 def name_attachments(rec: dict, governor: dict) -> str:

@@ -102,6 +102,23 @@ def md_worst(results: dict) -> list[str]:
             md_table(["round", "arm", "scan s", "drops", "error"], scan_rows(w["scans"])), ""]
 
 
+def md_startup(results: dict) -> list[str]:
+    if "startup" not in results:
+        return []
+    rows = [[str(r["round"]), fmt(r.get("untraced_tps"), 1),
+             *[fmt(r[s]["ratio"]) + f" ({r[s]['seconds']} s)" if s in r else "-"
+               for s in ("launch", "attached", "stop")],
+             json.dumps(r.get("recorder", {}).get("governor", {}).get("hit_cost_ns", {})),
+             fmt(r.get("recorder", {}).get("governor", {}).get("overhead_pct")), r.get("error", "")]
+            for r in results["startup"]["rounds"]]
+    return ["## Start and finish under a flat-out load", "",
+            "TPS of each stretch against the mean of the untraced stretches before the launch "
+            "and after the exit; launch runs to the attach (calibration included), attached is "
+            "the first seconds traced, stop runs from SIGINT to the exit (tables written).", "",
+            md_table(["round", "untraced TPS", "launch", "attached", "stop", "hit cost ns",
+                      "estimated %", "error"], rows), ""]
+
+
 def md_governor(results: dict) -> list[str]:
     governors = governor_rows(results)
     return ["## Governor (from `innostall report --json`)", "",
@@ -126,6 +143,6 @@ def markdown(results: dict) -> str:
         "## Ratios", "", md_table(RATIO_HEADER, comparison_rows(results)), "",
         "## Microbenchmark (innostall-loader --calibrate)", "",
         "```", json.dumps(results.get("calibration"), indent=2), "```", ""]
-    parts += md_recorder(results) + md_governor(results) + md_windows(results)
+    parts += md_startup(results) + md_recorder(results) + md_governor(results) + md_windows(results)
     parts += md_worst(results) + md_errors(results)
     return "\n".join(parts)

@@ -45,7 +45,9 @@ QUIET_MAX_S = 60
 ATTACH_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 60
 CALIBRATE_TIMEOUT_S = 300
-PHASES = env_text("BENCH_PHASES", "calibrate,steady,pfs,worst",
+STARTUP_ROUNDS = int(env_number("BENCH_STARTUP_ROUNDS", 20, "recordings started under load (startup phase)"))
+STARTUP_STRETCH_S = env_number("BENCH_STARTUP_STRETCH", 5, "seconds of each untraced and traced stretch (startup phase)")
+PHASES = env_text("BENCH_PHASES", "calibrate,startup,steady,pfs,worst",
                   "the phases to run, a subset for dev runs").split(",")
 RECORD_ARGS = shlex.split(env_text("BENCH_RECORD_ARGS", "", "more innostall record arguments"))
 # The bpftrace arm traces the same probes as the default set, so the two compare like for like.
@@ -69,6 +71,7 @@ def recorded() -> dict:
             "scan_target_s": SCAN_TARGET_S, "max_update_s": MAX_UPDATE_S,
             "record_lead_s": RECORD_LEAD_S, "steady_load": STEADY_LOAD,
             "sysbench_threads": SYSBENCH_THREADS, "rate_share": RATE_SHARE,
+            "startup_rounds": STARTUP_ROUNDS, "startup_stretch_s": STARTUP_STRETCH_S,
             "worst_rows": WORST_ROWS, "hot_rows": HOT_ROWS,
             "update_batch": UPDATE_BATCH, "record_args": RECORD_ARGS,
             "bpftrace_probes": BPFTRACE_PROBES,

@@ -34,6 +34,7 @@ def targets(results: dict) -> list[dict]:
             bpftrace_target("CPU/trx, steady", cpu.get("default"), cpu.get("bpftrace")),
             bpftrace_target("worst-case scan time", scan.get("default"), scan.get("bpftrace")),
             *recorder_targets(results),
+            *startup_targets(results),
             drops_target(results)]
 
 
@@ -67,3 +68,27 @@ def drops_target(results: dict) -> dict:
     total = sum(sum(d.values()) for d in counted)
     return target("default set: zero drops (steady and worst case)",
                   f"{total:g} in {len(counted)} recordings", total == 0 if counted else None)
+
+
+def startup_targets(results: dict) -> list[dict]:
+    """A start and a finish that cost the server little, and calibrations under load the
+    governor can trust: none floored, no recording estimated over its budget."""
+    found = results.get("startup", {}).get("summary")
+    if not found or not found["recordings"]:
+        return [target(name, "n/a", None) for name in (
+            "start: >= 95% of untraced TPS from launch to attach (flat out)",
+            "first 5 s attached: >= 95% of untraced TPS (flat out)",
+            "finish: >= 95% of untraced TPS from SIGINT to exit (flat out)",
+            "starts under load: no calibration floored, no estimate over the budget")]
+    rows = [("start: >= 95% of untraced TPS from launch to attach (flat out)", found["launch"]),
+            ("first 5 s attached: >= 95% of untraced TPS (flat out)", found["attached"]),
+            ("finish: >= 95% of untraced TPS from SIGINT to exit (flat out)", found["stop"])]
+    out = [target(name, f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})",
+                  s["median"] >= 0.95) for name, s in rows if s["median"] is not None]
+    entry, ret = found["entry_ns"], found["return_ns"]
+    out.append(target("starts under load: no calibration floored, no estimate over the budget",
+                      f"{found['recordings']} recordings: entry {entry['min']}-{entry['max']} ns, "
+                      f"return {ret['min']}-{ret['max']} ns, {found['floored']} floored, "
+                      f"{found['over_budget']} over budget (max {found['overhead_pct_max']}%)",
+                      found["floored"] == 0 and found["over_budget"] == 0))
+    return out

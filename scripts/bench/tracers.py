@@ -150,7 +150,14 @@ class Recorder(Tracer):
         return pids
 
     def stop(self) -> None:
+        self.finish()
+        self.summarise()
+
+    def finish(self) -> None:
+        """SIGINT, and wait until it has written the recording and exited."""
         super().stop()
+
+    def summarise(self) -> None:
         self.result.update(recording_summary(self.out))
         if self.result.get("exit_status"):
             raise BenchError(f"{self.describe()} exited with {self.result['exit_status']}: "

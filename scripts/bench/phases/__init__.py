@@ -2,10 +2,11 @@
 and leaves nothing running; a failure ends the phase, not the run."""
 from .calibrate import phase_calibrate
 from .pfs import phase_pfs
+from .startup import phase_startup
 from .steady import phase_steady
 from .worst import phase_worst
 
-IN_ORDER = (phase_calibrate, phase_steady, phase_pfs, phase_worst)
+IN_ORDER = (phase_calibrate, phase_startup, phase_steady, phase_pfs, phase_worst)
 
 
 def short_name(phase) -> str:
