@@ -165,6 +165,27 @@ def cmd_diff(args) -> int:
     return 0
 
 
+def cmd_query(args) -> int:
+    from innostall.analysis import query
+
+    if args.ready:
+        sql, params = query.ready_sql(args.ready[0], args.ready[1:])
+    else:
+        sql, params = args.sql, {}
+    sys.stdout.write(query.render(query.run(args.recordings, sql, params), args.format))
+    return 0
+
+
+def ready_queries_help() -> str:
+    from innostall.analysis.query import READY
+
+    lines = ["views: recordings, counters, hists, walks, block_pages, wait_stacks, read_views "
+             "(each with the columns recording and host first; README: the recording format)",
+             "ready queries (--ready NAME [ARG]):"]
+    lines += [f"  {name}: {ready.help}" for name, ready in READY.items()]
+    return "\n".join(lines)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="innostall", description=__doc__)
     p.add_argument("--version", action="version", version=f"innostall {__version__}")
@@ -220,6 +241,16 @@ def parser() -> argparse.ArgumentParser:
     compare.add_argument("b", metavar="B", help="the recording to compare with it")
     compare.add_argument("--json", action="store_true", help="machine-readable comparison")
     compare.set_defaults(func=cmd_diff)
+
+    query = sub.add_parser("query", help="SQL (DuckDB) over the tables of many recordings at once",
+                           epilog=ready_queries_help(),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    query.add_argument("recordings", nargs="+", metavar="DIR", help="recording directories")
+    what = query.add_mutually_exclusive_group(required=True)
+    what.add_argument("--sql", help="a query over the views listed below")
+    what.add_argument("--ready", nargs="+", metavar=("NAME", "ARG"), help="a ready query, by name")
+    query.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    query.set_defaults(func=cmd_query)
     return p
 
 
