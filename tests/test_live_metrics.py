@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import recordings
 from conftest import INNOSTALL, stop_load
-from innostall.analysis import recording
+from innostall.analysis import recording, summary
 from innostall.analysis.histogram import slot_bounds
 from innostall.collector import discover, loader, recorder, target
 from innostall.collector.live_metrics import LiveMetrics
@@ -50,7 +50,8 @@ def check_against(families: dict, rec, upto_interval: int) -> None:
         == totals["purge_pages"]
     assert value(families, "innostall_innodb_purge_batch_seconds", "innostall_innodb_purge_batch_seconds_total") \
         == pytest.approx(totals["purge_batch_ns"] / 1e9)
-    assert value(families, "innostall_innodb_history_length") == now["history_length"]  # a gauge
+    assert value(families, "innostall_innodb_history_length") == now["history_length"]  # gauges
+    assert value(families, "innostall_innodb_history_length_peak") == now["history_length_peak"]
     hists = rec.hists[(rec.hists["interval"] <= upto_interval) & (rec.hists["name"] == "purge_batch_latency")]
     slots = hists.groupby("slot")["count"].sum()
     buckets = {float(dict(labels)["le"]): v for (name, labels), v in
@@ -107,6 +108,9 @@ def test_endpoint_and_textfile_carry_the_recordings_numbers(servers, tmp_path):
     final = parse(textfile.read_text())  # the final snapshot: the whole recording
     assert value(final, "innostall_recording_elapsed_seconds") == pytest.approx(rec.duration_s)
     check_against(final, rec, int(t_s.index.max()))
+    told = summary.summary(rec)["purge"]  # what the report says of the whole recording
+    assert value(final, "innostall_innodb_purge_batches", "innostall_innodb_purge_batches_total") == told["batches"] > 0
+    assert value(final, "innostall_innodb_purge_pages", "innostall_innodb_purge_pages_total") == told["pages"]
     hits = final["innostall_probe_hits"]
     assert hits[("innostall_probe_hits_total", (("probe", "purge_batch"),))] \
         == rec.counter_total("hits.purge_batch") > 0
