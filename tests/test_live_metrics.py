@@ -127,11 +127,16 @@ def test_an_exporter_that_cannot_serve_or_write_is_a_warning(servers, tmp_path):
     gone.mkdir()
     textfile = gone / "innostall.prom"
     try:
-        run = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration", "3", "--no-sql",
+        run = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration", "4", "--no-sql",
                                             "--metrics-port", str(port),
                                             "--metrics-textfile", str(textfile), "-o", str(tmp_path / "rec")],
                                stderr=subprocess.PIPE, text=True)
-        time.sleep(1)  # root may write anywhere: take the directory away instead
+        for _ in range(200):  # the first interval written: the exporter works until now
+            if textfile.exists():
+                break
+            time.sleep(0.1)
+        assert textfile.exists()
+        # root may write anywhere: take the directory away instead
         subprocess.run(["rm", "-rf", str(gone)], check=True)
         _, stderr = run.communicate(timeout=60)
     finally:
