@@ -191,7 +191,10 @@ def ready_sql(name: str, args: list[str]) -> tuple[str, dict]:
 
 
 def run(paths: list[str], sql: str, params: dict | None = None) -> pd.DataFrame:
-    con = connect(paths)
+    try:
+        con = connect(paths)
+    except duckdb.Error as e:  # a damaged table
+        raise UserError(f"query: cannot read the recordings: {str(e).splitlines()[0]}")
     try:
         return con.execute(sql, params or {}).df()
     except duckdb.Error as e:

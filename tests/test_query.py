@@ -120,6 +120,15 @@ def test_a_table_no_recording_has_is_an_empty_view():
     assert rows.values.tolist() == [[0, 0]]
 
 
+def test_a_damaged_table_is_one_line(tmp_path):
+    shutil.copytree(DATA / "purge-stall", tmp_path / "rec")
+    (tmp_path / "rec" / fmt.COUNTERS).write_bytes(b"not parquet")
+    done = subprocess.run(INNOSTALL + ["query", str(tmp_path / "rec"), "--sql", "SELECT * FROM counters"],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("innostall: query: cannot read the recordings: ")
+
+
 @pytest.mark.parametrize("args, message", [
     (["/nonexistent", "--sql", "SELECT 1"], "innostall: /nonexistent: no such recording directory"),
     ([str(REPO / "tests"), "--sql", "SELECT 1"], f"innostall: {REPO / 'tests'}: not a recording (no meta.json)"),
