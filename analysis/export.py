@@ -1,5 +1,6 @@
 """A recording's views as plain files for other tools: the summary (JSON and CSV), the
-tables (CSV), and per flame graph its folded stacks and the SVG drawn from them."""
+tables (CSV), per flame graph its folded stacks and the SVG drawn from them, the stacks as
+pprof profiles (one per family of flame graphs) and as one speedscope file."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ import os
 
 from innostall.errors import UserError
 
-from . import flamegraph, metrics, views
+from . import flamegraph, metrics, pprof, speedscope, views
 from .summary import summary
 from .recording import Recording
 
@@ -20,10 +21,10 @@ def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
     _make_dir(out)
     written, notes = [], []
 
-    def write(name: str, text: str) -> None:
+    def write(name: str, text: str | bytes) -> None:
         path = os.path.join(out, name)
         try:
-            with open(path, "w") as f:
+            with open(path, "wb" if isinstance(text, bytes) else "w") as f:
                 f.write(text)
         except OSError as e:
             raise UserError(f"{path}: cannot write ({e.strerror})")
@@ -50,6 +51,9 @@ def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
         write(f"{graph.name}.folded", flamegraph.folded_text(stacks))
         if tool:
             write(f"{graph.name}.svg", flamegraph.render_svg(stacks, graph.title, graph.unit, tool))
+    for family, profile in pprof.profiles(rec):
+        write(f"{family}.pb.gz", profile)
+    write("speedscope.json", json.dumps(speedscope.document(rec, graphs)) + "\n")
     return written, notes
 
 

@@ -301,13 +301,14 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
            interval_s: float = 1.0, on_event: Callable[[dict], None] | None = None,
            settings: dict[str, int] | None = None,
            budget_pct: float | None = DEFAULT_BUDGET_PCT,
-           sql_dsn: str | None = None, use_sql: bool = True) -> dict:
+           sql_dsn: str | None = None, use_sql: bool = True, metrics: dict | None = None) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
     budget_pct: the share of the server's CPU the probes may cost before the hot ones are
     sampled; None: no budget, everything stays attached (exact, whatever it costs).
     sql_dsn, use_sql: SQL access to name the threads holding read views (collector/sql.py);
-    found from the server process unless given, never needed."""
+    found from the server process unless given, never needed.
+    metrics: live Prometheus metrics ({port, addr, textfile}; collector/live_metrics.py)."""
     check_budget(budget_pct)
     attachments = plan_attachments(probes)
     if not attachments:
@@ -335,11 +336,14 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
         raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
     names, meta["sql"] = sql_access(target, probes, sql_dsn, use_sql)
     journal = Journal(os.path.join(out_dir, JOURNAL))
+    live = live_metrics(metrics, schema, meta)
     try:
         attached_at = follow(proc, journal, meta, StackJournal(target, names), on_event,
-                             LiveLine(groups, schema) if sys.stderr.isatty() else None)
+                             LiveLine(groups, schema) if sys.stderr.isatty() else None, live)
     finally:
         meta["sql"].update(names.close() if names else {})
+        if live:
+            live.close()
     if attached_at is None:
         reason = loader.failure(proc, log_path)
         discard_dir(out_dir, created)
@@ -356,8 +360,23 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     return meta
 
 
+def live_metrics(options: dict | None, schema: Schema, meta: dict):
+    """The Prometheus exporter, started, if asked for (imported only then)."""
+    if not options:
+        return None
+    from .live_metrics import LiveMetrics
+
+    target = meta["target"]
+    exporter = LiveMetrics(schema, {"host": meta["host"], "server": target["family"] or "",
+                                    "version": target["version"] or "", "pid": str(target["pid"] or "")},
+                           **options)
+    exporter.start()
+    return exporter
+
+
 def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: StackJournal,
-           on_event: Callable[[dict], None] | None, live: LiveLine | None) -> float | None:
+           on_event: Callable[[dict], None] | None, live: LiveLine | None,
+           metrics=None) -> float | None:
     """Journal the loader's lines until it ends, noting in meta what they tell; returns
     when the probes were attached (time.monotonic()), None if they never were."""
     attached_at = None
@@ -371,6 +390,8 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
             if not journal.write(stacks.journal_line(rec, line)):
                 stop(proc)  # the disk is full: end now, keep what was written
             note(meta, rec)
+            if metrics:
+                metrics.update(rec)
             if kind == "interval" and live:
                 live.show(rec)
             if on_event and kind in ("attached", "final"):

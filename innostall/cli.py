@@ -107,6 +107,7 @@ def cmd_bpftrace(args) -> int:
 def cmd_record(args) -> int:
     from innostall.collector import discover, recorder
 
+    metrics = metrics_options(args)
     if os.geteuid() != 0:
         raise UserError("recording needs root (uprobes and BPF): run with sudo")
     names = discover.select(args.probes)
@@ -118,13 +119,38 @@ def cmd_record(args) -> int:
                            interval_s=args.interval,
                            settings={"deep_walk_threshold": args.deep_walk_threshold},
                            budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
-                           sql_dsn=args.sql, use_sql=not args.no_sql)
+                           sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics)
     if not meta.get("sql", {}).get("access", True) and not args.no_sql:
         print(f"innostall: threads named by OS thread id only: {meta['sql']['reason']}",
               file=sys.stderr)
     print(f"recorded {tgt.label} into {args.output} (ended by {meta.get('end_reason')})",
           file=sys.stderr)
     return 0
+
+
+def metrics_options(args) -> dict | None:
+    """--metrics-port/--metrics-addr/--metrics-textfile as the recorder takes them; a textfile
+    node_exporter would not read, or in a directory that is not there, is refused now."""
+    if args.metrics_port is None and not args.metrics_textfile:
+        return None
+    if args.metrics_textfile:
+        path = args.metrics_textfile
+        if not path.endswith(".prom"):
+            raise UserError(f"--metrics-textfile {path}: must end in .prom (node_exporter's "
+                            "textfile collector reads only those)")
+        if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise UserError(f"--metrics-textfile {path}: no such directory")
+    return {"port": args.metrics_port, "addr": args.metrics_addr, "textfile": args.metrics_textfile}
+
+
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"not a port number (1-65535): {text!r}")
+    return value
 
 
 def cmd_report(args) -> int:
@@ -165,6 +191,27 @@ def cmd_diff(args) -> int:
     return 0
 
 
+def cmd_query(args) -> int:
+    from innostall.analysis import query
+
+    if args.ready:
+        sql, params = query.ready_sql(args.ready[0], args.ready[1:])
+    else:
+        sql, params = args.sql, {}
+    sys.stdout.write(query.render(query.run(args.recordings, sql, params), args.format))
+    return 0
+
+
+def ready_queries_help() -> str:
+    from innostall.analysis.query import READY
+
+    lines = ["views: recordings, counters, hists, walks, block_pages, wait_stacks, read_views "
+             "(each with the columns recording and host first; README: the recording format)",
+             "ready queries (--ready NAME [ARG]):"]
+    lines += [f"  {name}: {ready.help}" for name, ready in READY.items()]
+    return "\n".join(lines)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="innostall", description=__doc__)
     p.add_argument("--version", action="version", version=f"innostall {__version__}")
@@ -200,6 +247,12 @@ def parser() -> argparse.ArgumentParser:
                        help="log in there to name the connections holding read views (default: "
                        "the server's own socket as root, if it lets us in; MYSQL_PWD for a password)")
     names.add_argument("--no-sql", action="store_true", help="never log in to the server")
+    record.add_argument("--metrics-port", type=port_number, metavar="N",
+                        help="serve the last interval as Prometheus metrics on this port while recording")
+    record.add_argument("--metrics-addr", default="127.0.0.1", metavar="ADDR",
+                        help="the address to serve them on (127.0.0.1)")
+    record.add_argument("--metrics-textfile", metavar="PATH.prom",
+                        help="write them to this file each interval, for node_exporter's textfile collector")
     record.add_argument("-o", "--output", required=True, help="recording directory to create")
     record.set_defaults(func=cmd_record)
 
@@ -220,6 +273,16 @@ def parser() -> argparse.ArgumentParser:
     compare.add_argument("b", metavar="B", help="the recording to compare with it")
     compare.add_argument("--json", action="store_true", help="machine-readable comparison")
     compare.set_defaults(func=cmd_diff)
+
+    query = sub.add_parser("query", help="SQL (DuckDB) over the tables of many recordings at once",
+                           epilog=ready_queries_help(),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    query.add_argument("recordings", nargs="+", metavar="DIR", help="recording directories")
+    what = query.add_mutually_exclusive_group(required=True)
+    what.add_argument("--sql", help="a query over the views listed below")
+    what.add_argument("--ready", nargs="+", metavar=("NAME", "ARG"), help="a ready query, by name")
+    query.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    query.set_defaults(func=cmd_query)
     return p
 
 

@@ -20,14 +20,16 @@ step() {  # step NAME CMD... : run CMD, quiet unless it fails
 # whose jar ships mysqld alone; openssl: the MariaDB 11.4.5 fixture's TLS certificate;
 # mariadb-server-core: Debian's stripped mariadbd, the real "no symbols" case in the tests;
 # chromium, chromium-driver: the headless browser the HTML report is tested in;
-# debootstrap: the Debian sid root the mysql-9.7.4 fixture runs in.
+# debootstrap: the Debian sid root the mysql-9.7.4 fixture runs in; golang-go: `go tool pprof`,
+# which the tests read exported pprof profiles with.
 debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config make gcc
       sysbench libaio1 libnuma1 libncurses6 libncurses5 mariadb-client-core mariadb-server-core openssl maven
-      python3 python3-venv python3-pip binutils unzip chromium chromium-driver debootstrap)
+      python3 python3-venv python3-pip binutils unzip chromium chromium-driver debootstrap golang-go)
 
 # inferno-flamegraph (from the Rust crate registry) draws the SVG flame graphs. 0.11.13 with its lockfile
 # builds with Debian 12's rustc 1.63 as well as with current ones.
 inferno_version=0.11.13
+speedscope_version=1.25.0
 
 need_debs() {
   local missing=()
@@ -79,8 +81,22 @@ inferno() {  # into build/tools/bin; a stamp, as 0.11 has no --version to ask
   fi && touch "$stamp"
 }
 
+speedscope_schema() {  # the file format's JSON schema, from the npm package, for the export test
+  local dir=$build/tools/speedscope tmp
+  [ -f "$dir/file-format-schema.json" ] && return 0
+  command -v npm >/dev/null || return 0  # optional: the test then checks the structure alone
+  tmp=$(mktemp -d) && mkdir -p "$dir" &&
+    (cd "$tmp" && npm pack --silent "speedscope@$speedscope_version" >/dev/null &&
+     tar xzf "speedscope-$speedscope_version.tgz" package/dist/release/file-format-schema.json) &&
+    mv "$tmp/package/dist/release/file-format-schema.json" "$dir/"
+  local rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+
 [ "$(id -u)" -eq 0 ] || { echo "setup: must run as root (uprobes and BPF need it)" >&2; exit 1; }
 step "install Debian packages" need_debs
 step "mount tracefs" mount_tracefs
 step "create Python environment" python_env
 step "install inferno $inferno_version (cargo)" inferno
+step "fetch speedscope $speedscope_version's file format schema (npm)" speedscope_schema
