@@ -56,6 +56,10 @@ def cost_summary(rec: Recording) -> dict:
         "hit_cost_ns": gov.get("hit_cost_ns"),
         "server_cpu_s": round(cpu_ns / 1e9, 3),
         "overhead_pct": pct(overhead_ns, cpu_ns),
+        # the budget holds when the estimate is within it: ms against ms, since the budget
+        # may be reckoned on more CPU than the server used (budget_floored)
+        "overhead_ms": round(overhead_ns / 1e6, 3),
+        "budget_ms": round(budget_ns / 1e6, 3),
         "sampled": sorted(n for n, g in groups.items() if g["coverage"] is not None
                           and g["coverage"] < EXACT),
         "groups": groups,

@@ -78,12 +78,14 @@ static unsigned long long server_cpu_ns(pid_t pid)
 	return (utime + stime) * (1000000000ULL / sysconf(_SC_CLK_TCK));
 }
 
-/* CPU time the budget is a share of since the start: the server's, or one CPU's. */
-static unsigned long long budget_base_ns(const struct governor *gov, unsigned long long now)
+/* CPU time the budget is a share of since the start: the server's up to cpu_now (its
+ * last reading if 0), or one CPU's. */
+static unsigned long long budget_base_ns(const struct governor *gov, unsigned long long now,
+					 unsigned long long cpu_now)
 {
 	if (gov->cfg.pid <= 0)
 		return now - gov->started_ns;
-	return gov->cpu_last_ns - gov->cpu_start_ns;
+	return (cpu_now ? cpu_now : gov->cpu_last_ns) - gov->cpu_start_ns;
 }
 
 /* Set once at start: what a hit of attachment i costs. */
@@ -258,19 +260,30 @@ static double overspent_ns(const struct governor *gov)
 	return fmax(0, cost - gov->budget_ns);
 }
 
+/* The budget earned since the interval began: its share of the CPU time the server used
+ * (or one CPU's, with no server), reckoned on at least MIN_BASE_CPU. *cpu_now: the
+ * server's CPU time now, 0 when unread. */
+static double interval_budget_ns(const struct governor *gov, unsigned long long now,
+				 unsigned long long *cpu_now)
+{
+	double base_ns = gov->cfg.pid > 0 ? 0 : now - gov->interval_start_ns;
+
+	*cpu_now = gov->cfg.pid > 0 ? server_cpu_ns(gov->cfg.pid) : 0;
+	if (*cpu_now)
+		base_ns = *cpu_now - gov->cpu_last_ns;
+	base_ns = fmax(base_ns, MIN_BASE_CPU * (now - gov->interval_start_ns));
+	return base_ns * gov->cfg.budget_ppm / 1e6;
+}
+
 static void plan_interval(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), cpu;
-	double base_ns, budget, always, debt;
+	double budget, always, debt;
 
 	account_hits(gov);
-	base_ns = gov->cfg.pid > 0 ? 0 : now - gov->interval_start_ns;
-	if (gov->cfg.pid > 0 && (cpu = server_cpu_ns(gov->cfg.pid))) {
-		base_ns = cpu - gov->cpu_last_ns;
+	budget = interval_budget_ns(gov, now, &cpu);
+	if (cpu)
 		gov->cpu_last_ns = cpu;
-	}
-	base_ns = fmax(base_ns, MIN_BASE_CPU * (now - gov->interval_start_ns));
-	budget = base_ns * gov->cfg.budget_ppm / 1e6;
 	gov->budget_ns += budget;
 	debt = overspent_ns(gov);
 	budget *= AIM; /* for the hits of groups still being detached */
@@ -348,8 +361,8 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 
 void governor_print(struct governor *gov, FILE *out)
 {
-	unsigned long long now = now_ns(CLOCK_MONOTONIC);
-	double overhead = 0;
+	unsigned long long now = now_ns(CLOCK_MONOTONIC), cpu;
+	double overhead = 0, budget;
 	unsigned int group;
 	int i;
 
@@ -360,10 +373,14 @@ void governor_print(struct governor *gov, FILE *out)
 		fprintf(out, "%s%llu", i ? "," : "", gov->hits[i]);
 	for (group = 0; group < gov->nr_groups; group++)
 		overhead += gov->groups[group].cost_ns;
+	/* The groups spend an interval's allowance from its start on, the budget accrues with
+	 * the server's CPU: a snapshot taken mid-interval (the final one, at a signal) counts
+	 * both up to now, or it would charge the interval's spending against none of its budget. */
+	budget = gov->budget_ns + interval_budget_ns(gov, now, &cpu);
 	fprintf(out, "],\"governor\":{\"budget_ppm\":%ld,\"entry_ns\":%.0f,\"return_ns\":%.0f,"
 		"\"server_cpu_ns\":%llu,\"budget_ns\":%.0f,\"overhead_ns\":%.0f,\"groups\":[",
 		gov->cfg.budget_ppm, gov->cfg.cost.entry_ns, gov->cfg.cost.return_ns,
-		budget_base_ns(gov, now), gov->budget_ns, overhead);
+		budget_base_ns(gov, now, cpu), budget, overhead);
 	for (group = 1; group < gov->nr_groups; group++) {
 		/* [group, attached ns, windows, overhead ns], cumulative */
 		fprintf(out, "%s[%u,%llu,%llu,%.0f]", group > 1 ? "," : "", group,

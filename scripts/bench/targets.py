@@ -89,6 +89,7 @@ def startup_targets(results: dict) -> list[dict]:
     out.append(target("starts under load: no calibration floored, no estimate over the budget",
                       f"{found['recordings']} recordings: entry {entry['min']}-{entry['max']} ns, "
                       f"return {ret['min']}-{ret['max']} ns, {found['floored']} floored, "
-                      f"{found['over_budget']} over budget (max {found['overhead_pct_max']}%)",
+                      f"{found['over_budget']} over budget (at most {found['spent_of_budget_max']} "
+                      f"of it spent; {found['overhead_pct_max']}% of the server's CPU)",
                       found["floored"] == 0 and found["over_budget"] == 0))
     return out

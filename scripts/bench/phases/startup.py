@@ -101,7 +101,7 @@ def stretches(marks: dict) -> dict:
 def calibration_of(entry: dict) -> dict:
     governor = entry.get("recorder", {}).get("governor", {})
     return {"cost": governor.get("hit_cost_ns", {}), "overhead_pct": governor.get("overhead_pct"),
-            "budget_pct": governor.get("budget_pct")}
+            "overhead_ms": governor.get("overhead_ms"), "budget_ms": governor.get("budget_ms")}
 
 
 def summarise(rounds: list[dict]) -> dict:
@@ -121,9 +121,11 @@ def summarise(rounds: list[dict]) -> dict:
         out[f"{side}_ns"] = {"min": min(costs, default=None), "max": max(costs, default=None),
                              "median": statistics.median(costs) if costs else None}
     out["floored"] = sum(1 for c in calibrations if c["cost"].get("floored"))
-    estimated = [c for c in calibrations if c["overhead_pct"] is not None and c["budget_pct"]]
+    estimated = [c for c in calibrations if c["overhead_ms"] is not None and c["budget_ms"]]
     out["overhead_pct_max"] = max((c["overhead_pct"] for c in estimated), default=None)
-    out["over_budget"] = sum(1 for c in estimated if c["overhead_pct"] > c["budget_pct"])
+    out["spent_of_budget_max"] = max((round(c["overhead_ms"] / c["budget_ms"], 3) for c in estimated),
+                                     default=None)
+    out["over_budget"] = sum(1 for c in estimated if c["overhead_ms"] > c["budget_ms"])
     return out
 
 
