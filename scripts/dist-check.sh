@@ -94,18 +94,24 @@ wheelhouse() {  # wheelhouse ROOT DIR: the wheel and its dependencies, for the r
 }
 
 install_wheel() {  # install_wheel ROOT LOG: the wheel's declared dependencies, then the wheel
-  local root=$1 log=$2 wheels
+  local root=$1 log=$2 wheels t0
+  t0=$(now)
   step "$log" "apt-get update" root_apt "$root" update
   step "$log" "apt-get install python3-venv" root_apt "$root" install --no-install-recommends python3-venv
   py_minor=$(chroot "$root" python3 -c 'import sys; print(sys.version_info[1])')
+  times="apt $(since "$t0") s"
   # The root gets no network for Python: the wheels come from PyPI through the host, as
   # they would to a database host without Internet access (README, "Release artifact").
+  t0=$(now)
   wheels=$work/wheels-cp3$py_minor
   step "$log" "pip download the wheels for Python 3.$py_minor" wheelhouse "$root" "$wheels"
   mkdir -p "$root/tmp/wheels" && cp "$wheels"/*.whl "$root/tmp/wheels/" || die "cannot copy the wheels into $root"
+  times+=", wheels fetched $(since "$t0") s ($(du -sh "$wheels" | cut -f1))"
+  t0=$(now)
   step "$log" "python3 -m venv $venv" in_root "$root" python3 -m venv "$venv"
   step "$log" "pip install $wheel" in_root "$root" "$venv/bin/pip" install -q --no-index --only-binary :all: \
     --find-links /tmp/wheels "/tmp/wheels/$wheel"
+  times+=", venv and pip install $(since "$t0") s"
 }
 
 in_root() {  # in_root ROOT CMD...: the installed innostall, or its python, in the root
@@ -170,8 +176,8 @@ check_suite() {
   step "$log" "no compiler, make, kernel headers or checkout" no_build_tools "$root"
   t0=$(now)
   batches=$(use_it "$suite") || exit 1
-  printf 'dist-check: %s (Python 3.%s): root ready in %s s, installed in %s s (%s packages, %s in %s), probes/bpftrace/record/report in %s s, %s purge batches recorded\n' \
-    "$suite" "$py_minor" "$prepared" "$t_install" \
+  printf 'dist-check: %s (Python 3.%s): root ready in %s s, installed in %s s (%s; %s packages, %s in %s), probes/bpftrace/record/report in %s s, %s purge batches recorded\n' \
+    "$suite" "$py_minor" "$prepared" "$t_install" "$times" \
     "$(chroot "$root" dpkg-query -W -f='.\n' | wc -l)" "$(du -sh "$root$venv" | cut -f1)" "$venv" \
     "$(since "$t0")" "$batches"
   unmount_root "$root"
