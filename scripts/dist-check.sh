@@ -2,7 +2,7 @@
 # make dist-check: the release wheel (make dist) installed in fresh Debian 12 and 13 roots
 # that have no compiler, no make and no kernel headers, then used from there on a fixture
 # server running on the host: `innostall probes`, `bpftrace`, a short `record` under a
-# sysbench load, and `report` (terminal, JSON, HTML with a flame graph drawn).
+# sysbench load, `report` (terminal, JSON, HTML), `query`, and a flame graph drawn.
 #
 # A root holds the minimal base system (debootstrap minbase, cached under
 # build/dist-check/SUITE.base), then only what the wheel declares: Debian's python3-venv,
@@ -149,6 +149,9 @@ use_it() {  # use_it SUITE: probes, bpftrace, record and report from the root
   [ "$batches" -gt 0 ] 2>/dev/null || die "$suite: the recording saw no purge batch (report.json: $batches)"
   [ "$(json_field "$out/report.json" 'd["complete"]')" = True ] || die "$suite: the recording is not complete"
   grep -q "purge" "$out/report.txt" || die "$suite: the terminal report says nothing of purge"
+  # query runs DuckDB (a binary wheel from PyPI) over the recording's Parquet tables.
+  in_root "$root" "$venv/bin/innostall" query /tmp/rec --ready purge_rate --format csv >"$out/query.csv" 2>"$out/query.err" &&
+    [ "$(wc -l <"$out/query.csv")" -ge 2 ] || die "$suite: innostall query failed: $(tail -n 1 "$out/query.err")"
 
   # A flame graph drawn by the inferno-flamegraph the wheel carries (the short recording may
   # have no stacks to draw, so it gets a stack of its own).
