@@ -66,7 +66,7 @@ unmount_root() {
   return 0
 }
 
-fresh_root() {  # fresh_root SUITE: a copy of the base, mounted, with the host's resolver (for apt and pip)
+fresh_root() {  # fresh_root SUITE: a copy of the base, mounted, with the host's resolver (for apt)
   local root=$work/$1
   remove_tree "$root" && cp -a "$work/$1.base" "$root" &&
     cp /etc/resolv.conf "$root/etc/resolv.conf" && mount_root "$root"
