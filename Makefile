@@ -52,7 +52,7 @@ dist: build $(DIST_LOADER)
 	@BUILD=$(BUILD) scripts/dist.sh
 
 # Installs the wheel in fresh Debian 12 and 13 roots (no compiler, no make, no kernel headers)
-# and records a fixture server from there. Not part of make test: 4-6 minutes (README).
+# and records a fixture server from there. Not part of make test: 3-6 minutes (README).
 dist-check: dist
 	@BUILD=$(BUILD) scripts/dist-check.sh
 
