@@ -10,7 +10,7 @@ BPF_SRCS   := $(wildcard probes/*.bpf.c)
 BPF_OBJS   := $(patsubst probes/%.bpf.c,$(BUILD)/bpf/%.bpf.o,probes/common.bpf.c $(filter-out probes/common.bpf.c,$(BPF_SRCS)))  # the one defining the shared maps first
 LOADER     := $(BUILD)/innostall-loader
 
-.PHONY: all setup build check test demo bench clean
+.PHONY: all setup build check test demo bench dist dist-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -41,6 +41,21 @@ $(LOADER): $(LOADER_SRCS) collector/*.h probes/innostall.h $(BUILD)/innostall.sk
 	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector $(LOADER_SRCS) -o $@ \
 		$$(pkg-config --libs --static libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm -lpthread
 
+# The release artifact for hosts without a compiler (README, "Release artifact"): a wheel with
+# this loader, linked statically (libbpf, libelf, zlib, glibc), as package data.
+DIST_LOADER := $(BUILD)/dist/innostall-loader
+$(DIST_LOADER): $(LOADER_SRCS) collector/*.h probes/innostall.h $(BUILD)/innostall.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -static -s -I$(BUILD) -Iprobes -Icollector $(LOADER_SRCS) -o $@ -lbpf -lelf -lz -lm -lpthread
+
+dist: build $(DIST_LOADER)
+	@BUILD=$(BUILD) scripts/dist.sh
+
+# Installs the wheel in fresh Debian 12 and 13 roots (no compiler, no make, no kernel headers)
+# and records a fixture server from there. Not part of make test: 3-6 minutes (README).
+dist-check: dist
+	@BUILD=$(BUILD) scripts/dist-check.sh
+
 test: build
 	$(VENV)/bin/python -m pytest -q tests
 
@@ -57,4 +72,4 @@ bench: build
 	BUILD=$(BUILD) PYTHONPATH=$(CURDIR)/scripts $(VENV)/bin/python -m bench
 
 clean:
-	rm -rf $(BUILD)/bpf $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(LOADER)
+	rm -rf $(BUILD)/dist $(BUILD)/bpf $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(LOADER)

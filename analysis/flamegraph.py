@@ -10,10 +10,10 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
+from innostall import resources
 from innostall.errors import UserError
 
 TOOL = "inferno-flamegraph"
@@ -79,11 +79,10 @@ def available(rec) -> list[tuple[FlameGraph, pd.Series]]:
 
 
 def find_tool() -> str | None:
-    """inferno-flamegraph on PATH, beside this Python (a venv's bin), or where the
-    project's set-up script installs it."""
-    repo_tools = Path(__file__).resolve().parent.parent / "build" / "tools" / "bin"
+    """inferno-flamegraph on PATH, beside this Python (a venv's bin), or ours: the one an
+    installed release carries, or in a checkout where the project's set-up script installs it."""
     search = os.pathsep.join([os.environ.get("PATH", ""), os.path.dirname(sys.executable),
-                              str(repo_tools)])
+                              str(resources.flamegraph_tool().parent)])
     return shutil.which(TOOL, path=search)
 
 
@@ -91,8 +90,7 @@ def render_svg(stacks: pd.Series, title: str, unit: str, tool: str | None = None
     """The flame graph SVG (with its own zoom and search scripts) drawn by the real tool."""
     tool = tool or find_tool()
     if not tool:
-        raise UserError(f"{TOOL} not found: run scripts/setup.sh "
-                        "or 'cargo install inferno'")
+        raise UserError(resources.how_to_get(TOOL) + " (or put one on PATH: 'cargo install inferno')")
     # frames are long C++ signatures: keep their start (the function name) when cut
     command = [tool, "--title", title, "--countname", unit, "--hash", "--minwidth", "0.05",
                "--truncate-text-right"]

@@ -1,16 +1,18 @@
 """`innostall bpftrace`: a ready bpftrace script for the probes that resolved, assembled
-from the fragments in probes/bpftrace/ (one per measurement, plus generic shapes)."""
+from the fragments in probes/bpftrace/ (one per measurement, plus generic shapes; an
+installed release carries them as package data)."""
 from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from string import Template
+
+from innostall import resources
 
 from .discover import ResolvedProbe
 from .target import Target
 
-FRAGMENTS = Path(__file__).resolve().parent.parent / "probes" / "bpftrace"
+FRAGMENTS = resources.bpftrace_fragments()
 
 
 def fragment(name: str) -> Template:

@@ -7,20 +7,19 @@ import shutil
 import signal
 import subprocess
 from functools import cache
-from pathlib import Path
 
+from innostall import resources
 from innostall.errors import UserError
 from innostall.schema import Schema
 
 
 def loader_path() -> str:
-    candidates = [os.environ.get("INNOSTALL_LOADER"),
-                  str(Path(__file__).resolve().parent.parent / "build" / "innostall-loader"),
+    candidates = [os.environ.get("INNOSTALL_LOADER"), str(resources.loader()),
                   shutil.which("innostall-loader")]
     for path in candidates:
         if path and os.access(path, os.X_OK):
             return path
-    raise UserError("innostall-loader not found: run 'make build' (or set INNOSTALL_LOADER)")
+    raise UserError(resources.how_to_get("innostall-loader") + " (or set INNOSTALL_LOADER)")
 
 
 @cache
