@@ -173,14 +173,64 @@ static void print_stacks(int stacks_fd, int traces_fd)
 	}
 }
 
+/* [kind, id, mode, waits, ns, [addresses]] per latch and user stack, innermost frame first */
+static void print_latch_stacks(int stacks_fd, int traces_fd)
+{
+	struct latch_stack_key key, prev;
+	struct wait_sum sum;
+	bool first = true, more;
+
+	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &key); more;
+	     more = !bpf_map_get_next_key(stacks_fd, &prev, &key)) {
+		prev = key;
+		if (bpf_map_lookup_elem(stacks_fd, &key, &sum))
+			continue;
+		printf("%s[%u,%llu,%u,%llu,%llu,[", first ? "" : ",", key.kind, key.id, key.mode,
+		       sum.count, sum.total_ns);
+		first = false;
+		print_frames(traces_fd, key.stack_id);
+		printf("]]");
+	}
+}
+
 void print_latch_tables(struct innostall_bpf *obj)
 {
 	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"pages\":[", now_ns(CLOCK_MONOTONIC));
 	print_pages(bpf_map__fd(obj->maps.block_pages));
 	printf("],\"stacks\":[");
 	print_stacks(bpf_map__fd(obj->maps.wait_stacks), bpf_map__fd(obj->maps.stack_traces));
+	printf("],\"latch_stacks\":[");
+	print_latch_stacks(bpf_map__fd(obj->maps.latch_stacks), bpf_map__fd(obj->maps.stack_traces));
 	printf("]}\n");
 	fflush(stdout);
+}
+
+/* Every contended latch, cumulative, before each snapshot (the snapshot that follows owns
+ * it): [kind, id, mode, waits, ns, max_ns, address, [log2 us slots up to the last used]] */
+void print_latches(struct innostall_bpf *obj)
+{
+	int fd = bpf_map__fd(obj->maps.latches);
+	struct latch_key key, prev;
+	struct latch_sum sum;
+	bool first = true, more;
+	int s, used;
+
+	printf("{\"type\":\"latches\",\"mono_ns\":%llu,\"latches\":[", now_ns(CLOCK_MONOTONIC));
+	for (more = !bpf_map_get_next_key(fd, NULL, &key); more;
+	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
+		prev = key;
+		if (bpf_map_lookup_elem(fd, &key, &sum))
+			continue;
+		printf("%s[%u,%llu,%u,%llu,%llu,%llu,%llu,[", first ? "" : ",", key.kind, key.id,
+		       key.mode, sum.count, sum.total_ns, sum.max_ns, sum.latch);
+		first = false;
+		for (used = LATCH_SLOTS; used > 0 && !sum.slots[used - 1]; used--)
+			;
+		for (s = 0; s < used; s++)
+			printf("%s%llu", s ? "," : "", sum.slots[s]);
+		printf("]]");
+	}
+	printf("]}\n");
 }
 
 int print_event(void *ctx, void *data, size_t size)
