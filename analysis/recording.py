@@ -124,6 +124,8 @@ def _read_table(path: str, name: str, columns) -> pd.DataFrame:
         table = pd.read_parquet(os.path.join(path, name))
     except (OSError, pyarrow.ArrowException) as e:
         raise UserError(f"{path}: damaged table ({e.__class__.__name__}: {str(e).splitlines()[0]})")
+    for later in fmt.LATER_COLUMNS & set(columns) - set(table.columns):  # an older recording
+        table[later] = pd.Series(pd.NA, index=table.index, dtype="string")
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise UserError(f"{path}: damaged table ({name} lacks the column(s) {', '.join(missing)})")

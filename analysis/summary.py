@@ -45,7 +45,23 @@ def version_walk_summary(rec: Recording) -> dict:
         "deep_walks": max(rec.counter_total("deep_walks"), len(kept)),
         "deep_walks_kept": len(rec.walks),
         "coverage": coverage(rec, "version_walk"),
+        "deepest": deepest_walks(rec),
     }
+
+
+SECONDARY_SCAN = ("row_sel_get_clust_rec_for_mysql", "Row_sel_get_clust_rec_for_mysql")
+
+
+def deepest_walks(rec: Recording, top: int = 10) -> list[dict]:
+    """The deepest walks kept, with the table and clustered index whose records' versions
+    they built, and whether the read reached them through a secondary index (its stack
+    passes through the clustered-record lookup of a secondary-index scan)."""
+    def text(value):
+        return None if pd.isna(value) else str(value)
+    walks = rec.walks.nlargest(top, "depth")
+    return [{"depth": int(w.depth), "table": text(w.table), "index": text(w.index),
+             "scan": "secondary index" if any(f in str(w.stack) for f in SECONDARY_SCAN) else "clustered index",
+             "stack": str(w.stack)} for w in walks.itertuples()]
 
 
 def top_pages(rec: Recording, top: int = 10) -> list[dict]:

@@ -96,6 +96,7 @@ class NamingRules:
     index_name: int = 16  # dict_index_t.name (char*)
     index_table: int = 24  # dict_index_t.table
     table_name: int = 16  # dict_table_t.name (char*)
+    index_table_name: int | None = None  # dict_index_t.table_name (char*), where it has one
     table_lock: int | None = None  # latch - this = dict_table_t (its lock_latch)
     mutex_id: int | None = None  # offset of a sync-array mutex's latch_id_t (rw_lock servers)
     rw_lock_file: int | None = None  # rw_lock_t.cfile_name
@@ -266,6 +267,16 @@ class LatchNamer:
         named = self.index_of(index)
         return (f"index tree {named[0]} {named[1]}", "index") if named else None
 
+    def index_at(self, index: int) -> tuple[str, str] | None:
+        """index_of, cached by address: an index object lives as long as its table is cached."""
+        key = (-1, index)
+        if key not in self.cache:
+            named = self.index_of(index)
+            if not named:
+                return None
+            self.cache[key] = named
+        return self.cache[key]
+
     def index_of(self, index: int) -> tuple[str, str] | None:
         """(table, index) of a dict_index_t, or None when the memory there is not one: its
         name and its table's name must be readable, and the dictionary, where known, must
@@ -273,8 +284,11 @@ class LatchNamer:
         r = self.rules
         index_id = self.memory.u64(index + r.index_id)
         name = self.memory.cstring(self.memory.u64(index + r.index_name) or 0, 65)
-        table = self.memory.u64(index + r.index_table)
-        table_name = self.memory.cstring(self.memory.u64((table or 0) + r.table_name) or 0)
+        if r.index_table_name is not None:  # the index keeps its table's name itself
+            table_name = self.memory.cstring(self.memory.u64(index + r.index_table_name) or 0)
+        else:
+            table = self.memory.u64(index + r.index_table)
+            table_name = self.memory.cstring(self.memory.u64((table or 0) + r.table_name) or 0)
         if not name or not table_name or "/" not in table_name:
             return None
         known = self.dictionary.get(index_id)

@@ -253,6 +253,7 @@ class StackJournal:
     def journal_line(self, rec: dict, line: str) -> str:
         if rec["type"] == "deep_walk":
             rec["folded"] = self.fold(rec["stack"], rec["pid"])
+            self.name_walk(rec)
         elif rec["type"] == "latch_tables":
             rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
             rec["latch_stacks"] = [[kind, ident, mode, waits, ns, self.fold(stack)]
@@ -270,6 +271,14 @@ class StackJournal:
         return json.dumps(rec, separators=(",", ":")) + "\n"
 
 
+    def name_walk(self, rec: dict) -> None:
+        """The table and index whose records' versions the walk built, read from the
+        dict_index_t it was given (left out when that memory is not recognised)."""
+        index = rec.pop("index", 0)
+        named = self.latches.index_at(index) if self.latches and index else None
+        if named:
+            rec["table"], rec["index"] = named
+
     def name_latches(self, rec: dict) -> None:
         """Each latch row gains its name and kind: [kind, id, mode, waits, ns, max_ns,
         address, slots, name, kind label]. Names are cached, so each latch is read once."""
@@ -283,7 +292,8 @@ def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
                 use_sql: bool) -> tuple[latch_names.LatchNamer | None, dict]:
     """A namer for the latches, when any latch probe is attached; the pages' tables and
     indexes come from the server's dictionary, read once by SQL when innostall may log in."""
-    if not any(p.ok and p.group == "latch" for p in probes) or not target.pid:
+    if not any(p.ok and (p.group == "latch" or p.name == "version_walk") for p in probes) \
+            or not target.pid:
         return None, {}
     dictionary, note = {}, "off (--no-sql)"
     if use_sql:

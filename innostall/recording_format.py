@@ -13,7 +13,9 @@
                       (time attached: coverage), .windows.GROUP, .overhead_ns.GROUP
     hists.parquet     per-interval log2 histogram deltas: interval, t_s, name, slot, count
     walks.parquet     deep version walks, one row per event: t_s, tid, depth, latency_us,
-                      stack (folded, root first, frames joined by ';')
+                      stack (folded, root first, frames joined by ';'), table and index
+                      whose records' versions were built (null where not recognised, and
+                      in recordings made before they were kept)
     block_pages.parquet  buffer blocks whose latch was waited for: space, page_no, waits,
                       wait_us (whole recording)
     wait_stacks.parquet  user stacks of latch waits: mode (S, X, SX, other), stack (folded),
@@ -64,7 +66,9 @@ GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # pandas is imported by the functions that build tables, never here: the recorder, which
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
-                "stack": "string"}
+                "stack": "string", "table": "string", "index": "string"}
+# Columns a table gained after recordings were made with it: absent from older ones, null then.
+LATER_COLUMNS = {"table", "index"}
 # tid is nullable: a transaction found by SQL may have no OS thread the server can tell
 READ_VIEW_COLUMNS = {"interval": "int32", "t_s": "float64", "tid": "Int64", "opened_s": "float64",
                      "age_s": "float64", "history_at_open": "Int64", "stack": "string",
@@ -142,7 +146,8 @@ def walks_table(records: list[dict]) -> pd.DataFrame:
     import pandas as pd
     start = journal_start(records)
     rows = [((r["mono_ns"] - start) / 1e9, r["tid"], r["depth"], r["latency_ns"] / 1000,
-             r.get("folded", "")) for r in records if r.get("type") == "deep_walk"]
+             r.get("folded", ""), r.get("table"), r.get("index") if isinstance(r.get("index"), str) else None)
+            for r in records if r.get("type") == "deep_walk"]
     return pd.DataFrame(rows, columns=list(WALK_COLUMNS)).astype(WALK_COLUMNS)
 
 

@@ -156,6 +156,7 @@ struct deep_walk_event {
 	__u64 end_ns; /* CLOCK_MONOTONIC at return, as the loader's mono_ns */
 	__u64 depth;
 	__u64 latency_ns;
+	__u64 index; /* the dict_index_t* whose record's versions were built (user space names it) */
 	__u64 stack[MAX_STACK_DEPTH]; /* return addresses, innermost first */
 };
 

@@ -175,3 +175,42 @@ def test_p99_is_the_upper_edge_of_its_bucket():
     assert p99_us([]) == 0.0
     assert p99_us([0, 99, 1]) == 4.0  # 99 of 100 waits are in [2, 4) us
     assert p99_us([0, 50, 0, 50]) == 16.0
+
+
+DEEP_ROW, DEEP = 7, 300
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_deep_walks_name_their_table_and_scan(servers, server_name, tmp_path):
+    """A snapshot reads one row updated 300 times since, once by its primary key and once
+    through the secondary index k_1: both walks name sbtest1 and its PRIMARY index, and the
+    second says it came through a secondary index."""
+    srv = servers(server_name)
+    tgt = target.from_pid(srv.pid)
+    probes = discover.resolve(tgt, ["version_walk", "version_step"])
+    reader, writer = srv.connect(), srv.connect()
+    with reader.cursor() as cur:
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute("SELECT k FROM sbtest1 WHERE id = %s", (DEEP_ROW,))
+        k, = cur.fetchone()
+    with writer.cursor() as cur:
+        for _ in range(DEEP):
+            cur.execute("UPDATE sbtest1 SET k = k + 1 WHERE id = %s", (DEEP_ROW,))
+
+    def on_event(snapshot):
+        if snapshot["type"] == "attached":
+            with reader.cursor() as cur:
+                cur.execute("SELECT k FROM sbtest1 FORCE INDEX (PRIMARY) WHERE id = %s", (DEEP_ROW,))
+                cur.execute("SELECT COUNT(*) FROM sbtest1 FORCE INDEX (k_1) WHERE k = %s", (k,))
+                assert cur.fetchone()[0] >= 1  # the snapshot still sees the row's old k
+
+    try:
+        recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=3, on_event=on_event)
+    finally:
+        reader.rollback()
+    deepest = summary(recording.load(str(tmp_path / "rec")))["version_walk"]["deepest"]
+    print(server_name, [(w["depth"], w["table"], w["index"], w["scan"]) for w in deepest])
+    assert sorted((w["depth"], w["table"], w["index"], w["scan"]) for w in deepest) == [
+        (DEEP, "sbtest/sbtest1", "PRIMARY", "clustered index"),
+        (DEEP, "sbtest/sbtest1", "PRIMARY", "secondary index")]
