@@ -205,13 +205,39 @@ void print_latch_tables(struct innostall_bpf *obj)
 	fflush(stdout);
 }
 
-/* Every contended latch, cumulative, before each snapshot (the snapshot that follows owns
- * it): [kind, id, mode, waits, ns, max_ns, address, [log2 us slots up to the last used]] */
+/* The wait count of each latch as last printed, so that each interval prints only the
+ * latches waited for since: under a scan, thousands of pages may hold a wait or two each, and
+ * printing them all every second would fill the journal. Open addressing, twice the map. */
+#define PRINTED_SLOTS 16384
+
+static struct printed_latch {
+	struct latch_key key;
+	__u64 count;
+	bool used;
+} printed[PRINTED_SLOTS];
+
+/* The slot for key: its own, or the free one it would take (the table never fills: it has
+ * twice the map's entries). */
+static struct printed_latch *printed_slot(const struct latch_key *key)
+{
+	__u64 h = (key->id ^ (__u64)key->mode << 56 ^ (__u64)key->kind << 60) * 0x9E3779B97F4A7C15ULL;
+	unsigned int i = h >> 50, n;
+
+	for (n = 0; n < PRINTED_SLOTS; n++, i = (i + 1) % PRINTED_SLOTS)
+		if (!printed[i].used || !memcmp(&printed[i].key, key, sizeof(*key)))
+			return &printed[i];
+	return NULL;
+}
+
+/* Every latch waited for since the last line, cumulative, before each snapshot (the snapshot
+ * that follows owns it): [kind, id, mode, waits, ns, max_ns, address, [log2 us slots up to
+ * the last used]]. A latch not printed is unchanged. */
 void print_latches(struct innostall_bpf *obj)
 {
 	int fd = bpf_map__fd(obj->maps.latches);
 	struct latch_key key, prev;
 	struct latch_sum sum;
+	struct printed_latch *seen;
 	bool first = true, more;
 	int s, used;
 
@@ -221,6 +247,11 @@ void print_latches(struct innostall_bpf *obj)
 		prev = key;
 		if (bpf_map_lookup_elem(fd, &key, &sum))
 			continue;
+		seen = printed_slot(&key);
+		if (seen && seen->used && seen->count == sum.count)
+			continue;
+		if (seen)
+			*seen = (struct printed_latch){ key, sum.count, true };
 		printf("%s[%u,%llu,%u,%llu,%llu,%llu,%llu,[", first ? "" : ",", key.kind, key.id,
 		       key.mode, sum.count, sum.total_ns, sum.max_ns, sum.latch);
 		first = false;

@@ -232,11 +232,15 @@ def p99_us(slots: list[int]) -> float:
 
 
 def latches_table(records: list[dict]) -> pd.DataFrame:
-    """Every contended latch by name over the whole recording (the last `latches` line)."""
+    """Every contended latch by name over the whole recording: the last row of each latch
+    (a `latches` line holds only the latches waited for since the line before)."""
     import pandas as pd
-    last = next((r for r in reversed(records) if r.get("type") == "latches"), {})
+    last = {}
+    for r in records:
+        if r.get("type") == "latches":
+            last.update({row[0]: row for row in _latch_rows(r)})
     by_name: dict[tuple[str, str], list] = {}
-    for _key, name, label, waits, ns, max_ns, slots in _latch_rows(last):
+    for _key, name, label, waits, ns, max_ns, slots in last.values():
         entry = by_name.setdefault((name, label), [0, 0, 0, []])
         entry[0] += waits
         entry[1] += ns
