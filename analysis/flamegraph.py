@@ -43,6 +43,8 @@ FLAME_GRAPHS = [
                "Latch waits, by number of waits (leaf: the mode waited for)", leaf="mode"),
     FlameGraph("latch-waits.by-time", "wait_stacks", "wait_us", "µs waited",
                "Latch waits, by time waited (leaf: the mode waited for)", leaf="mode"),
+    FlameGraph("latch-waiters.by-time", "latch_stacks", "wait_us", "µs waited",
+               "Latch waiters of every latch, by time waited (leaf: the latch's name)", leaf="name"),
 ]
 
 

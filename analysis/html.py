@@ -198,7 +198,10 @@ def walk_section(rec: Recording, summary: dict) -> dict:
 def latch_section(rec: Recording, summary: dict) -> dict:
     stacks = views.table_of(rec, "wait_stacks")
     flames, note = flame_graphs(rec, "wait_stacks")
+    by_latch, by_latch_note = flame_graphs(rec, "latch_stacks")
+    flames, note = flames + by_latch, note or by_latch_note
     return {"summary": summary.get("block_lock"), "others": summary.get("other_latch"),
+            "named": summary.get("latches"),
             "waits": hist_group_section(rec, views.latch_hists(rec), "Latch wait time", "latch-waits"),
             "longest": None if stacks is None else views.top_wait_stacks(stacks).to_dict("records"),
             "flames": flames, "flame_note": note}

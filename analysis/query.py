@@ -20,7 +20,9 @@ from . import recording
 # view name -> (file, the recording attribute the report's loader fills)
 TABLES = {"counters": (fmt.COUNTERS, "counters"), "hists": (fmt.HISTS, "hists"),
           "walks": (fmt.WALKS, "walks"), "block_pages": (fmt.PAGES, "pages"),
-          "wait_stacks": (fmt.WAIT_STACKS, "wait_stacks"), "read_views": (fmt.READ_VIEWS, "read_views")}
+          "wait_stacks": (fmt.WAIT_STACKS, "wait_stacks"), "read_views": (fmt.READ_VIEWS, "read_views"),
+          "latches": (fmt.LATCHES, "latches"), "latch_timeline": (fmt.LATCH_TIMELINE, "latch_timeline"),
+          "latch_stacks": (fmt.LATCH_STACKS, "latch_stacks")}
 RECORDING_COLUMNS = ["recording", "host", "path", "family", "version", "pid", "start", "duration_s",
                      "interval_s", "deep_walk_threshold", "format_version", "complete", "end_reason"]
 
@@ -159,7 +161,9 @@ def empty_table(name: str) -> pd.DataFrame:
     return {"counters": lambda: fmt.journal_to_tables([])[0], "hists": lambda: fmt.journal_to_tables([])[1],
              "walks": lambda: fmt.walks_table([]), "block_pages": lambda: fmt.pages_table([]),
              "wait_stacks": lambda: fmt.wait_stacks_table([], format_1()),
-             "read_views": lambda: fmt.read_views_table([])}[name]()
+             "read_views": lambda: fmt.read_views_table([]), "latches": lambda: fmt.latches_table([]),
+             "latch_timeline": lambda: fmt.latch_timeline_table([]),
+             "latch_stacks": lambda: fmt.latch_stacks_table([], format_1())}[name]()
 
 
 def empty_view(name: str) -> str:

@@ -28,11 +28,19 @@ class Recording:
     # user stacks of latch waits: mode, stack (folded, root first), waits, wait_us
     read_views: pd.DataFrame = field(default_factory=lambda: fmt.read_views_table([]))
     # the oldest read views at each snapshot: interval, t_s, tid, opened_s, age_s, ...
+    latches: pd.DataFrame = field(default_factory=lambda: fmt.latches_table([]))
+    # every contended latch by name: name, kind, waits, wait_us, max_us, p99_us
+    latch_timeline: pd.DataFrame = field(default_factory=lambda: fmt.latch_timeline_table([]))
+    # the same per interval: interval, t_s, name, kind, waits, wait_us
+    latch_stacks: pd.DataFrame | None = None
+    # waiter stacks per latch: name, kind, mode, stack, waits, wait_us
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
 
     def __post_init__(self):
         if self.wait_stacks is None:
             self.wait_stacks = fmt.wait_stacks_table([], self.schema)
+        if self.latch_stacks is None:
+            self.latch_stacks = fmt.latch_stacks_table([], self.schema)
 
     def counter_total(self, name: str) -> int:
         return int(self.counters.loc[self.counters["name"] == name, "value"].sum())
@@ -59,7 +67,10 @@ def optional_tables(schema: Schema) -> dict:
     builder from journal records)."""
     return {"walks": (fmt.WALKS, fmt.walks_table), "pages": (fmt.PAGES, fmt.pages_table),
             "wait_stacks": (fmt.WAIT_STACKS, lambda records: fmt.wait_stacks_table(records, schema)),
-            "read_views": (fmt.READ_VIEWS, fmt.read_views_table)}
+            "read_views": (fmt.READ_VIEWS, fmt.read_views_table),
+            "latches": (fmt.LATCHES, fmt.latches_table),
+            "latch_timeline": (fmt.LATCH_TIMELINE, fmt.latch_timeline_table),
+            "latch_stacks": (fmt.LATCH_STACKS, lambda records: fmt.latch_stacks_table(records, schema))}
 
 
 def load(path: str) -> Recording:
@@ -113,6 +124,8 @@ def _read_table(path: str, name: str, columns) -> pd.DataFrame:
         table = pd.read_parquet(os.path.join(path, name))
     except (OSError, pyarrow.ArrowException) as e:
         raise UserError(f"{path}: damaged table ({e.__class__.__name__}: {str(e).splitlines()[0]})")
+    for later in fmt.LATER_COLUMNS & set(columns) - set(table.columns):  # an older recording
+        table[later] = pd.Series(pd.NA, index=table.index, dtype="string")
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise UserError(f"{path}: damaged table ({name} lacks the column(s) {', '.join(missing)})")

@@ -45,7 +45,23 @@ def version_walk_summary(rec: Recording) -> dict:
         "deep_walks": max(rec.counter_total("deep_walks"), len(kept)),
         "deep_walks_kept": len(rec.walks),
         "coverage": coverage(rec, "version_walk"),
+        "deepest": deepest_walks(rec),
     }
+
+
+SECONDARY_SCAN = ("row_sel_get_clust_rec_for_mysql", "Row_sel_get_clust_rec_for_mysql")
+
+
+def deepest_walks(rec: Recording, top: int = 10) -> list[dict]:
+    """The deepest walks kept, with the table and clustered index whose records' versions
+    they built, and whether the read reached them through a secondary index (its stack
+    passes through the clustered-record lookup of a secondary-index scan)."""
+    def text(value):
+        return None if pd.isna(value) else str(value)
+    walks = rec.walks.nlargest(top, "depth")
+    return [{"depth": int(w.depth), "table": text(w.table), "index": text(w.index),
+             "scan": "secondary index" if any(f in str(w.stack) for f in SECONDARY_SCAN) else "clustered index",
+             "stack": str(w.stack)} for w in walks.itertuples()]
 
 
 def top_pages(rec: Recording, top: int = 10) -> list[dict]:
@@ -78,6 +94,30 @@ def other_latch_summary(rec: Recording) -> dict:
     return {"waits": rec.counter_total("other_latch_waits"),
             "wait_us": latency_summary(rec, "other_latch_wait"),
             "total_wait_ms": round(rec.counter_total("other_latch_wait_ns") / 1e6, 1)}
+
+
+def latch_waiters(rec: Recording, name: str, kind: str, top: int = 3) -> list[dict]:
+    stacks = rec.latch_stacks
+    mine = stacks[(stacks["name"] == name) & (stacks["kind"] == kind)]
+    mine = mine.groupby("stack", as_index=False)["wait_us"].sum().nlargest(top, "wait_us")
+    return [{"stack": s.stack, "wait_ms": round(float(s.wait_us) / 1000, 3)} for s in mine.itertuples()]
+
+
+def latches_summary(rec: Recording, top: int = 10) -> dict:
+    """The most contended latches by wait time, each named (`unknown` where nothing could
+    name it), with its waiters' stacks. Holders: none yet (no holder source is recorded)."""
+    latches = rec.latches
+    total_us = float(latches["wait_us"].sum())
+    named_us = float(latches.loc[latches["name"] != "unknown", "wait_us"].sum())
+    rows = latches.nlargest(top, "wait_us")
+    return {
+        "wait_ms": round(total_us / 1000, 1),
+        "named_pct": round(100 * named_us / total_us, 1) if total_us else None,
+        "top": [{"name": r.name, "kind": r.kind, "waits": int(r.waits),
+                 "wait_ms": round(float(r.wait_us) / 1000, 3), "p99_us": float(r.p99_us),
+                 "max_us": round(float(r.max_us), 1), "holders": [],
+                 "waiters": latch_waiters(rec, r.name, r.kind)} for r in rows.itertuples()],
+    }
 
 
 def undo_summary(rec: Recording) -> dict:
@@ -137,6 +177,7 @@ def summary(rec: Recording) -> dict:
         "undo": undo_summary(rec),
         "block_lock": block_lock_summary(rec),
         "other_latch": other_latch_summary(rec),
+        "latches": latches_summary(rec),
         "drops": rec.counter_total("drops"),
         "governor": cost_summary(rec),
     }

@@ -78,6 +78,29 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
     return lines
 
 
+def render_latches(rec: Recording, latches: dict, top: int = 10) -> list[str]:
+    """The most contended latches by name, and the per-interval wait time of the top ones."""
+    if not latches["top"]:
+        return []
+    lines = ["", f"Most contended latches (by wait time; {latches['wait_ms']:.1f} ms in all, "
+                 f"{latches['named_pct']:.1f}% of it named)",
+             f"  {'latch':<48} {'kind':<8} {'waits':>7} {'wait ms':>9} {'p99 us':>8}  top waiter (leaf first)"]
+    for t in latches["top"][:top]:
+        waiter = leaf_path(t["waiters"][0]["stack"], 3) if t["waiters"] else ""
+        lines.append(f"  {t['name'][:48]:<48} {t['kind']:<8} {t['waits']:>7} {t['wait_ms']:>9.1f} "
+                     f"{t['p99_us']:>8.0f}  {waiter}")
+    timeline = rec.latch_timeline
+    names = [t["name"] for t in latches["top"][:3]]
+    if len(timeline) and names:
+        per = timeline[timeline["name"].isin(names)].pivot_table(
+            index="interval", columns="name", values="wait_us", aggfunc="sum", fill_value=0)
+        lines += ["", "Latch wait ms per interval (the three most contended)",
+                  "  " + f"{'interval':>8} " + " ".join(f"{n[:24]:>24}" for n in names)]
+        lines += ["  " + f"{i:>8} " + " ".join(f"{row.get(n, 0) / 1000:>24.1f}" for n in names)
+                  for i, row in per.iterrows()]
+    return lines
+
+
 def header(rec: Recording) -> list[str]:
     meta, target = rec.meta, rec.meta["target"]
     server = server_label(target.get("family"), target.get("version"))
@@ -231,5 +254,6 @@ def render_text(rec: Recording) -> str:
     lines += render_walks(rec, full["version_walk"], full["drops"])
     lines += render_undo(rec, full["undo"])
     lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
+    lines += render_latches(rec, full["latches"])
     lines += render_cost(full["governor"])
     return "\n".join(lines)

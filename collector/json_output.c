@@ -173,14 +173,95 @@ static void print_stacks(int stacks_fd, int traces_fd)
 	}
 }
 
+/* [kind, id, mode, waits, ns, [addresses]] per latch and user stack, innermost frame first */
+static void print_latch_stacks(int stacks_fd, int traces_fd)
+{
+	struct latch_stack_key key, prev;
+	struct wait_sum sum;
+	bool first = true, more;
+
+	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &key); more;
+	     more = !bpf_map_get_next_key(stacks_fd, &prev, &key)) {
+		prev = key;
+		if (bpf_map_lookup_elem(stacks_fd, &key, &sum))
+			continue;
+		printf("%s[%u,%llu,%u,%llu,%llu,[", first ? "" : ",", key.kind, key.id, key.mode,
+		       sum.count, sum.total_ns);
+		first = false;
+		print_frames(traces_fd, key.stack_id);
+		printf("]]");
+	}
+}
+
 void print_latch_tables(struct innostall_bpf *obj)
 {
 	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"pages\":[", now_ns(CLOCK_MONOTONIC));
 	print_pages(bpf_map__fd(obj->maps.block_pages));
 	printf("],\"stacks\":[");
 	print_stacks(bpf_map__fd(obj->maps.wait_stacks), bpf_map__fd(obj->maps.stack_traces));
+	printf("],\"latch_stacks\":[");
+	print_latch_stacks(bpf_map__fd(obj->maps.latch_stacks), bpf_map__fd(obj->maps.stack_traces));
 	printf("]}\n");
 	fflush(stdout);
+}
+
+/* The wait count of each latch as last printed, so that each interval prints only the
+ * latches waited for since: under a scan, thousands of pages may hold a wait or two each, and
+ * printing them all every second would fill the journal. Open addressing, twice the map. */
+#define PRINTED_SLOTS 16384
+
+static struct printed_latch {
+	struct latch_key key;
+	__u64 count;
+	bool used;
+} printed[PRINTED_SLOTS];
+
+/* The slot for key: its own, or the free one it would take (the table never fills: it has
+ * twice the map's entries). */
+static struct printed_latch *printed_slot(const struct latch_key *key)
+{
+	__u64 h = (key->id ^ (__u64)key->mode << 56 ^ (__u64)key->kind << 60) * 0x9E3779B97F4A7C15ULL;
+	unsigned int i = h >> 50, n;
+
+	for (n = 0; n < PRINTED_SLOTS; n++, i = (i + 1) % PRINTED_SLOTS)
+		if (!printed[i].used || !memcmp(&printed[i].key, key, sizeof(*key)))
+			return &printed[i];
+	return NULL;
+}
+
+/* Every latch waited for since the last line, cumulative, before each snapshot (the snapshot
+ * that follows owns it): [kind, id, mode, waits, ns, max_ns, address, [log2 us slots up to
+ * the last used]]. A latch not printed is unchanged. */
+void print_latches(struct innostall_bpf *obj)
+{
+	int fd = bpf_map__fd(obj->maps.latches);
+	struct latch_key key, prev;
+	struct latch_sum sum;
+	struct printed_latch *seen;
+	bool first = true, more;
+	int s, used;
+
+	printf("{\"type\":\"latches\",\"mono_ns\":%llu,\"latches\":[", now_ns(CLOCK_MONOTONIC));
+	for (more = !bpf_map_get_next_key(fd, NULL, &key); more;
+	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
+		prev = key;
+		if (bpf_map_lookup_elem(fd, &key, &sum))
+			continue;
+		seen = printed_slot(&key);
+		if (seen && seen->used && seen->count == sum.count)
+			continue;
+		if (seen)
+			*seen = (struct printed_latch){ key, sum.count, true };
+		printf("%s[%u,%llu,%u,%llu,%llu,%llu,%llu,[", first ? "" : ",", key.kind, key.id,
+		       key.mode, sum.count, sum.total_ns, sum.max_ns, sum.latch);
+		first = false;
+		for (used = LATCH_SLOTS; used > 0 && !sum.slots[used - 1]; used--)
+			;
+		for (s = 0; s < used; s++)
+			printf("%s%llu", s ? "," : "", sum.slots[s]);
+		printf("]]");
+	}
+	printf("]}\n");
 }
 
 int print_event(void *ctx, void *data, size_t size)
@@ -191,7 +272,8 @@ int print_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e) || e->type != EVENT_DEEP_WALK)
 		return 0;
 	printf("{\"type\":\"deep_walk\",\"mono_ns\":%llu,\"pid\":%u,\"tid\":%u,\"depth\":%llu,"
-	       "\"latency_ns\":%llu,\"stack\":[", e->end_ns, e->pid, e->tid, e->depth, e->latency_ns);
+	       "\"latency_ns\":%llu,\"index\":%llu,\"stack\":[", e->end_ns, e->pid, e->tid, e->depth,
+	       e->latency_ns, e->index);
 	for (i = 0; i < e->nr_frames && i < MAX_STACK_DEPTH; i++)
 		printf("%s%llu", i ? "," : "", e->stack[i]);
 	printf("]}\n");

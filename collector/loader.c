@@ -367,6 +367,7 @@ static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct
 			return "duration";
 		if (now >= next) {
 			print_read_views(obj, env.layout.view_open_flag);
+			print_latches(obj);
 			print_snapshot(obj, gov, "interval");
 			if (++intervals % LATCH_TABLES_EVERY == 0)
 				print_latch_tables(obj);
@@ -423,6 +424,7 @@ int main(int argc, char **argv)
 	reason = trace(obj, &gov, rb, pidfd);
 	drain_events(rb);
 	print_latch_tables(obj);
+	print_latches(obj);
 	print_snapshot(obj, &gov, "final");
 	print_end(reason);
 	governor_stop(&gov);

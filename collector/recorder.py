@@ -18,7 +18,7 @@ from innostall.errors import UserError
 from innostall.recording_format import JOURNAL, META, meta_fact
 from innostall.schema import Schema
 
-from . import loader, sql, store
+from . import latch_names, loader, sql, store
 from .discover import ResolvedProbe, layout
 from .stacks import StackSymbolizer
 from .target import Target
@@ -233,9 +233,11 @@ class StackJournal:
     field, latch tables and read views have each stack's addresses replaced by its folded
     string."""
 
-    def __init__(self, target: Target, names: ViewNames | None = None):
+    def __init__(self, target: Target, names: ViewNames | None = None,
+                 latches: latch_names.LatchNamer | None = None):
         self.target = target
         self.names = names  # who holds the read views, by SQL when we may log in
+        self.latches = latches  # names the contended latches, from the server's memory
         self._symbolizer: StackSymbolizer | None = None  # built at the first stack
         # Latch stacks carry no pid: with --binary, any process running the executable
         # has it mapped the same way, so its maps resolve them.
@@ -251,8 +253,13 @@ class StackJournal:
     def journal_line(self, rec: dict, line: str) -> str:
         if rec["type"] == "deep_walk":
             rec["folded"] = self.fold(rec["stack"], rec["pid"])
+            self.name_walk(rec)
         elif rec["type"] == "latch_tables":
             rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
+            rec["latch_stacks"] = [[kind, ident, mode, waits, ns, self.fold(stack)]
+                                   for kind, ident, mode, waits, ns, stack in rec.get("latch_stacks", [])]
+        elif rec["type"] == "latches":
+            self.name_latches(rec)
         elif rec["type"] == "read_views":
             for view in rec["views"]:
                 view["folded"] = self.fold(view.pop("stack"), view.get("pid"))
@@ -262,6 +269,43 @@ class StackJournal:
         else:
             return line
         return json.dumps(rec, separators=(",", ":")) + "\n"
+
+
+    def name_walk(self, rec: dict) -> None:
+        """The table and index whose records' versions the walk built, read from the
+        dict_index_t it was given (left out when that memory is not recognised)."""
+        index = rec.pop("index", 0)
+        named = self.latches.index_at(index) if self.latches and index else None
+        if named:
+            rec["table"], rec["index"] = named
+
+    def name_latches(self, rec: dict) -> None:
+        """Each latch row gains its name and kind: [kind, id, mode, waits, ns, max_ns,
+        address, slots, name, kind label]. Names are cached, so each latch is read once."""
+        for row in rec["latches"]:
+            kind, ident, address = row[0], row[1], row[6]
+            row += (self.latches.name(kind, ident, address) if self.latches
+                    else (latch_names.UNKNOWN, latch_names.KIND_NAMES.get(kind, "latch")))
+
+
+def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
+                use_sql: bool) -> tuple[latch_names.LatchNamer | None, dict]:
+    """A namer for the latches, when any latch probe is attached; the pages' tables and
+    indexes come from the server's dictionary, read once by SQL when innostall may log in."""
+    if not any(p.ok and (p.group == "latch" or p.name == "version_walk") for p in probes) \
+            or not target.pid:
+        return None, {}
+    dictionary, note = {}, "off (--no-sql)"
+    if use_sql:
+        session, note = sql.connect(target.pid, dsn)
+        if session is not None:
+            with session:
+                try:
+                    dictionary = session.index_names()
+                except Exception as e:  # noqa: BLE001 - names are a bonus; the recording goes on
+                    note = f"the dictionary could not be read: {e}"
+            note = note or f"{len(dictionary)} indexes read by SQL"
+    return latch_names.namer_for(target, dictionary), {"dictionary": note}
 
 
 def idle_priority() -> None:
@@ -335,13 +379,16 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
         discard_dir(out_dir, created)
         raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
     names, meta["sql"] = sql_access(target, probes, sql_dsn, use_sql)
+    namer, meta["latch_names"] = latch_namer(target, probes, sql_dsn, use_sql)
     journal = Journal(os.path.join(out_dir, JOURNAL))
     live = live_metrics(metrics, schema, meta)
     try:
-        attached_at = follow(proc, journal, meta, StackJournal(target, names), on_event,
+        attached_at = follow(proc, journal, meta, StackJournal(target, names, namer), on_event,
                              LiveLine(groups, schema) if sys.stderr.isatty() else None, live)
     finally:
         meta["sql"].update(names.close() if names else {})
+        if namer:
+            namer.memory.close()
         if live:
             live.close()
     if attached_at is None:

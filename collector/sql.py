@@ -368,6 +368,21 @@ class SqlSession:
                         f"ORDER BY x.trx_started, x.trx_mysql_thread_id")
         return [row_dict(row) for row in rows]
 
+    def index_names(self) -> dict[int, tuple[str, str]]:
+        """{index id: (table, index)} of every InnoDB index, the table as InnoDB names it
+        (db/table): to name the pages whose latches were waited for, by the index id their
+        header carries. MySQL 8.0+: INNODB_INDEXES, INNODB_TABLES; MariaDB and MySQL 5.7:
+        INNODB_SYS_INDEXES, INNODB_SYS_TABLES. Empty when neither answers."""
+        for prefix in ("INNODB_", "INNODB_SYS_"):
+            sql = (f"SELECT i.INDEX_ID, t.NAME, i.NAME FROM information_schema.{prefix}INDEXES i "
+                   f"JOIN information_schema.{prefix}TABLES t ON t.TABLE_ID = i.TABLE_ID")
+            try:
+                rows = self.query(sql)
+            except pymysql.MySQLError:  # the other family's tables
+                continue
+            return {int(index_id): (str(table), str(index)) for index_id, table, index in rows}
+        return {}
+
     def close(self) -> None:
         if self.conn is not None:
             try:

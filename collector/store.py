@@ -43,6 +43,9 @@ def write_tables(directory: str) -> None:
     pages_table(records).to_parquet(os.path.join(directory, PAGES), index=False)
     wait_stacks_table(records, schema).to_parquet(os.path.join(directory, WAIT_STACKS), index=False)
     fmt.read_views_table(records).to_parquet(os.path.join(directory, fmt.READ_VIEWS), index=False)
+    fmt.latches_table(records).to_parquet(os.path.join(directory, fmt.LATCHES), index=False)
+    fmt.latch_timeline_table(records).to_parquet(os.path.join(directory, fmt.LATCH_TIMELINE), index=False)
+    fmt.latch_stacks_table(records, schema).to_parquet(os.path.join(directory, fmt.LATCH_STACKS), index=False)
 
 
 if __name__ == "__main__":  # the recorder writes the tables in a process of their own

@@ -13,11 +13,19 @@
                       (time attached: coverage), .windows.GROUP, .overhead_ns.GROUP
     hists.parquet     per-interval log2 histogram deltas: interval, t_s, name, slot, count
     walks.parquet     deep version walks, one row per event: t_s, tid, depth, latency_us,
-                      stack (folded, root first, frames joined by ';')
+                      stack (folded, root first, frames joined by ';'), table and index
+                      whose records' versions were built (null where not recognised, and
+                      in recordings made before they were kept)
     block_pages.parquet  buffer blocks whose latch was waited for: space, page_no, waits,
                       wait_us (whole recording)
     wait_stacks.parquet  user stacks of latch waits: mode (S, X, SX, other), stack (folded),
                       waits, wait_us (whole recording)
+    latches.parquet   every contended latch by name (whole recording): name, kind (block,
+                      index, mutex, rw_lock, srw_lock), waits, wait_us, max_us, p99_us (the
+                      upper edge of the log2 bucket holding the 99th percentile)
+    latch_timeline.parquet  the same per interval: interval, t_s, name, kind, waits, wait_us
+    latch_stacks.parquet  waiter stacks per latch: name, kind, mode, stack (folded), waits,
+                      wait_us (whole recording)
     read_views.parquet  the oldest read views open at each snapshot (at most 8, oldest first),
                       one row per interval and view: interval, t_s, tid, opened_s (seconds
                       from the attach, negative when opened before it), age_s, history_at_open
@@ -44,13 +52,23 @@ META, JOURNAL = "meta.json", "journal.jsonl"
 COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
 PAGES, WAIT_STACKS = "block_pages.parquet", "wait_stacks.parquet"
 READ_VIEWS = "read_views.parquet"
+LATCHES, LATCH_TIMELINE, LATCH_STACKS = "latches.parquet", "latch_timeline.parquet", "latch_stacks.parquet"
+UNNAMED = "unknown"
+LATCH_COLUMNS = {"name": "string", "kind": "string", "waits": "int64", "wait_us": "float64",
+                 "max_us": "float64", "p99_us": "float64"}
+LATCH_TIMELINE_COLUMNS = {"interval": "int32", "t_s": "float64", "name": "string", "kind": "string",
+                          "waits": "int64", "wait_us": "float64"}
+LATCH_STACK_COLUMNS = {"name": "string", "kind": "string", "mode": "string", "stack": "string",
+                       "waits": "int64", "wait_us": "float64"}
 SNAPSHOT_TYPES = ("attached", "interval", "final")
 # The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # pandas is imported by the functions that build tables, never here: the recorder, which
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
-                "stack": "string"}
+                "stack": "string", "table": "string", "index": "string"}
+# Columns a table gained after recordings were made with it: absent from older ones, null then.
+LATER_COLUMNS = {"table", "index"}
 # tid is nullable: a transaction found by SQL may have no OS thread the server can tell
 READ_VIEW_COLUMNS = {"interval": "int32", "t_s": "float64", "tid": "Int64", "opened_s": "float64",
                      "age_s": "float64", "history_at_open": "Int64", "stack": "string",
@@ -128,7 +146,8 @@ def walks_table(records: list[dict]) -> pd.DataFrame:
     import pandas as pd
     start = journal_start(records)
     rows = [((r["mono_ns"] - start) / 1e9, r["tid"], r["depth"], r["latency_ns"] / 1000,
-             r.get("folded", "")) for r in records if r.get("type") == "deep_walk"]
+             r.get("folded", ""), r.get("table"), r.get("index") if isinstance(r.get("index"), str) else None)
+            for r in records if r.get("type") == "deep_walk"]
     return pd.DataFrame(rows, columns=list(WALK_COLUMNS)).astype(WALK_COLUMNS)
 
 
@@ -180,6 +199,94 @@ def wait_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["mode", "stack", "waits", "wait_us"])
     return df.astype({"mode": pd.CategoricalDtype(modes), "stack": "string",
                       "waits": "int64", "wait_us": "float64"})
+
+
+def _latch_rows(record: dict) -> list[tuple]:
+    """(key, name, kind, waits, ns, max_ns, slots) of each row of a `latches` line, as the
+    recorder named it ([kind, id, mode, waits, ns, max_ns, address, slots, name, label])."""
+    rows = []
+    for row in record.get("latches", []):
+        kind, ident, mode, waits, ns, max_ns, _address, slots = row[:8]
+        name, label = (row[8], row[9]) if len(row) >= 10 else (UNNAMED, "latch")
+        rows.append(((kind, ident, mode), name, label, waits, ns, max_ns, slots))
+    return rows
+
+
+def latch_names_of(records: list[dict]) -> dict[tuple[int, int], tuple[str, str]]:
+    """(kind, id) -> (name, kind label), the last name each latch was given."""
+    names = {}
+    for r in records:
+        if r.get("type") == "latches":
+            names.update({key[:2]: (name, label) for key, name, label, *_ in _latch_rows(r)})
+    return names
+
+
+def p99_us(slots: list[int]) -> float:
+    """The upper edge, in us, of the log2 bucket holding the 99th percentile."""
+    total, seen = sum(slots), 0
+    for slot, n in enumerate(slots):
+        seen += n
+        if total and seen >= 0.99 * total:
+            return float(2 ** (slot + 1))
+    return 0.0
+
+
+def latches_table(records: list[dict]) -> pd.DataFrame:
+    """Every contended latch by name over the whole recording: the last row of each latch
+    (a `latches` line holds only the latches waited for since the line before)."""
+    import pandas as pd
+    last = {}
+    for r in records:
+        if r.get("type") == "latches":
+            last.update({row[0]: row for row in _latch_rows(r)})
+    by_name: dict[tuple[str, str], list] = {}
+    for _key, name, label, waits, ns, max_ns, slots in last.values():
+        entry = by_name.setdefault((name, label), [0, 0, 0, []])
+        entry[0] += waits
+        entry[1] += ns
+        entry[2] = max(entry[2], max_ns)
+        entry[3] = [a + b for a, b in zip(entry[3] + [0] * len(slots), slots + [0] * len(entry[3]))]
+    rows = [(name, label, waits, ns / 1000, max_ns / 1000, p99_us(slots))
+            for (name, label), (waits, ns, max_ns, slots) in by_name.items()]
+    return pd.DataFrame(rows, columns=list(LATCH_COLUMNS)).astype(LATCH_COLUMNS)
+
+
+def latch_timeline_table(records: list[dict]) -> pd.DataFrame:
+    """Waits per interval and latch name. A `latches` line is printed just before each
+    snapshot, so it belongs to that snapshot's interval (as the read views)."""
+    import pandas as pd
+    start = journal_start(records)
+    rows, pending, interval, before = [], None, 0, {}
+    for r in records:
+        kind = r.get("type")
+        if kind == "latches":
+            pending = r
+        elif kind in ("interval", "final"):
+            t = (r["mono_ns"] - start) / 1e9
+            sums: dict[tuple[str, str], list[int]] = {}
+            for key, name, label, waits, ns, *_ in _latch_rows(pending or {}):
+                prev = before.get(key, (0, 0))
+                if waits > prev[0]:
+                    total = sums.setdefault((name, label), [0, 0])
+                    total[0] += waits - prev[0]
+                    total[1] += ns - prev[1]
+                before[key] = (waits, ns)
+            rows += [(interval, t, name, label, w, ns / 1000) for (name, label), (w, ns) in sums.items()]
+            pending, interval = None, interval + 1
+    return pd.DataFrame(rows, columns=list(LATCH_TIMELINE_COLUMNS)).astype(LATCH_TIMELINE_COLUMNS)
+
+
+def latch_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
+    """Waiter stacks per latch name (the last latch_tables line), names from the latches."""
+    import pandas as pd
+    modes, names = schema.wait_modes, latch_names_of(records)
+    rows = []
+    for kind, ident, mode, waits, ns, folded in latest_latch_tables(records).get("latch_stacks", []):
+        name, label = names.get((kind, ident), (UNNAMED, "latch"))
+        rows.append((name, label, modes[mode] if mode < len(modes) else str(mode), folded, waits, ns / 1000))
+    df = pd.DataFrame(rows, columns=list(LATCH_STACK_COLUMNS)).astype(LATCH_STACK_COLUMNS)
+    return df.groupby(["name", "kind", "mode", "stack"], as_index=False, observed=True)[["waits", "wait_us"]].sum() \
+        .astype(LATCH_STACK_COLUMNS) if len(df) else df
 
 
 def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:

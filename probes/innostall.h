@@ -156,6 +156,7 @@ struct deep_walk_event {
 	__u64 end_ns; /* CLOCK_MONOTONIC at return, as the loader's mono_ns */
 	__u64 depth;
 	__u64 latency_ns;
+	__u64 index; /* the dict_index_t* whose record's versions were built (user space names it) */
 	__u64 stack[MAX_STACK_DEPTH]; /* return addresses, innermost first */
 };
 
@@ -198,6 +199,37 @@ struct stack_key {
 struct wait_sum {
 	__u64 count;
 	__u64 total_ns;
+};
+
+/* Every contended latch, by identity (latch.bpf.c): a buffer block's latch by its page
+ * (space << 32 | page_no), any other latch by its address, which user space names
+ * (collector/latch_names.py). One entry per latch and mode. */
+#define LATCH_SLOTS 24 /* log2 us buckets of a latch's waits; the last takes all above 2^23 us */
+
+/* What a latch is, as far as the probes tell: a buffer block's, or by the sync array cell
+ * that slept on it (rw_lock servers), or a futex-based srw lock (MariaDB 10.6+). */
+enum latch_kind { LATCH_SRW = 0, LATCH_BLOCK = 1, LATCH_MUTEX = 2, LATCH_RW_LOCK = 3 };
+
+struct latch_key {
+	__u64 id; /* block: space << 32 | page_no; other: the latch's address */
+	__u32 mode; /* enum wait_mode */
+	__u32 kind; /* enum latch_kind */
+};
+
+struct latch_sum {
+	__u64 count;
+	__u64 total_ns;
+	__u64 max_ns;
+	__u64 latch; /* the latch's address last seen (a block's latch moves with its page) */
+	__u64 slots[LATCH_SLOTS];
+};
+
+/* Waiter stacks per latch: where each latch was waited for, weighted by wait time. */
+struct latch_stack_key {
+	__u64 id; /* as latch_key */
+	__s32 stack_id;
+	__u16 mode;
+	__u16 kind;
 };
 
 #endif /* __INNOSTALL_H */

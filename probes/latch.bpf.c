@@ -34,6 +34,8 @@ struct wait_state {
 	__u64 window;
 	__u32 mode;
 	__u32 nested; /* waits entered inside this one (10.6-10.11: rd_wait -> wait_and_lock) */
+	__u32 kind; /* enum latch_kind, for a latch that is not a block's */
+	__u32 pad;
 };
 
 struct {
@@ -57,7 +59,23 @@ struct {
 	__type(value, struct wait_sum);
 } wait_stacks SEC(".maps");
 
-static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode)
+/* Every contended latch and mode (blocks by page, others by address), and where each was
+ * waited for: the loader prints the first every interval, the second with the pages. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct latch_key);
+	__type(value, struct latch_sum);
+} latches SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct latch_stack_key);
+	__type(value, struct wait_sum);
+} latch_stacks SEC(".maps");
+
+static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode, __u32 kind)
 {
 	__u32 tid = current_tid();
 	struct wait_state *open, state = {};
@@ -73,6 +91,7 @@ static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode)
 	state.latch = latch;
 	state.window = window_token(ctx);
 	state.mode = mode;
+	state.kind = kind;
 	bpf_map_update_elem(&latch_waits, &tid, &state, BPF_ANY);
 	return 0;
 }
@@ -132,6 +151,34 @@ static __always_inline void sum_add(void *map, void *key, __u64 ns, __u32 overfl
 	}
 }
 
+/* One wait on one latch: its sums and log2 histogram, and its waiter's stack. A map full
+ * of other latches costs the wait's attribution, counted in latch_map_full. */
+static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 ns,
+				      __s32 stack_id)
+{
+	struct latch_stack_key by_stack = { key->id, stack_id, key->mode, key->kind };
+	struct latch_sum *sum = bpf_map_lookup_elem(&latches, key), fresh = {};
+	__u32 slot = log2_u64(ns / 1000);
+
+	if (slot >= LATCH_SLOTS)
+		slot = LATCH_SLOTS - 1;
+	if (!sum) {
+		bpf_map_update_elem(&latches, key, &fresh, BPF_NOEXIST);
+		sum = bpf_map_lookup_elem(&latches, key);
+		if (!sum) {
+			counter_add(CNT_LATCH_MAP_FULL, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&sum->count, 1);
+	__sync_fetch_and_add(&sum->total_ns, ns);
+	__sync_fetch_and_add(&sum->slots[slot], 1);
+	if (ns > sum->max_ns) /* a race may keep the lower of two maxima: rare, and harmless */
+		sum->max_ns = ns;
+	sum->latch = latch;
+	sum_add(&latch_stacks, &by_stack, ns, CNT_LATCH_MAP_FULL);
+}
+
 static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u64 ns,
 					    struct page_key *page, bool io)
 {
@@ -139,6 +186,7 @@ static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u
 					 HIST_BLOCK_WAIT_SX_US };
 	static const __u32 count_of[] = { CNT_BLOCK_WAITS_S, CNT_BLOCK_WAITS_X, CNT_BLOCK_WAITS_SX };
 	struct stack_key key = { .mode = w->mode };
+	struct latch_key latch = { .mode = w->mode, .kind = LATCH_BLOCK };
 	__u32 mode = w->mode;
 
 	if (mode > MODE_SX)
@@ -151,6 +199,21 @@ static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u
 	sum_add(&block_pages, page, ns, CNT_LATCH_MAP_FULL);
 	key.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
 	sum_add(&wait_stacks, &key, ns, CNT_LATCH_MAP_FULL);
+	latch.id = (__u64)page->space << 32 | page->page_no;
+	latch_add(&latch, w->latch, ns, key.stack_id);
+}
+
+static __always_inline void other_wait_done(void *ctx, struct wait_state *w, __u64 ns)
+{
+	struct latch_key latch = { .id = w->latch, .mode = w->mode, .kind = w->kind };
+
+	if (layout.latch_model == MODEL_RW_LOCK && w->kind == LATCH_SRW)
+		latch.kind = LATCH_RW_LOCK; /* rw_lock_s_lock_spin: an rw_lock_t, not a block's */
+
+	hist_add(HIST_OTHER_LATCH_WAIT_US, ns / 1000);
+	counter_add(CNT_OTHER_LATCH_WAITS, 1);
+	counter_add(CNT_OTHER_LATCH_WAIT_NS, ns);
+	latch_add(&latch, w->latch, ns, bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK));
 }
 
 SEC("uretprobe")
@@ -183,9 +246,7 @@ int BPF_KRETPROBE(latch_wait_exit)
 	if (block) {
 		block_wait_done(ctx, w, ns, &page, io);
 	} else {
-		hist_add(HIST_OTHER_LATCH_WAIT_US, ns / 1000);
-		counter_add(CNT_OTHER_LATCH_WAITS, 1);
-		counter_add(CNT_OTHER_LATCH_WAIT_NS, ns);
+		other_wait_done(ctx, w, ns);
 	}
 	bpf_map_delete_elem(&latch_waits, &tid);
 	return 0;
@@ -196,21 +257,21 @@ SEC("uprobe")
 int BPF_KPROBE(latch_s_enter, void *latch)
 {
 	count_hit(ctx);
-	return wait_begin(ctx, (__u64)latch, MODE_S);
+	return wait_begin(ctx, (__u64)latch, MODE_S, LATCH_SRW);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(latch_x_enter, void *latch)
 {
 	count_hit(ctx);
-	return wait_begin(ctx, (__u64)latch, MODE_X);
+	return wait_begin(ctx, (__u64)latch, MODE_X, LATCH_SRW);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(latch_sx_enter, void *latch)
 {
 	count_hit(ctx);
-	return wait_begin(ctx, (__u64)latch, MODE_SX);
+	return wait_begin(ctx, (__u64)latch, MODE_SX, LATCH_SRW);
 }
 
 /* MariaDB 10.6+: the non-spinning srw_lock functions serve no buffer block at all. */
@@ -218,7 +279,7 @@ SEC("uprobe")
 int BPF_KPROBE(latch_sleep_enter, void *latch)
 {
 	count_hit(ctx);
-	return wait_begin(ctx, (__u64)latch, MODE_OTHER);
+	return wait_begin(ctx, (__u64)latch, MODE_OTHER, LATCH_SRW);
 }
 
 /* sync_array_wait_event(sync_array_t*, sync_cell_t*& cell): the OS sleep of every latch;
@@ -237,11 +298,13 @@ int BPF_KPROBE(sync_wait_enter, void *array, void *cell_ref)
 	    bpf_probe_read_user(&latch, sizeof(latch), (void *)(cell + layout.cell_latch)) ||
 	    bpf_probe_read_user(&type, sizeof(type), (void *)(cell + layout.cell_request_type)))
 		return 0;
-	if (type == SYNC_MUTEX || !rw_lock_block_page(latch, &page))
-		return wait_begin(ctx, latch, MODE_OTHER);
+	if (type == SYNC_MUTEX)
+		return wait_begin(ctx, latch, MODE_OTHER, LATCH_MUTEX);
+	if (!rw_lock_block_page(latch, &page))
+		return wait_begin(ctx, latch, MODE_OTHER, LATCH_RW_LOCK);
 	if (type == RW_LOCK_X || type == RW_LOCK_X_WAIT)
-		return wait_begin(ctx, latch, MODE_X);
+		return wait_begin(ctx, latch, MODE_X, LATCH_RW_LOCK);
 	if (type == RW_LOCK_SX)
-		return wait_begin(ctx, latch, MODE_SX);
+		return wait_begin(ctx, latch, MODE_SX, LATCH_RW_LOCK);
 	return 0; /* an S sleep: inside rw_lock_s_lock_spin, which is timed whole */
 }

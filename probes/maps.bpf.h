@@ -76,6 +76,7 @@ struct walk {
 	__u64 depth; /* steps so far; only the owning thread writes it */
 	__u64 window; /* window_token() at entry */
 	__u64 steps;  /* the version_step group's token at entry */
+	__u64 index;  /* the walk's dict_index_t* (its third argument) */
 };
 
 SHARED struct {

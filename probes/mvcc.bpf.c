@@ -41,8 +41,9 @@ const volatile __u32 step_group = 0;
 SEC("uprobe")
 int BPF_KPROBE(version_walk_enter)
 {
+	/* row_vers_build_for_consistent_read(rec, mtr, index, ...) in every release */
 	struct walk walk = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx),
-			     .steps = group_token(step_group) };
+			     .steps = group_token(step_group), .index = PT_REGS_PARM3(ctx) };
 	__u32 tid = current_tid();
 
 	count_hit(ctx);
@@ -76,7 +77,8 @@ int BPF_KPROBE(version_step_enter)
 
 /* The stack is taken at the walk's return: its first frame is the return address in the
  * caller (row_sel_build_prev_vers_for_mysql or row_search_mvcc), then the caller chain. */
-static __always_inline void emit_deep_walk(void *ctx, __u32 tid, __u64 depth, __u64 latency_ns)
+static __always_inline void emit_deep_walk(void *ctx, __u32 tid, __u64 depth, __u64 latency_ns,
+					   __u64 index)
 {
 	struct deep_walk_event *event;
 	long size;
@@ -93,6 +95,7 @@ static __always_inline void emit_deep_walk(void *ctx, __u32 tid, __u64 depth, __
 	event->end_ns = bpf_ktime_get_ns();
 	event->depth = depth;
 	event->latency_ns = latency_ns;
+	event->index = index;
 	size = bpf_get_stack(ctx, event->stack, sizeof(event->stack), BPF_F_USER_STACK);
 	event->nr_frames = size > 0 ? size / sizeof(event->stack[0]) : 0;
 	bpf_ringbuf_submit(event, 0);
@@ -103,7 +106,7 @@ int BPF_KRETPROBE(version_walk_exit)
 {
 	__u32 tid = current_tid();
 	struct walk *walk;
-	__u64 depth, latency_ns;
+	__u64 depth, latency_ns, index;
 
 	count_hit(ctx);
 	walk = bpf_map_lookup_elem(&walks, &tid);
@@ -121,6 +124,7 @@ int BPF_KRETPROBE(version_walk_exit)
 	}
 	latency_ns = bpf_ktime_get_ns() - walk->start_ns;
 	depth = walk->depth;
+	index = walk->index;
 	bpf_map_delete_elem(&walks, &tid);
 	if (!depth) { /* returned without building a version: not a version walk */
 		counter_add(CNT_VERSION_WALKS_ZERO, 1);
@@ -131,6 +135,6 @@ int BPF_KRETPROBE(version_walk_exit)
 	hist_add(HIST_VERSION_DEPTH, depth);
 	hist_add(HIST_VERSION_WALK_US, latency_ns / 1000);
 	if (depth >= deep_walk_threshold)
-		emit_deep_walk(ctx, tid, depth, latency_ns);
+		emit_deep_walk(ctx, tid, depth, latency_ns, index);
 	return 0;
 }

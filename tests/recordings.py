@@ -123,12 +123,19 @@ def synthetic_journal(intervals: int, walks: bool, scale: int = 1, latches: bool
             hists["block_wait_x"][8] += 9 * scale
             hists["block_wait_s"][6] += 5 * scale
             hists["other_latch_wait"][5] += scale
+            records.append({"type": "latches", "mono_ns": t_ns, "latches": [  # named by the recorder
+                [1, 5 << 32 | 3, 1, 9 * i * scale, 2_500_000 * i * scale, 900_000, 0x7F2F1B402278,
+                 [0] * 8 + [9 * i * scale], "block 5:3 sbtest/sbtest1 PRIMARY", "block"],
+                [0, 0x5600504C01C8, 3, i * scale, 40_000 * i * scale, 50_000, 0x5600504C01C8,
+                 [0] * 5 + [i * scale], "lock_sys.latch", "srw_lock"]]})
         records.append({"type": "final" if i == intervals else "interval", "mono_ns": t_ns,
                         "real_ns": 0, "counters": dict(counters), "hists": copy.deepcopy(hists)})
     if latches:
         records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"],
                             "pages": [[5, 3, 40 * scale, 9_000_000 * scale], [5, 4, 30 * scale, 3_700_000 * scale]],
-                            "stacks": [[m, w * scale, ns * scale, f] for m, w, ns, f in LATCH_STACKS]})
+                            "stacks": [[m, w * scale, ns * scale, f] for m, w, ns, f in LATCH_STACKS],
+                            "latch_stacks": [[1, 5 << 32 | 3, m, w * scale, ns * scale, f]
+                                             for m, w, ns, f in LATCH_STACKS]})
     return records
 
 

@@ -107,6 +107,21 @@ def test_layout_ranges_do_not_overlap():
                 assert high_a < low_b or high_b < low_a, (a["versions"], b["versions"], shared)
 
 
+def test_latch_names_are_well_formed():
+    """Every [[latch_names]] key is a naming rule the namer reads; members are [offset, size,
+    name] within their global, arrays [global, pointer, count, element size, name]."""
+    from dataclasses import fields
+    from innostall.collector.latch_names import NamingRules
+    rules = {f.name for f in fields(NamingRules)}
+    for entry in discover.catalog_file()["latch_names"]:
+        assert set(entry) - {"families", "versions"} <= rules, entry["versions"]
+        assert all(discover.parse_version(v) for v in entry["versions"].split("-"))
+        for symbol, members in entry.get("members", {}).items():
+            assert all(isinstance(o, int) and s > 0 and isinstance(n, str) for o, s, n in members), symbol
+        for array in entry.get("arrays", []):
+            assert len(array) == 5 and isinstance(array[0], str) and isinstance(array[4], str), array
+
+
 def test_schema_names_are_unique_and_format_1_is_a_subset():
     schema = loader.schema()
     for kind in ("counters", "hists"):

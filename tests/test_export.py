@@ -61,8 +61,9 @@ def test_export_of_a_recording_with_walks(tmp_path):
         "deep-walks.by-depth.folded", "deep-walks.by-depth.svg",
         "latch-waits.by-count.folded", "latch-waits.by-count.svg",
         "latch-waits.by-time.folded", "latch-waits.by-time.svg",
-        "deep-walks.pb.gz", "latch-waits.pb.gz", "speedscope.json"]]
-    assert len(names) == 19 and done.stderr == ""
+        "latch-waiters.by-time.folded", "latch-waiters.by-time.svg",
+        "deep-walks.pb.gz", "latch-waits.pb.gz", "latch-waiters.pb.gz", "speedscope.json"]]
+    assert len(names) == 22 and done.stderr == ""
     rec = recording.load(str(rec_dir))
     assert json.loads((out / "summary.json").read_text()) == json.loads(json.dumps(summary.summary(rec)))
     summary_csv = pd.read_csv(out / "summary.csv")
