@@ -76,6 +76,8 @@ def own_cpu(rec: Recording) -> dict | None:
     if not spent:
         return None
     duration = rec.duration_s
+    if "tracing" not in spent:  # ended by a full disk: only the start was counted
+        return {**spent, "tracing": None, "tables": None, "tracing_pct_of_core": None}
     share = round(100 * spent["tracing"] / duration, 2) if duration else None
     return {**spent, "tracing_pct_of_core": share}
 
@@ -120,10 +122,13 @@ def render_cost(cost: dict) -> list[str]:
     if cost["window_cuts"]:
         lines.append(f"  spans cut by a window edge (not measured): {cost['window_cuts']}")
     own = cost.get("own_cpu_s")
-    if own:
+    if own and own["tracing"] is not None:
         lines.append(f"  innostall's own CPU: {own['start']:.2f} s to start (discovery, BPF load, "
                      f"calibration), {own['tracing_pct_of_core'] or 0:.1f}% of one core while "
                      f"tracing, {own['tables']:.2f} s writing the tables (idle priority)")
+    elif own:
+        lines.append(f"  innostall's own CPU: {own['start']:.2f} s to start (discovery, BPF load, "
+                     "calibration); the rest was not counted, the recording having been cut short")
     busiest = sorted(cost["hits_per_s"].items(), key=lambda kv: -(kv[1] or 0))[:6]
     lines.append("  hits/s: " + ", ".join(f"{name} {rate:,.0f}" for name, rate in busiest))
     return lines

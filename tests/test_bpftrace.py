@@ -16,9 +16,15 @@ def run_bpftrace(script: str, pid: int, seconds: float) -> tuple[int, str]:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     proc.stdin.write(script)
     proc.stdin.close()
+    # SIGINT before bpftrace has attached kills it (a loaded machine took over 8 s to get there)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("Attaching"):
+            break
     time.sleep(seconds)
     proc.send_signal(signal.SIGINT)
-    out = proc.stdout.read()
+    out = "".join(lines) + proc.stdout.read()
     return proc.wait(timeout=60), out
 
 
