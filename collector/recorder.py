@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Callable
 
@@ -18,7 +19,7 @@ from innostall.errors import UserError
 from innostall.recording_format import JOURNAL, META, meta_fact
 from innostall.schema import Schema
 
-from . import latch_names, loader, sql, store
+from . import latch_names, libc, loader, sql, store
 from .discover import ResolvedProbe, layout
 from .stacks import StackSymbolizer
 from .target import Target
@@ -134,6 +135,24 @@ def group_settings(probes: list[ResolvedProbe], groups: list[str]) -> dict[str, 
     walks must know when their steps were sampled (mvcc.bpf.c)."""
     return {p.group_setting: groups.index(p.group) + 1
             for p in probes if p.ok and p.group_setting and p.group in groups}
+
+
+def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | None, dict[str, int]]:
+    """libc's frame table for the latch programs' stacks (collector/libc.py), written to a
+    temporary file the loader reads at start, and the settings that go with it; none
+    without latch probes, a process or a table that fits."""
+    if not target.pid or not any(p.ok and "latch_wait_exit" in p.programs.values() for p in probes):
+        return None, {}
+    lib = libc.find(target.pid)
+    if lib is None:
+        return None, {}
+    fd, path = tempfile.mkstemp(prefix="innostall-libc-cfi-")
+    os.close(fd)
+    settings = libc.write_table(lib, path)
+    if settings is None:
+        os.remove(path)
+        return None, {}
+    return path, settings
 
 
 def check_budget(budget_pct: float | None) -> float | None:
@@ -260,6 +279,8 @@ class StackJournal:
                                    for kind, ident, mode, waits, ns, stack in rec.get("latch_stacks", [])]
         elif rec["type"] == "latches":
             self.name_latches(rec)
+            rec["holders"] = [[latch, mode, thread, waits, ns, self.fold(stack)]
+                              for latch, mode, thread, waits, ns, stack in rec.get("holders", [])]
         elif rec["type"] == "read_views":
             for view in rec["views"]:
                 view["folded"] = self.fold(view.pop("stack"), view.get("pid"))
@@ -362,6 +383,8 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
                 **check_settings(settings or {})}
+    cfi_path, unwind_settings = unwind_table(target, probes)
+    settings.update(unwind_settings)
     created = prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings, schema)
     meta["layout"] = struct_layout
@@ -374,9 +397,12 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
             proc = loader.start(target.path, target.pid, loader_args(attachments, groups),
                                 interval_s, duration_s, stderr=log, settings=settings,
                                 layout=layout_args(struct_layout, schema),
-                                budget_ppm=round((budget_pct or 0) * 10000))
+                                budget_ppm=round((budget_pct or 0) * 10000),
+                                extra=["--unwind-table", cfi_path] if cfi_path else [])
     except (UserError, OSError) as e:
         discard_dir(out_dir, created)
+        if cfi_path:
+            os.remove(cfi_path)
         raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
     names, meta["sql"] = sql_access(target, probes, sql_dsn, use_sql)
     namer, meta["latch_names"] = latch_namer(target, probes, sql_dsn, use_sql)
@@ -391,6 +417,8 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
             namer.memory.close()
         if live:
             live.close()
+        if cfi_path:
+            os.remove(cfi_path)
     if attached_at is None:
         reason = loader.failure(proc, log_path)
         discard_dir(out_dir, created)
