@@ -10,8 +10,10 @@ frames) and gaps between functions stop the unwinder.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -203,6 +205,18 @@ def unwind_settings(libc: Libc, table: np.ndarray, pages: np.ndarray) -> dict[st
             "libc_cfi_rows": len(table), "libc_cfi_page_count": len(pages)}
 
 
+def main(argv: list[str]) -> int:
+    """python -m innostall.collector.libc PID PATH: write the libc frame table of process
+    PID to PATH and print its settings as JSON (nothing when there is none). The recorder
+    runs it in a process of its own: decoding libc's .eh_frame takes about 100 MB, which
+    the recorder, running next to the database, keeps for nothing once the table is out."""
+    lib = find(int(argv[0]))
+    settings = write_table(lib, argv[1]) if lib else None
+    if settings:
+        print(json.dumps(settings))
+    return 0
+
+
 def write_table(libc: Libc, path: str) -> dict[str, int] | None:
     """Write libc's frame table, then its page index, to path; the settings that go with
     them, or None when the table does not fit the BPF map (the stacks then stop at libc's
@@ -215,3 +229,7 @@ def write_table(libc: Libc, path: str) -> dict[str, int] | None:
         table.tofile(f)
         pages.tofile(f)
     return unwind_settings(libc, table, pages)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

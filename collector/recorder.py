@@ -19,7 +19,7 @@ from innostall.errors import UserError
 from innostall.recording_format import JOURNAL, META, meta_fact
 from innostall.schema import Schema
 
-from . import latch_names, libc, loader, sql, store
+from . import latch_names, loader, sql, store
 from .discover import ResolvedProbe, layout
 from .stacks import StackSymbolizer
 from .target import Target
@@ -143,12 +143,12 @@ def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | Non
     without latch probes, a process or a table that fits."""
     if not target.pid or not any(p.ok and "latch_wait_exit" in p.programs.values() for p in probes):
         return None, {}
-    lib = libc.find(target.pid)
-    if lib is None:
-        return None, {}
     fd, path = tempfile.mkstemp(prefix="innostall-libc-cfi-")
     os.close(fd)
-    settings = libc.write_table(lib, path)
+    # in a process of its own, as the tables are written: decoding .eh_frame takes memory
+    done = subprocess.run([sys.executable, "-m", "innostall.collector.libc", str(target.pid), path],
+                          capture_output=True, text=True)
+    settings = json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
     if settings is None:
         os.remove(path)
         return None, {}
