@@ -277,10 +277,10 @@ class StackJournal:
             rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
             rec["latch_stacks"] = [[kind, ident, mode, waits, ns, self.fold(stack)]
                                    for kind, ident, mode, waits, ns, stack in rec.get("latch_stacks", [])]
-        elif rec["type"] == "latches":
-            self.name_latches(rec)
             rec["holders"] = [[latch, mode, thread, waits, ns, self.fold(stack)]
                               for latch, mode, thread, waits, ns, stack in rec.get("holders", [])]
+        elif rec["type"] == "latches":
+            self.name_latches(rec)
         elif rec["type"] == "read_views":
             for view in rec["views"]:
                 view["folded"] = self.fold(view.pop("stack"), view.get("pid"))
