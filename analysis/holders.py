@@ -49,7 +49,9 @@ def top_holders(holders: pd.DataFrame, latches: int = 5, per_latch: int = 3) -> 
     out = []
     for latch, total_us in by_latch.head(latches).items():
         rows = holders[holders["latch"] == latch].nlargest(per_latch, "wait_us")
-        out.append({"latch": f"{int(latch):#x}", "wait_ms": round(total_us / 1000, 1),
+        named = rows["name"].iloc[0] if "name" in rows else None
+        out.append({"latch": f"{int(latch):#x}", "name": named or "unknown",
+                    "wait_ms": round(total_us / 1000, 1),
                     "holders": [{"role": r.role, "thread": r.thread, "waits": int(r.waits),
                                  "wait_ms": round(r.wait_us / 1000, 1), "stack": r.stack}
                                 for r in rows.itertuples()]})

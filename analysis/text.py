@@ -86,7 +86,7 @@ def holder_lines(latches: list[dict], frames: int = 6) -> list[str]:
         return []
     lines = ["", "Latch holders: who released the latches others waited on (leaf first)"]
     for latch in latches:
-        lines.append(f"  latch {latch['latch']}: {latch['wait_ms']:.1f} ms waited")
+        lines.append(f"  {latch['name']} ({latch['latch']}): {latch['wait_ms']:.1f} ms waited")
         lines += [f"    {h['role']:<20} {h['wait_ms']:9.1f} ms {h['waits']:>7} waits  "
                   f"{leaf_path(h['stack'], frames)}" for h in latch["holders"]]
     return lines

@@ -257,6 +257,7 @@ class StackJournal:
         self.target = target
         self.names = names  # who holds the read views, by SQL when we may log in
         self.latches = latches  # names the contended latches, from the server's memory
+        self.latch_name_at: dict[int, str] = {}  # address -> name, as the latches lines named them
         self._symbolizer: StackSymbolizer | None = None  # built at the first stack
         # Latch stacks carry no pid: with --binary, any process running the executable
         # has it mapped the same way, so its maps resolve them.
@@ -277,7 +278,7 @@ class StackJournal:
             rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
             rec["latch_stacks"] = [[kind, ident, mode, waits, ns, self.fold(stack)]
                                    for kind, ident, mode, waits, ns, stack in rec.get("latch_stacks", [])]
-            rec["holders"] = [[latch, mode, thread, waits, ns, self.fold(stack)]
+            rec["holders"] = [[latch, mode, thread, waits, ns, self.fold(stack), self.holder_latch_name(latch)]
                               for latch, mode, thread, waits, ns, stack in rec.get("holders", [])]
         elif rec["type"] == "latches":
             self.name_latches(rec)
@@ -307,6 +308,15 @@ class StackJournal:
             kind, ident, address = row[0], row[1], row[6]
             row += (self.latches.name(kind, ident, address) if self.latches
                     else (latch_names.UNKNOWN, latch_names.KIND_NAMES.get(kind, "latch")))
+            self.latch_name_at[address] = row[-2]
+
+    def holder_latch_name(self, address: int) -> str:
+        """A holder's latch by the name its waits were given (the latches lines come every
+        interval, the holders with the latch tables after them), else by its address."""
+        name = self.latch_name_at.get(address)
+        if name is None and self.latches:
+            name = self.latches.name_address(address)[0]
+        return name or latch_names.UNKNOWN
 
 
 def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,

@@ -27,7 +27,8 @@
     latch_stacks.parquet  waiter stacks per latch: name, kind, mode, stack (folded), waits,
                       wait_us (whole recording)
     latch_holders.parquet  who held a latch while others waited: the thread that woke each
-                      waiter, by latch: latch (its address), mode (the waiter's), thread
+                      waiter, by latch: latch (its address), name (as latches names it),
+                      mode (the waiter's), thread
                       (the waker's name), role (analysis/holders.py), stack (folded, the
                       waker's at the wake: its release site), waits, wait_us (the time the
                       woken waits lasted; whole recording)
@@ -293,16 +294,17 @@ def latch_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(LATCH_STACK_COLUMNS)).astype(LATCH_STACK_COLUMNS)
     return df.groupby(["name", "kind", "mode", "stack"], as_index=False, observed=True)[["waits", "wait_us"]].sum() \
         .astype(LATCH_STACK_COLUMNS) if len(df) else df
-HOLDER_COLUMNS = {"latch": "int64", "mode": "string", "thread": "string", "role": "string",
-                  "stack": "string", "waits": "int64", "wait_us": "float64"}
+HOLDER_COLUMNS = {"latch": "int64", "name": "string", "mode": "string", "thread": "string",
+                  "role": "string", "stack": "string", "waits": "int64", "wait_us": "float64"}
 
 
 def holders_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     import pandas as pd
     from innostall.analysis.holders import role_of
     modes = schema.wait_modes
-    rows = [(latch, modes[mode], thread, role_of(thread, folded), folded, waits, ns / 1000)
-            for latch, mode, thread, waits, ns, folded in latest_latch_tables(records).get("holders", [])]
+    rows = [(latch, (name or [UNNAMED])[0], modes[mode], thread, role_of(thread, folded), folded, waits,
+             ns / 1000)
+            for latch, mode, thread, waits, ns, folded, *name in latest_latch_tables(records).get("holders", [])]
     return pd.DataFrame(rows, columns=list(HOLDER_COLUMNS)).astype(HOLDER_COLUMNS)
 
 

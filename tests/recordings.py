@@ -60,14 +60,14 @@ def meta(walks: bool, latches: bool = False, **extra) -> dict:
             "end_reason": "duration", "complete": True, "schema": loader.schema().raw, **extra}
 
 
-LATCH_HOLDERS = [  # latch address, mode, waker's thread name, waits, ns, waker's stack
+LATCH_HOLDERS = [  # latch address, mode, waker's thread name, waits, ns, waker's stack, name
     [0x7f0000001000, 1, "mariadbd", 30, 7_000_000,
      ";".join([FRAMES["root"], FRAMES["conn"], FRAMES["exec"], FRAMES["update"],
                "mtr_t::commit()", "sux_lock<ssux_lock_impl<true> >::x_unlock(bool)",
-               "srw_mutex_impl<true>::wake()", "syscall"])],
+               "srw_mutex_impl<true>::wake()", "syscall"]), "block 5:3 sbtest/sbtest1 PRIMARY"],
     [0x7f0000002000, 3, "mariadbd", 4, 300_000,
      ";".join(["purge_coordinator_callback(void*)", "trx_purge(unsigned long, bool)",
-               "pthread_mutex_unlock", "__lll_lock_wake"])],
+               "pthread_mutex_unlock", "__lll_lock_wake"]), "unknown"],
 ]
 LATCH_STACKS = [  # mode (index into S, X, SX, other), waits, ns, folded stack
     [1, 40, 9_000_000, ";".join([FRAMES["root"], FRAMES["conn"], FRAMES["exec"], FRAMES["update"],
@@ -145,8 +145,8 @@ def synthetic_journal(intervals: int, walks: bool, scale: int = 1, latches: bool
                             "stacks": [[m, w * scale, ns * scale, f] for m, w, ns, f in LATCH_STACKS],
                             "latch_stacks": [[1, 5 << 32 | 3, m, w * scale, ns * scale, f]
                                              for m, w, ns, f in LATCH_STACKS],
-                            "holders": [[latch, m, thread, w * scale, ns * scale, f]
-                                        for latch, m, thread, w, ns, f in LATCH_HOLDERS]})
+                            "holders": [[latch, m, thread, w * scale, ns * scale, f, name]
+                                        for latch, m, thread, w, ns, f, name in LATCH_HOLDERS]})
     return records
 
 
