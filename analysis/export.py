@@ -12,7 +12,7 @@ from . import flamegraph, metrics, pprof, speedscope, views
 from .summary import summary
 from .recording import Recording
 
-EVENT_TABLES = ["walks", "pages", "wait_stacks", "read_views"]  # Recording attributes, one CSV each
+EVENT_TABLES = ["walks", "pages", "wait_stacks", "read_views", "latch_holders"]  # Recording attributes, one CSV each
 
 
 def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:

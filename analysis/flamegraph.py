@@ -45,6 +45,9 @@ FLAME_GRAPHS = [
                "Latch waits, by time waited (leaf: the mode waited for)", leaf="mode"),
     FlameGraph("latch-waiters.by-time", "latch_stacks", "wait_us", "µs waited",
                "Latch waiters of every latch, by time waited (leaf: the latch's name)", leaf="name"),
+    FlameGraph("latch-holders.by-time", "latch_holders", "wait_us", "µs of waiting caused",
+               "Latch holders: the stacks that released a latch others waited on, by the time "
+               "those waits lasted (leaf: the holder's role)", leaf="role"),
 ]
 
 

@@ -15,6 +15,8 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         walks      t_s, tid, depth, latency_us, stack: deep version walks (empty if none)
         pages      space, page_no, waits, wait_us: buffer blocks whose latch was waited for
         wait_stacks  mode, stack, waits, wait_us: user stacks of latch waits
+        latch_holders  latch, mode, thread, role, stack, waits, wait_us: the threads that
+                   woke latch waiters (released the latch), by the waiting they caused
         read_views interval, t_s, tid, opened_s, age_s, history_at_open, stack, connection_id,
                    user, statement, source, open: the oldest read views at each snapshot
         purge      one row per interval: the history (NaN where unknown), its pinned and
@@ -33,6 +35,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "walks": rec.walks,
         "pages": rec.pages,
         "wait_stacks": rec.wait_stacks,
+        "latch_holders": rec.latch_holders,
         "read_views": rec.read_views,
         "purge": purge.purge_table(rec),
         "intervals": views.interval_table(rec),

@@ -200,6 +200,8 @@ def latch_section(rec: Recording, summary: dict) -> dict:
     flames, note = flame_graphs(rec, "wait_stacks")
     by_latch, by_latch_note = flame_graphs(rec, "latch_stacks")
     flames, note = flames + by_latch, note or by_latch_note
+    holder_flames, holder_note = flame_graphs(rec, "latch_holders")
+    flames, note = flames + holder_flames, note or holder_note
     return {"summary": summary.get("block_lock"), "others": summary.get("other_latch"),
             "named": summary.get("latches"),
             "waits": hist_group_section(rec, views.latch_hists(rec), "Latch wait time", "latch-waits"),

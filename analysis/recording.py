@@ -34,6 +34,8 @@ class Recording:
     # the same per interval: interval, t_s, name, kind, waits, wait_us
     latch_stacks: pd.DataFrame | None = None
     # waiter stacks per latch: name, kind, mode, stack, waits, wait_us
+    latch_holders: pd.DataFrame | None = None
+    # who woke latch waiters: latch, mode, thread, role, stack (the waker's), waits, wait_us
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
 
     def __post_init__(self):
@@ -41,6 +43,8 @@ class Recording:
             self.wait_stacks = fmt.wait_stacks_table([], self.schema)
         if self.latch_stacks is None:
             self.latch_stacks = fmt.latch_stacks_table([], self.schema)
+        if self.latch_holders is None:
+            self.latch_holders = fmt.holders_table([], self.schema)
 
     def counter_total(self, name: str) -> int:
         return int(self.counters.loc[self.counters["name"] == name, "value"].sum())
@@ -70,7 +74,8 @@ def optional_tables(schema: Schema) -> dict:
             "read_views": (fmt.READ_VIEWS, fmt.read_views_table),
             "latches": (fmt.LATCHES, fmt.latches_table),
             "latch_timeline": (fmt.LATCH_TIMELINE, fmt.latch_timeline_table),
-            "latch_stacks": (fmt.LATCH_STACKS, lambda records: fmt.latch_stacks_table(records, schema))}
+            "latch_stacks": (fmt.LATCH_STACKS, lambda records: fmt.latch_stacks_table(records, schema)),
+            "latch_holders": (fmt.HOLDERS, lambda records: fmt.holders_table(records, schema))}
 
 
 def load(path: str) -> Recording:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .cost import cost_summary, coverage
+from .holders import top_holders
 from .histogram import percentile, stats
 from .purge import purge_story
 from .recording import Recording
@@ -93,7 +94,10 @@ def block_lock_summary(rec: Recording) -> dict:
 def other_latch_summary(rec: Recording) -> dict:
     return {"waits": rec.counter_total("other_latch_waits"),
             "wait_us": latency_summary(rec, "other_latch_wait"),
-            "total_wait_ms": round(rec.counter_total("other_latch_wait_ns") / 1e6, 1)}
+            "total_wait_ms": round(rec.counter_total("other_latch_wait_ns") / 1e6, 1),
+            # of which pthread mutexes (MariaDB 10.6+'s mysql_mutex_t), waited for in libc
+            "mutex_waits": rec.counter_total("mutex_waits"),
+            "mutex_wait_ms": round(rec.counter_total("mutex_wait_ns") / 1e6, 1)}
 
 
 def latch_waiters(rec: Recording, name: str, kind: str, top: int = 3) -> list[dict]:
@@ -178,6 +182,7 @@ def summary(rec: Recording) -> dict:
         "block_lock": block_lock_summary(rec),
         "other_latch": other_latch_summary(rec),
         "latches": latches_summary(rec),
+        "latch_holders": top_holders(rec.latch_holders),
         "drops": rec.counter_total("drops"),
         "governor": cost_summary(rec),
     }

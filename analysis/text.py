@@ -12,6 +12,7 @@ from innostall.schema import bcc_unit
 from .cost import render_cost, sampled_note
 from .histogram import format_log2
 from .purge import seconds
+from .holders import top_holders
 from .recording import Recording
 from .stacks import leaf_path
 from .summary import (OTHER_LATCHES, block_lock_findings, ended_by, purge_findings, summary,
@@ -75,6 +76,19 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
     block_stacks = rec.wait_stacks[rec.wait_stacks["mode"] != OTHER_LATCHES]
     if len(block_stacks):
         lines += ["", "Stacks waiting longest (leaf first)"] + wait_stack_lines(block_stacks)
+    return lines + holder_lines(top_holders(rec.latch_holders))
+
+
+def holder_lines(latches: list[dict], frames: int = 6) -> list[str]:
+    """The latches whose waits lasted longest, each with the threads that released it to
+    its waiters (the wakeup relation), by the waiting they ended."""
+    if not latches:
+        return []
+    lines = ["", "Latch holders: who released the latches others waited on (leaf first)"]
+    for latch in latches:
+        lines.append(f"  {latch['name']} ({latch['latch']}): {latch['wait_ms']:.1f} ms waited")
+        lines += [f"    {h['role']:<20} {h['wait_ms']:9.1f} ms {h['waits']:>7} waits  "
+                  f"{leaf_path(h['stack'], frames)}" for h in latch["holders"]]
     return lines
 
 

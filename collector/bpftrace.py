@@ -33,7 +33,10 @@ def binary_path(target: Target) -> str:
 
 
 def attach_points(kind: str, target: Target, probe: ResolvedProbe) -> str:
-    """uprobe:PATH:SYMBOL, or the address where the name lives only in a debug file."""
+    """uprobe:PATH:SYMBOL, or the address where the name lives only in a debug file (or,
+    for a function of a library the server runs with, nowhere: glibc's __lll_lock_wait)."""
+    if probe.path:  # the library as this host names it (map_files links to it)
+        return ",\n".join(f"{kind}:{os.path.realpath(probe.path)}:{s.vaddr:#x}" for s in probe.symbols)
     path = binary_path(target)
     own = target.elf.find([s.name for s in probe.symbols], ".symtab") | \
         target.elf.find([s.name for s in probe.symbols], ".dynsym")

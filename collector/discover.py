@@ -10,6 +10,7 @@ from importlib import resources
 
 from innostall.errors import UserError
 
+from . import libc
 from .elf import Symbol
 from .target import Target, parse_version
 
@@ -35,6 +36,7 @@ class ResolvedProbe:
     group: str = ""  # sampling group of the cost governor; "" = never sampled
     group_setting: str | None = None  # BPF setting told this probe's group number
     bpftrace_with: dict[str, str] = field(default_factory=dict)  # placeholder -> probe
+    path: str | None = None  # the library the offsets are in (`library`); None: the server
 
     @property
     def ok(self) -> bool:
@@ -49,7 +51,8 @@ class ResolvedProbe:
         return self.offsets[0] if self.offsets else None
 
     def attach_args(self) -> list[str]:
-        return [f"{prog}={offset:#x}" for offset in self.offsets for prog in self.programs.values()]
+        where = f"@{self.path}" if self.path else ""
+        return [f"{prog}={offset:#x}{where}" for offset in self.offsets for prog in self.programs.values()]
 
 
 @cache
@@ -140,7 +143,39 @@ class MembersUnknown(Exception):
     """The function is there, but the programs need struct members the catalog lacks."""
 
 
+def library_symbols(variant: dict, target: Target) -> tuple[libc.Libc | None, list[Symbol]]:
+    """A variant in a library the server runs with (`library = "libc"`): its `symbols`,
+    named in the library's symbol tables or its debug file; a hidden one (`hidden_in`:
+    the exported function that calls it) found as that function's unexported callee."""
+    lib = libc.find(target.pid)
+    if lib is None:
+        return None, []
+    names = variant.get("symbols", [])
+    found = lib.functions(names)
+    present = [found[n] for n in names if n in found][:1]
+    if not present and "hidden_in" in variant:
+        callee = libc.hidden_callee(lib, variant["hidden_in"])
+        present = [callee] if callee else []
+    return lib, present
+
+
+def resolve_library_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool:
+    lib, present = library_symbols(variant, target)
+    if not present:
+        return False
+    probe.symbols = present
+    probe.offsets = [lib.file_offset(s.vaddr) for s in present]
+    probe.path = lib.path
+    probe.programs = dict(variant.get("programs", probe.programs))
+    probe.decode = dict(variant.get("decode", {}))
+    probe.exact = variant.get("exact", True)
+    probe.bpftrace = variant.get("bpftrace", probe.bpftrace)
+    return True
+
+
 def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool:
+    if variant.get("library") == "libc":
+        return resolve_library_variant(probe, variant, target)
     present = variant_symbols(variant, target)
     if not present:
         return False
@@ -228,6 +263,10 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
 def missing_reason(target: Target, variants: list[tuple[dict, bool]]) -> str:
     if not variants:
         return f"not available on {target.label}"
+    if all(v.get("library") for v, _ in variants):
+        if not target.pid:
+            return "in a library the server runs with: needs a running server (--pid)"
+        return "the function is not in the server's C library (not glibc 2.34+, or it is renamed)"
     tried = [s for v, _ in variants for s in v.get("symbols", []) + [v.get("function")] if s]
     if not target.elf.has_symtab and not target.debug:
         return "not exported, and the binary has no symbol table: install its debug symbols"

@@ -113,6 +113,27 @@ static unsigned long long attached_ns(struct governor *gov, unsigned int group,
 	return w.open_ns + (w.open ? now - w.opened_ns : 0);
 }
 
+/* What the latch programs spent beyond their hits, as they timed it (latch_extra_ns:
+ * user stacks, libc unwinding, the wakeup tracepoint), charged to the latch group: the
+ * group of latch_wait_exit, whose waits the stacks and wakeups serve. */
+static void account_latch_extra(struct governor *gov)
+{
+	int fd = bpf_map__fd(gov->obj->maps.counters), i;
+	__u32 id = CNT_LATCH_EXTRA_NS;
+	__u64 total;
+	double cost;
+
+	for (i = 0; i < gov->nr_att; i++)
+		if (!strcmp(gov->att[i].prog, "latch_wait_exit"))
+			break;
+	if (i == gov->nr_att || bpf_map_lookup_elem(fd, &id, &total))
+		return;
+	cost = total - gov->latch_extra_ns;
+	gov->latch_extra_ns = total;
+	gov->groups[gov->att[i].group].cost_ns += cost;
+	gov->groups[gov->att[i].group].spent_ns += cost;
+}
+
 /* Add the hits since the last read to the groups' costs. */
 static void account_hits(struct governor *gov)
 {
@@ -134,6 +155,7 @@ static void account_hits(struct governor *gov)
 		gov->groups[gov->att[i].group].cost_ns += cost;
 		gov->groups[gov->att[i].group].spent_ns += cost;
 	}
+	account_latch_extra(gov);
 }
 
 /* Returns when it wants to be called next, 0 for never. */

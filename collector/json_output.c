@@ -154,6 +154,27 @@ static void print_frames(int traces_fd, __s32 stack_id)
 		printf("%s%llu", i ? "," : "", frames[i]);
 }
 
+/* As print_frames, with the frames unwound through libc spliced in after the first
+ * (innostall.h, struct unwound): the kernel's walk from the frame pointer resumes above
+ * the server frame that called libc, unless libc code had moved the frame pointer. */
+static void print_unwound_frames(int traces_fd, __s32 stack_id, const struct unwound *libc)
+{
+	__u64 frames[MAX_STACK_DEPTH] = {};
+	__u32 i, n = libc->nr < UNWOUND_FRAMES ? libc->nr : UNWOUND_FRAMES;
+
+	if (!n) {
+		print_frames(traces_fd, stack_id);
+		return;
+	}
+	if (stack_id < 0 || bpf_map_lookup_elem(traces_fd, &stack_id, frames))
+		return;
+	printf("%llu", frames[0]);
+	for (i = 0; i < n; i++)
+		printf(",%llu", libc->pc[i]);
+	for (i = 1; !libc->fp_lost && i < MAX_STACK_DEPTH && frames[i]; i++)
+		printf(",%llu", frames[i]);
+}
+
 /* [mode, waits, ns, [addresses]] per user stack, innermost frame first */
 static void print_stacks(int stacks_fd, int traces_fd)
 {
@@ -168,7 +189,40 @@ static void print_stacks(int stacks_fd, int traces_fd)
 			continue;
 		printf("%s[%u,%llu,%llu,[", first ? "" : ",", stack.mode, sum.count, sum.total_ns);
 		first = false;
-		print_frames(traces_fd, stack.stack_id);
+		print_unwound_frames(traces_fd, stack.stack_id, &stack.libc);
+		printf("]]");
+	}
+}
+
+/* A thread name, as JSON: printable ASCII kept, anything else (and quotes) as '?'. */
+static void print_comm(const char *comm)
+{
+	int i;
+
+	putchar('"');
+	for (i = 0; i < COMM_LEN && comm[i]; i++)
+		putchar(comm[i] >= 0x20 && comm[i] < 0x7f && comm[i] != '"' && comm[i] != '\\' ?
+			comm[i] : '?');
+	putchar('"');
+}
+
+/* [latch, mode, waker's thread name, waits, ns, [waker's stack]] per latch and holder */
+static void print_holders(int holders_fd, int traces_fd)
+{
+	struct holder_key key, prev;
+	struct wait_sum sum;
+	bool first = true, more;
+
+	for (more = !bpf_map_get_next_key(holders_fd, NULL, &key); more;
+	     more = !bpf_map_get_next_key(holders_fd, &prev, &key)) {
+		prev = key;
+		if (bpf_map_lookup_elem(holders_fd, &key, &sum))
+			continue;
+		printf("%s[%llu,%u,", first ? "" : ",", key.latch, key.stack.mode);
+		print_comm(key.comm);
+		printf(",%llu,%llu,[", sum.count, sum.total_ns);
+		first = false;
+		print_unwound_frames(traces_fd, key.stack.stack_id, &key.stack.libc);
 		printf("]]");
 	}
 }
@@ -188,19 +242,23 @@ static void print_latch_stacks(int stacks_fd, int traces_fd)
 		printf("%s[%u,%llu,%u,%llu,%llu,[", first ? "" : ",", key.kind, key.id, key.mode,
 		       sum.count, sum.total_ns);
 		first = false;
-		print_frames(traces_fd, key.stack_id);
+		print_unwound_frames(traces_fd, key.stack_id, &key.libc);
 		printf("]]");
 	}
 }
 
 void print_latch_tables(struct innostall_bpf *obj)
 {
+	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
+
 	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"pages\":[", now_ns(CLOCK_MONOTONIC));
 	print_pages(bpf_map__fd(obj->maps.block_pages));
 	printf("],\"stacks\":[");
-	print_stacks(bpf_map__fd(obj->maps.wait_stacks), bpf_map__fd(obj->maps.stack_traces));
+	print_stacks(bpf_map__fd(obj->maps.wait_stacks), traces_fd);
 	printf("],\"latch_stacks\":[");
-	print_latch_stacks(bpf_map__fd(obj->maps.latch_stacks), bpf_map__fd(obj->maps.stack_traces));
+	print_latch_stacks(bpf_map__fd(obj->maps.latch_stacks), traces_fd);
+	printf("],\"holders\":[");
+	print_holders(bpf_map__fd(obj->maps.latch_holders), traces_fd);
 	printf("]}\n");
 	fflush(stdout);
 }

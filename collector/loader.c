@@ -42,7 +42,7 @@
 #include "trace_helpers.h"
 #include "uprobe.h"
 
-#define MAX_SETTINGS 16
+#define MAX_SETTINGS 24
 
 struct setting {
 	const char *name;
@@ -63,6 +63,7 @@ static struct env {
 	struct setting settings[MAX_SETTINGS];
 	int nr_settings;
 	struct innodb_layout layout;
+	const char *unwind_table;
 } env = { .interval_ms = 1000, .pid = -1 };
 
 static volatile sig_atomic_t exiting;
@@ -149,7 +150,7 @@ static void usage(FILE *out)
 	fputs("usage: innostall-loader --binary PATH [--pid PID] --attach PROG=OFFSET[@PATH][#GROUP] ...\n"
 	      "           [--interval-ms N] [--duration-ms N] [--budget-ppm N]\n"
 	      "           [--hit-cost ENTRY_NS,RETURN_NS] [--set NAME=VALUE ...]\n"
-	      "           [--layout MEMBER=VALUE ...] [--verbose]\n"
+	      "           [--layout MEMBER=VALUE ...] [--unwind-table PATH] [--verbose]\n"
 	      "       innostall-loader --calibrate   print the cost of a probe hit and exit\n"
 	      "       innostall-loader --schema      print the measurement schema and exit\n"
 	      "\n"
@@ -163,7 +164,9 @@ static void usage(FILE *out)
 	      "                      (0: no limit, every probe stays attached)\n"
 	      "  --set NAME=VALUE    a const volatile setting of the BPF programs\n"
 	      "  --layout MEMBER=VALUE  a member of the server's struct layout, e.g.\n"
-	      "                      buf_block_t.lock=136 (--schema lists them)\n", out);
+	      "                      buf_block_t.lock=136 (--schema lists them)\n"
+	      "  --unwind-table PATH  libc's frame table (struct cfi_row records, collector/unwind.py),\n"
+	      "                      with --set libc_text_lo=,libc_text_hi=,libc_bias=,libc_cfi_rows=\n", out);
 }
 
 static void parse_args(int argc, char **argv)
@@ -178,6 +181,7 @@ static void parse_args(int argc, char **argv)
 		{ "budget-ppm", required_argument, NULL, 'B' },
 		{ "hit-cost", required_argument, NULL, 'H' },
 		{ "layout", required_argument, NULL, 'L' },
+		{ "unwind-table", required_argument, NULL, 'U' },
 		{ "calibrate", no_argument, NULL, 'C' },
 		{ "schema", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -197,6 +201,7 @@ static void parse_args(int argc, char **argv)
 		case 'B': env.budget_ppm = parse_long(optarg, "budget"); break;
 		case 'H': parse_hit_cost(optarg); break;
 		case 'L': set_layout(optarg); break;
+		case 'U': env.unwind_table = optarg; break;
 		case 'C': env.calibrate_only = true; break;
 		case 'S': print_schema(); exit(0);
 		case 'v': env.verbose = true; break;
@@ -340,6 +345,60 @@ static void attach_purge_sleeps(struct innostall_bpf *obj)
 		     strerror(errno));
 }
 
+/* After the rows, the row in force at each page's start, as many as libc_cfi_page_count. */
+static void load_cfi_pages(struct innostall_bpf *obj, FILE *f)
+{
+	int fd = bpf_map__fd(obj->maps.libc_cfi_pages);
+	__u32 pages = obj->rodata->libc_cfi_page_count, i, row;
+
+	for (i = 0; i < pages; i++) {
+		if (fread(&row, sizeof(row), 1, f) != 1)
+			die("%s: %u page entries, the setting says %u", env.unwind_table, i, pages);
+		if (bpf_map_update_elem(fd, &i, &row, BPF_ANY))
+			die("cannot fill libc's page index: %s", strerror(errno));
+	}
+}
+
+/* libc's frame table (unwind.bpf.h), read from the file the recorder wrote: as many rows
+ * as the libc_cfi_rows setting says, which the programs search, then its page index. */
+static void load_unwind_table(struct innostall_bpf *obj)
+{
+	int fd = bpf_map__fd(obj->maps.libc_cfi);
+	__u32 rows = obj->rodata->libc_cfi_rows, i;
+	struct cfi_row row;
+	FILE *f;
+
+	if (!env.unwind_table || !rows)
+		return;
+	f = fopen(env.unwind_table, "rb");
+	if (!f)
+		die("cannot open %s: %s", env.unwind_table, strerror(errno));
+	for (i = 0; i < rows; i++) {
+		if (fread(&row, sizeof(row), 1, f) != 1)
+			die("%s: %u rows, the setting says %u", env.unwind_table, i, rows);
+		if (bpf_map_update_elem(fd, &i, &row, BPF_ANY))
+			die("cannot fill libc's frame table: %s", strerror(errno));
+	}
+	load_cfi_pages(obj, f);
+	fclose(f);
+}
+
+/* The wakeup tracepoint that finds latch holders (wakeup.bpf.c), when latch waits are
+ * traced: not a uprobe, so attached here, once, and gone with the object. */
+static void attach_latch_holders(struct innostall_bpf *obj)
+{
+	int i;
+
+	for (i = 0; i < env.nr_attach; i++)
+		if (!strcmp(env.attach[i].prog, "latch_wait_exit"))
+			break;
+	if (i == env.nr_attach)
+		return;
+	obj->links.latch_waker = bpf_program__attach(obj->progs.latch_waker);
+	if (!obj->links.latch_waker)
+		warn("latch holders are not traced (%s)", strerror(errno));
+}
+
 static unsigned long long earliest(unsigned long long a, unsigned long long b)
 {
 	return !a ? b : !b ? a : a < b ? a : b;
@@ -418,6 +477,8 @@ int main(int argc, char **argv)
 					   .pid = env.pid, .binary = env.binary,
 					   .interval_ms = env.interval_ms };
 	attach_purge_sleeps(obj);
+	load_unwind_table(obj);
+	attach_latch_holders(obj);
 	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
 	print_attached(env.attach, env.nr_attach);
 

@@ -34,7 +34,8 @@ def schema() -> Schema:
 
 def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
           duration_s: float | None, stderr, settings: dict[str, int] | None = None,
-          layout: list[str] | None = None, budget_ppm: int = 0) -> subprocess.Popen:
+          layout: list[str] | None = None, budget_ppm: int = 0,
+          extra: list[str] | None = None) -> subprocess.Popen:
     """settings: `const volatile` globals of the BPF programs, e.g. deep_walk_threshold.
     layout: MEMBER=VALUE of the server's struct layout the latch programs read.
     budget_ppm: what the probes may cost, in millionths of the server's CPU; 0: no limit."""
@@ -50,6 +51,7 @@ def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
         cmd += ["--set", f"{name}={int(value)}"]
     for member in layout or []:
         cmd += ["--layout", member]
+    cmd += extra or []
     # Its own session: a terminal's Ctrl-C reaches only us, and we end it cleanly.
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True,
                             start_new_session=True)

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Callable
 
@@ -136,6 +137,24 @@ def group_settings(probes: list[ResolvedProbe], groups: list[str]) -> dict[str, 
             for p in probes if p.ok and p.group_setting and p.group in groups}
 
 
+def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | None, dict[str, int]]:
+    """libc's frame table for the latch programs' stacks (collector/libc.py), written to a
+    temporary file the loader reads at start, and the settings that go with it; none
+    without latch probes, a process or a table that fits."""
+    if not target.pid or not any(p.ok and "latch_wait_exit" in p.programs.values() for p in probes):
+        return None, {}
+    fd, path = tempfile.mkstemp(prefix="innostall-libc-cfi-")
+    os.close(fd)
+    # in a process of its own, as the tables are written: decoding .eh_frame takes memory
+    done = subprocess.run([sys.executable, "-m", "innostall.collector.libc", str(target.pid), path],
+                          capture_output=True, text=True)
+    settings = json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
+    if settings is None:
+        os.remove(path)
+        return None, {}
+    return path, settings
+
+
 def check_budget(budget_pct: float | None) -> float | None:
     if budget_pct is not None and not 0 < budget_pct <= 100:
         raise UserError("--budget must be a percentage above 0 and at most 100")
@@ -238,6 +257,7 @@ class StackJournal:
         self.target = target
         self.names = names  # who holds the read views, by SQL when we may log in
         self.latches = latches  # names the contended latches, from the server's memory
+        self.latch_name_at: dict[int, str] = {}  # address -> name, as the latches lines named them
         self._symbolizer: StackSymbolizer | None = None  # built at the first stack
         # Latch stacks carry no pid: with --binary, any process running the executable
         # has it mapped the same way, so its maps resolve them.
@@ -258,6 +278,8 @@ class StackJournal:
             rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
             rec["latch_stacks"] = [[kind, ident, mode, waits, ns, self.fold(stack)]
                                    for kind, ident, mode, waits, ns, stack in rec.get("latch_stacks", [])]
+            rec["holders"] = [[latch, mode, thread, waits, ns, self.fold(stack), self.holder_latch_name(latch)]
+                              for latch, mode, thread, waits, ns, stack in rec.get("holders", [])]
         elif rec["type"] == "latches":
             self.name_latches(rec)
         elif rec["type"] == "read_views":
@@ -286,6 +308,15 @@ class StackJournal:
             kind, ident, address = row[0], row[1], row[6]
             row += (self.latches.name(kind, ident, address) if self.latches
                     else (latch_names.UNKNOWN, latch_names.KIND_NAMES.get(kind, "latch")))
+            self.latch_name_at[address] = row[-2]
+
+    def holder_latch_name(self, address: int) -> str:
+        """A holder's latch by the name its waits were given (the latches lines come every
+        interval, the holders with the latch tables after them), else by its address."""
+        name = self.latch_name_at.get(address)
+        if name is None and self.latches:
+            name = self.latches.name_address(address)[0]
+        return name or latch_names.UNKNOWN
 
 
 def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
@@ -362,6 +393,8 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
                 **check_settings(settings or {})}
+    cfi_path, unwind_settings = unwind_table(target, probes)
+    settings.update(unwind_settings)
     created = prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings, schema)
     meta["layout"] = struct_layout
@@ -374,9 +407,12 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
             proc = loader.start(target.path, target.pid, loader_args(attachments, groups),
                                 interval_s, duration_s, stderr=log, settings=settings,
                                 layout=layout_args(struct_layout, schema),
-                                budget_ppm=round((budget_pct or 0) * 10000))
+                                budget_ppm=round((budget_pct or 0) * 10000),
+                                extra=["--unwind-table", cfi_path] if cfi_path else [])
     except (UserError, OSError) as e:
         discard_dir(out_dir, created)
+        if cfi_path:
+            os.remove(cfi_path)
         raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
     names, meta["sql"] = sql_access(target, probes, sql_dsn, use_sql)
     namer, meta["latch_names"] = latch_namer(target, probes, sql_dsn, use_sql)
@@ -391,6 +427,8 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
             namer.memory.close()
         if live:
             live.close()
+        if cfi_path:
+            os.remove(cfi_path)
     if attached_at is None:
         reason = loader.failure(proc, log_path)
         discard_dir(out_dir, created)

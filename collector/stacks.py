@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from innostall.errors import UserError
 from innostall.names import demangle
 
+from .debuginfo import find_debug_file
 from .elf import ElfImage, FunctionIndex
 from .target import Target
 
@@ -70,7 +71,7 @@ class StackSymbolizer:
         if mapping is None:
             return f"[unknown] {address:#x}"
         offset = call - mapping.start + mapping.offset
-        index = self._index(pid, mapping.path)
+        index = self._index(pid, mapping)
         name = index.name_at_offset(offset) if index else None
         return demangle(name) if name else f"{os.path.basename(mapping.path)}+{offset:#x}"
 
@@ -83,16 +84,20 @@ class StackSymbolizer:
                     return m
         return None
 
-    def _index(self, pid: int, path: str) -> FunctionIndex | None:
-        if path not in self._indexes:
-            self._indexes[path] = self._open_index(pid, path)
-        return self._indexes[path]
+    def _index(self, pid: int, mapping: Mapping) -> FunctionIndex | None:
+        if mapping.path not in self._indexes:
+            self._indexes[mapping.path] = self._open_index(pid, mapping)
+        return self._indexes[mapping.path]
 
-    def _open_index(self, pid: int, path: str) -> FunctionIndex | None:
+    def _open_index(self, pid: int, mapping: Mapping) -> FunctionIndex | None:
+        path = mapping.path
         if path == self.target.exe or path == os.path.realpath(self.target.path):
             images = [self.target.elf] + ([self.target.debug] if self.target.debug else [])
             return FunctionIndex(*images)
-        try:  # through the process's root, so a containerised server's libraries resolve
-            return FunctionIndex(ElfImage(f"/proc/{pid}/root{path}"))
+        try:  # the mapped file itself, whatever root or namespace the server runs in
+            image = ElfImage(f"/proc/{pid}/map_files/{mapping.start:x}-{mapping.end:x}")
         except UserError:
             return None
+        # a library's debug file names its hidden functions (glibc's __lll_lock_wake ...)
+        debug = find_debug_file(image, path, root=f"/proc/{pid}/root")
+        return FunctionIndex(image, debug) if debug else FunctionIndex(image)

@@ -46,6 +46,7 @@ def write_tables(directory: str) -> None:
     fmt.latches_table(records).to_parquet(os.path.join(directory, fmt.LATCHES), index=False)
     fmt.latch_timeline_table(records).to_parquet(os.path.join(directory, fmt.LATCH_TIMELINE), index=False)
     fmt.latch_stacks_table(records, schema).to_parquet(os.path.join(directory, fmt.LATCH_STACKS), index=False)
+    fmt.holders_table(records, schema).to_parquet(os.path.join(directory, fmt.HOLDERS), index=False)
 
 
 if __name__ == "__main__":  # the recorder writes the tables in a process of their own

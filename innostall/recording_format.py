@@ -26,6 +26,12 @@
     latch_timeline.parquet  the same per interval: interval, t_s, name, kind, waits, wait_us
     latch_stacks.parquet  waiter stacks per latch: name, kind, mode, stack (folded), waits,
                       wait_us (whole recording)
+    latch_holders.parquet  who held a latch while others waited: the thread that woke each
+                      waiter, by latch: latch (its address), name (as latches names it),
+                      mode (the waiter's), thread
+                      (the waker's name), role (analysis/holders.py), stack (folded, the
+                      waker's at the wake: its release site), waits, wait_us (the time the
+                      woken waits lasted; whole recording)
     read_views.parquet  the oldest read views open at each snapshot (at most 8, oldest first),
                       one row per interval and view: interval, t_s, tid, opened_s (seconds
                       from the attach, negative when opened before it), age_s, history_at_open
@@ -60,6 +66,7 @@ LATCH_TIMELINE_COLUMNS = {"interval": "int32", "t_s": "float64", "name": "string
                           "waits": "int64", "wait_us": "float64"}
 LATCH_STACK_COLUMNS = {"name": "string", "kind": "string", "mode": "string", "stack": "string",
                        "waits": "int64", "wait_us": "float64"}
+HOLDERS = "latch_holders.parquet"
 SNAPSHOT_TYPES = ("attached", "interval", "final")
 # The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
@@ -287,6 +294,18 @@ def latch_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(LATCH_STACK_COLUMNS)).astype(LATCH_STACK_COLUMNS)
     return df.groupby(["name", "kind", "mode", "stack"], as_index=False, observed=True)[["waits", "wait_us"]].sum() \
         .astype(LATCH_STACK_COLUMNS) if len(df) else df
+HOLDER_COLUMNS = {"latch": "int64", "name": "string", "mode": "string", "thread": "string",
+                  "role": "string", "stack": "string", "waits": "int64", "wait_us": "float64"}
+
+
+def holders_table(records: list[dict], schema: Schema) -> pd.DataFrame:
+    import pandas as pd
+    from innostall.analysis.holders import role_of
+    modes = schema.wait_modes
+    rows = [(latch, (name or [UNNAMED])[0], modes[mode], thread, role_of(thread, folded), folded, waits,
+             ns / 1000)
+            for latch, mode, thread, waits, ns, folded, *name in latest_latch_tables(records).get("holders", [])]
+    return pd.DataFrame(rows, columns=list(HOLDER_COLUMNS)).astype(HOLDER_COLUMNS)
 
 
 def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:

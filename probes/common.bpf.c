@@ -4,6 +4,8 @@
 #include <bpf/bpf_helpers.h>
 #define INNOSTALL_DEFINE_SHARED
 #include "maps.bpf.h"
+#include "unwind.bpf.h"
+#include "holders.bpf.h"
 
 const volatile pid_t targ_tgid = 0;
 const volatile struct innodb_layout layout = {};

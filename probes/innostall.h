@@ -43,6 +43,9 @@
  *   gauge  a level, not a count: the value at the snapshot, never a delta (the history
  *          list length as the server last computed it; a *_peak gauge is the highest
  *          value seen since the previous snapshot, which the loader zeroes once printed)
+ * latch_extra_ns is what the latch programs spend beyond a probe hit, timed by themselves:
+ * user stacks, libc unwinding and the wakeup tracepoint; the governor charges it to the
+ * latch group.
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). */
 #define INNOSTALL_COUNTERS(X)                                                    \
@@ -89,7 +92,15 @@
 	X(CNT_PURGE_WORKER_NS, "purge_worker_ns", "total", "ns")                 \
 	X(CNT_PURGE_WORKER_CPU_NS, "purge_worker_cpu_ns", "total", "ns")         \
 	X(CNT_PURGE_WORKER_IO_NS, "purge_worker_io_ns", "total", "ns")           \
-	X(CNT_PURGE_WORKER_LATCH_NS, "purge_worker_latch_ns", "total", "ns")
+	X(CNT_PURGE_WORKER_LATCH_NS, "purge_worker_latch_ns", "total", "ns")    \
+	X(CNT_MUTEX_WAITS, "mutex_waits", "count", "waits")                      \
+	X(CNT_MUTEX_WAIT_NS, "mutex_wait_ns", "total", "ns")                     \
+	X(CNT_WAKEUPS_SEEN, "wakeups_seen", "count", "wakeups")                  \
+	X(CNT_HOLDER_WAKEUPS, "holder_wakeups", "count", "wakeups")              \
+	X(CNT_HOLDERS_FOUND, "holders_found", "count", "waits")                  \
+	X(CNT_UNWIND_STEPS, "unwind_steps", "count", "frames")                   \
+	X(CNT_UNWIND_FAILS, "unwind_fails", "count", "stacks")                   \
+	X(CNT_LATCH_EXTRA_NS, "latch_extra_ns", "total", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -191,10 +202,56 @@ struct page_key {
 	__u32 page_no;
 };
 
+/* Return addresses a frame-pointer walk cannot see: frames of a library built without
+ * frame pointers (glibc on Debian) between the probed instruction and the first frame of
+ * the server, recovered from the library's .eh_frame (unwind.bpf.h), innermost first. The
+ * kernel's walk starts at the instruction and goes on from the frame pointer, which such
+ * frames leave untouched: the server function that called into the library is the frame
+ * it misses. The loader prints stack[0], then these, then stack[1...]. When the library
+ * code had moved the frame pointer (fp_lost: pthread_cond_wait uses rbp as a register),
+ * the kernel's walk went astray: the frame-pointer walk goes on here instead, from the
+ * rbp the library had saved, up to UNWOUND_FRAMES in all, and stack[0] and these are
+ * printed. */
+#define UNWOUND_FRAMES 32
+#define LIBC_DEPTH 4 /* libc frames unwound at most before the server's */
+
+struct unwound {
+	__u64 pc[UNWOUND_FRAMES];
+	__u32 nr;
+	__u32 fp_lost;
+};
+
 struct stack_key {
 	__s32 stack_id; /* in stack_traces; negative when the stack could not be taken */
 	__u32 mode;
+	struct unwound libc;
 };
+
+#define COMM_LEN 16
+
+/* The thread that woke a latch waiter, and so released the latch it waited on (its
+ * release path made the futex wake). latch_holders sums the waits each one caused. */
+struct holder_key {
+	__u64 latch; /* the latch's address, as the wait's probe read it */
+	struct stack_key stack; /* the waker's user stack at the wake; mode: the waiter's */
+	char comm[COMM_LEN]; /* the waker's thread name */
+};
+
+/* The libc text the unwinder knows, from .eh_frame: one row per change of the canonical
+ * frame address rule, sorted by pc; a row holds until the next one. */
+enum cfa_base { CFA_UNKNOWN = 0, CFA_RSP = 1, CFA_RBP = 2 };
+
+struct cfi_row {
+	__u32 pc; /* link-time address in the library */
+	__s32 cfa_offset; /* CFA = base register + cfa_offset */
+	__u8 cfa_base; /* enum cfa_base */
+	__s8 rbp_offset; /* rbp was saved at CFA + rbp_offset; 0: rbp unchanged */
+	__u16 pad;
+};
+
+#define MAX_CFI_ROWS 65536
+#define CFI_PAGE_SHIFT 12
+#define MAX_CFI_PAGES 8192 /* libc's first 32 MB: its code lies well within */
 
 struct wait_sum {
 	__u64 count;
@@ -230,6 +287,7 @@ struct latch_stack_key {
 	__s32 stack_id;
 	__u16 mode;
 	__u16 kind;
+	struct unwound libc; /* the frames the kernel's walk skips in libc (struct stack_key) */
 };
 
 #endif /* __INNOSTALL_H */

@@ -19,6 +19,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
+#include "unwind.bpf.h"
+#include "holders.bpf.h"  /* struct wait_state, latch_waits */
 
 /* sync_cell_t request types (MySQL 5.7/8.0, MariaDB 10.2) */
 enum { SYNC_MUTEX = 1, RW_LOCK_SX = 2, RW_LOCK_X_WAIT = 3, RW_LOCK_S = 4, RW_LOCK_X = 5 };
@@ -27,23 +29,6 @@ enum { SYNC_MUTEX = 1, RW_LOCK_SX = 2, RW_LOCK_X_WAIT = 3, RW_LOCK_S = 4, RW_LOC
  * page it claims to hold names it here, big-endian. */
 #define FIL_PAGE_OFFSET 4
 #define FIL_PAGE_SPACE_ID 34
-
-struct wait_state {
-	__u64 start_ns;
-	__u64 latch;
-	__u64 window;
-	__u32 mode;
-	__u32 nested; /* waits entered inside this one (10.6-10.11: rd_wait -> wait_and_lock) */
-	__u32 kind; /* enum latch_kind, for a latch that is not a block's */
-	__u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32); /* thread id */
-	__type(value, struct wait_state);
-} latch_waits SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -154,9 +139,9 @@ static __always_inline void sum_add(void *map, void *key, __u64 ns, __u32 overfl
 /* One wait on one latch: its sums and log2 histogram, and its waiter's stack. A map full
  * of other latches costs the wait's attribution, counted in latch_map_full. */
 static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 ns,
-				      __s32 stack_id)
+				      struct stack_key *stack)
 {
-	struct latch_stack_key by_stack = { key->id, stack_id, key->mode, key->kind };
+	struct big_keys *big = big_keys_here();
 	struct latch_sum *sum = bpf_map_lookup_elem(&latches, key), fresh = {};
 	__u32 slot = log2_u64(ns / 1000);
 
@@ -176,7 +161,14 @@ static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 
 	if (ns > sum->max_ns) /* a race may keep the lower of two maxima: rare, and harmless */
 		sum->max_ns = ns;
 	sum->latch = latch;
-	sum_add(&latch_stacks, &by_stack, ns, CNT_LATCH_MAP_FULL);
+	if (!big)
+		return;
+	big->by_stack.id = key->id;
+	big->by_stack.stack_id = stack->stack_id;
+	big->by_stack.mode = key->mode;
+	big->by_stack.kind = key->kind;
+	big->by_stack.libc = stack->libc;
+	sum_add(&latch_stacks, &big->by_stack, ns, CNT_LATCH_MAP_FULL);
 }
 
 static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u64 ns,
@@ -185,11 +177,12 @@ static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u
 	static const __u32 hist_of[] = { HIST_BLOCK_WAIT_S_US, HIST_BLOCK_WAIT_X_US,
 					 HIST_BLOCK_WAIT_SX_US };
 	static const __u32 count_of[] = { CNT_BLOCK_WAITS_S, CNT_BLOCK_WAITS_X, CNT_BLOCK_WAITS_SX };
-	struct stack_key key = { .mode = w->mode };
 	struct latch_key latch = { .mode = w->mode, .kind = LATCH_BLOCK };
+	struct big_keys *big = big_keys_here();
 	__u32 mode = w->mode;
+	struct stack_key *key;
 
-	if (mode > MODE_SX)
+	if (mode > MODE_SX || !big)
 		return;
 	hist_add(hist_of[mode], ns / 1000);
 	counter_add(count_of[mode], 1);
@@ -197,15 +190,20 @@ static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u
 	if (io)
 		counter_add(CNT_BLOCK_IO_WAITS, 1);
 	sum_add(&block_pages, page, ns, CNT_LATCH_MAP_FULL);
-	key.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
-	sum_add(&wait_stacks, &key, ns, CNT_LATCH_MAP_FULL);
+	key = &big->stack;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->mode = mode;
+	user_stack_at(ctx, key);
+	sum_add(&wait_stacks, key, ns, CNT_LATCH_MAP_FULL);
 	latch.id = (__u64)page->space << 32 | page->page_no;
-	latch_add(&latch, w->latch, ns, key.stack_id);
+	latch_add(&latch, w->latch, ns, key);
 }
 
 static __always_inline void other_wait_done(void *ctx, struct wait_state *w, __u64 ns)
 {
 	struct latch_key latch = { .id = w->latch, .mode = w->mode, .kind = w->kind };
+	struct big_keys *big = big_keys_here();
+	struct stack_key *stack;
 
 	if (layout.latch_model == MODEL_RW_LOCK && w->kind == LATCH_SRW)
 		latch.kind = LATCH_RW_LOCK; /* rw_lock_s_lock_spin: an rw_lock_t, not a block's */
@@ -213,7 +211,18 @@ static __always_inline void other_wait_done(void *ctx, struct wait_state *w, __u
 	hist_add(HIST_OTHER_LATCH_WAIT_US, ns / 1000);
 	counter_add(CNT_OTHER_LATCH_WAITS, 1);
 	counter_add(CNT_OTHER_LATCH_WAIT_NS, ns);
-	latch_add(&latch, w->latch, ns, bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK));
+	if (!big)
+		return;
+	stack = &big->stack;
+	__builtin_memset(stack, 0, sizeof(*stack));
+	stack->mode = MODE_OTHER;
+	user_stack_at(ctx, stack); /* a pthread mutex's wait ends in libc: unwound through it */
+	latch_add(&latch, w->latch, ns, stack);
+	if (w->pthread_mutex) {
+		counter_add(CNT_MUTEX_WAITS, 1);
+		counter_add(CNT_MUTEX_WAIT_NS, ns);
+		sum_add(&wait_stacks, stack, ns, CNT_LATCH_MAP_FULL);
+	}
 }
 
 SEC("uretprobe")
@@ -248,6 +257,7 @@ int BPF_KRETPROBE(latch_wait_exit)
 	} else {
 		other_wait_done(ctx, w, ns);
 	}
+	holder_wait_done(tid, w, w->start_ns + ns);
 	bpf_map_delete_elem(&latch_waits, &tid);
 	return 0;
 }
@@ -280,6 +290,23 @@ int BPF_KPROBE(latch_sleep_enter, void *latch)
 {
 	count_hit(ctx);
 	return wait_begin(ctx, (__u64)latch, MODE_OTHER, LATCH_SRW);
+}
+
+/* glibc's __lll_lock_wait(futex, private): the sleep of a contended pthread mutex
+ * (MariaDB 10.6+'s mysql_mutex_t: buf_pool.mutex, flush_list_mutex, lock_sys's wait
+ * mutex ...). The futex word is the mutex's first member, so it is the mutex's address. */
+SEC("uprobe")
+int BPF_KPROBE(mutex_wait_enter, void *futex)
+{
+	__u32 tid = current_tid();
+	struct wait_state *w;
+
+	count_hit(ctx);
+	wait_begin(ctx, (__u64)futex, MODE_OTHER, LATCH_MUTEX);
+	w = bpf_map_lookup_elem(&latch_waits, &tid);
+	if (w && w->latch == (__u64)futex && !w->nested)
+		w->pthread_mutex = 1;
+	return 0;
 }
 
 /* sync_array_wait_event(sync_array_t*, sync_cell_t*& cell): the OS sleep of every latch;

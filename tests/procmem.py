@@ -7,13 +7,19 @@ import os
 INT3 = 0xCC
 
 
-def runtime_address(pid: int, file_offset: int) -> int:
-    """Where a file offset of the process's executable is mapped in its address space."""
+def runtime_address(pid: int, file_offset: int, library: str | None = None) -> int:
+    """Where a file offset of the process's executable (or of a library it maps, named as
+    this host opens it) is mapped in its address space."""
     exe = os.path.realpath(f"/proc/{pid}/exe")
+    wanted = os.stat(library).st_ino if library else None  # maps names files as we see them
     with open(f"/proc/{pid}/maps") as maps:
         for line in maps:
             fields = line.split()
-            if len(fields) < 6 or fields[5] != exe:
+            if len(fields) < 6:
+                continue
+            if wanted is None and fields[5] != exe:
+                continue
+            if wanted is not None and int(fields[4]) != wanted:
                 continue
             start, end = (int(x, 16) for x in fields[0].split("-"))
             offset = int(fields[2], 16)
@@ -22,9 +28,9 @@ def runtime_address(pid: int, file_offset: int) -> int:
     raise LookupError(f"offset {file_offset:#x} of {exe} is not mapped in pid {pid}")
 
 
-def code_byte(pid: int, file_offset: int) -> int:
+def code_byte(pid: int, file_offset: int, library: str | None = None) -> int:
     with open(f"/proc/{pid}/mem", "rb") as mem:
-        mem.seek(runtime_address(pid, file_offset))
+        mem.seek(runtime_address(pid, file_offset, library))
         return mem.read(1)[0]
 
 

@@ -60,6 +60,15 @@ def meta(walks: bool, latches: bool = False, **extra) -> dict:
             "end_reason": "duration", "complete": True, "schema": loader.schema().raw, **extra}
 
 
+LATCH_HOLDERS = [  # latch address, mode, waker's thread name, waits, ns, waker's stack, name
+    [0x7f0000001000, 1, "mariadbd", 30, 7_000_000,
+     ";".join([FRAMES["root"], FRAMES["conn"], FRAMES["exec"], FRAMES["update"],
+               "mtr_t::commit()", "sux_lock<ssux_lock_impl<true> >::x_unlock(bool)",
+               "srw_mutex_impl<true>::wake()", "syscall"]), "block 5:3 sbtest/sbtest1 PRIMARY"],
+    [0x7f0000002000, 3, "mariadbd", 4, 300_000,
+     ";".join(["purge_coordinator_callback(void*)", "trx_purge(unsigned long, bool)",
+               "pthread_mutex_unlock", "__lll_lock_wake"]), "unknown"],
+]
 LATCH_STACKS = [  # mode (index into S, X, SX, other), waits, ns, folded stack
     [1, 40, 9_000_000, ";".join([FRAMES["root"], FRAMES["conn"], FRAMES["exec"], FRAMES["update"],
                                  "btr_cur_t::search_leaf(dtuple_t const*, page_cur_mode_t, btr_latch_mode, mtr_t*)",
@@ -135,7 +144,9 @@ def synthetic_journal(intervals: int, walks: bool, scale: int = 1, latches: bool
                             "pages": [[5, 3, 40 * scale, 9_000_000 * scale], [5, 4, 30 * scale, 3_700_000 * scale]],
                             "stacks": [[m, w * scale, ns * scale, f] for m, w, ns, f in LATCH_STACKS],
                             "latch_stacks": [[1, 5 << 32 | 3, m, w * scale, ns * scale, f]
-                                             for m, w, ns, f in LATCH_STACKS]})
+                                             for m, w, ns, f in LATCH_STACKS],
+                            "holders": [[latch, m, thread, w * scale, ns * scale, f, name]
+                                        for latch, m, thread, w, ns, f, name in LATCH_HOLDERS]})
     return records
 
 

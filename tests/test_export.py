@@ -56,14 +56,16 @@ def test_export_of_a_recording_with_walks(tmp_path):
     names = sorted(p.name for p in out.iterdir())
     assert done.stdout.split() == [str(out / n) for n in [
         "summary.json", "summary.csv", "intervals.csv", "counters.csv", "hists.csv", "walks.csv",
-        "pages.csv", "wait_stacks.csv",
+        "pages.csv", "wait_stacks.csv", "latch_holders.csv",
         "deep-walks.by-count.folded", "deep-walks.by-count.svg",
         "deep-walks.by-depth.folded", "deep-walks.by-depth.svg",
         "latch-waits.by-count.folded", "latch-waits.by-count.svg",
         "latch-waits.by-time.folded", "latch-waits.by-time.svg",
         "latch-waiters.by-time.folded", "latch-waiters.by-time.svg",
-        "deep-walks.pb.gz", "latch-waits.pb.gz", "latch-waiters.pb.gz", "speedscope.json"]]
-    assert len(names) == 22 and done.stderr == ""
+        "latch-holders.by-time.folded", "latch-holders.by-time.svg",
+        "deep-walks.pb.gz", "latch-waits.pb.gz", "latch-waiters.pb.gz", "latch-holders.pb.gz",
+        "speedscope.json"]]
+    assert len(names) == 26 and done.stderr == ""
     rec = recording.load(str(rec_dir))
     assert json.loads((out / "summary.json").read_text()) == json.loads(json.dumps(summary.summary(rec)))
     summary_csv = pd.read_csv(out / "summary.csv")
@@ -98,7 +100,7 @@ def test_export_into_an_unwritable_place_is_one_line(tmp_path):
 
 def test_load_frames_in_one_call(tmp_path):
     frames = analysis.load_frames(str(recordings.synthetic(tmp_path / "rec")))
-    assert set(frames) == {"counters", "hists", "walks", "pages", "wait_stacks", "read_views", "purge",
+    assert set(frames) == {"counters", "hists", "walks", "pages", "wait_stacks", "read_views", "latch_holders", "purge",
                            "intervals", "probes", "summary"}
     assert all(isinstance(f, pd.DataFrame) for f in frames.values())
     assert frames["intervals"]["purge_batches"].sum() == 905

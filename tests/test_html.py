@@ -231,6 +231,7 @@ FLAME_CHECKS = {  # a frame each graph must hold, and one deeper in to zoom into
     "deep-walks": ("row_search_mvcc(", "handle_select(", "row_vers_build"),
     "latch-waits": ("btr_cur_t::search_leaf(", "mysql_update(", "x_lock"),
     "latch-waiters": ("btr_cur_t::search_leaf(", "mysql_update(", "x_lock"),
+    "latch-holders": ("mtr_t::commit(", "mysql_update(", "x_unlock"),
 }
 
 
@@ -351,14 +352,15 @@ def test_browser_draws_a_real_recording_with_every_table(browser, tmp_path):
     from selenium.webdriver.common.by import By
 
     page = tmp_path / "seed-load.html"
-    html.write_html(recording.load(str(REAL_ALL)), str(page))
+    rec = recording.load(str(REAL_ALL))
+    html.write_html(rec, str(page))
     console = open_offline(browser, page)
     assert len(browser.find_elements(By.CSS_SELECTOR, ".plotly-graph-div .main-svg")) >= 12
     body = browser.find_element(By.TAG_NAME, "body").text
     assert "row_sel_build_prev_vers_for_mysql ← row_search_mvcc" in body
     assert "buf_page_get_gen ← btr_cur_t::search_leaf" in body
-    if flamegraph.find_tool():  # the graphs its tables can draw (it predates latch_stacks)
-        for graph, _ in flamegraph.available(recording.load(str(REAL_ALL))):
+    if flamegraph.find_tool():  # the graphs its tables can draw (it predates latch_stacks, holders)
+        for graph, _ in flamegraph.available(rec):
             browser.switch_to.frame(browser.find_element(By.ID, graph.element_id))
             try:
                 assert len(browser.find_elements(By.CSS_SELECTOR, "#frames > g")) > 10

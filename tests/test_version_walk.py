@@ -180,7 +180,8 @@ def test_stacks_are_folded_root_first(monkeypatch):
     malloc, getpid = libc_function("malloc"), libc_function("getpid")
     symbolizer = StackSymbolizer(target=None)  # our own process: no executable of interest
     monkeypatch.setattr(symbolizer, "_open_index",
-                        lambda pid, path: FunctionIndex(ElfImage(path)) if "libc" in path else None)
+                        lambda pid, mapping: FunctionIndex(ElfImage(mapping.path))
+                        if "libc" in mapping.path else None)
     # return addresses point just after a call: symbolize the byte before them
     assert symbolizer.folded(os.getpid(), [malloc + 1, getpid + 1]) == "getpid;malloc"
     assert symbolizer.folded(os.getpid(), [8]).startswith("[unknown]")

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Latch holders: who woke each latch waiter. A thread that releases a contended latch
+ * wakes its waiters with a futex wake (srw/sux locks, pthread mutexes, the sync array's
+ * os_event): sched_waking fires in the waker's context, so its user stack there is the
+ * release site, and its thread name says what kind of thread held the latch. This is the
+ * wakeup relation of bcc's wakeuptime/offwaketime, taken only for the waiters of
+ * latch_waits; holders.bpf.h says how a wait's time is shared among its wakers.
+ *
+ * The tracepoint fires for every wakeup on the machine: the waker's process is checked
+ * first, then one hash lookup for the wakee; the stack is taken only for latch waiters.
+ * The loader attaches it with the latch probes. Its runs for the server's wakeups time
+ * themselves into latch_extra_ns, which the governor charges to the latch group (a run
+ * for another process's wakeup stops at the first test and costs the server nothing). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "maps.bpf.h"
+#include "unwind.bpf.h"
+#include "holders.bpf.h"
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(latch_waker, struct task_struct *p)
+{
+	struct task_struct *waker = bpf_get_current_task_btf();
+	struct wait_state *w;
+	struct wakes *k;
+	struct waker *slot;
+	struct pt_regs *regs;
+	__u32 wakee = p->pid;
+	__u64 start;
+
+	if (!traced_process() || p->tgid != waker->tgid)
+		return 0;
+	start = bpf_ktime_get_ns(); /* the server's wakeups cost it this program's run */
+	counter_add(CNT_WAKEUPS_SEEN, 1);
+	w = bpf_map_lookup_elem(&latch_waits, &wakee);
+	/* a wait whose return probe was detached since it began may never end: not a waiter */
+	if (!w || !window_unbroken(w->window) || !(k = wakes_of(wakee, w, true))) {
+		counter_add(CNT_LATCH_EXTRA_NS, bpf_ktime_get_ns() - start);
+		return 0;
+	}
+	counter_add(CNT_HOLDER_WAKEUPS, 1);
+	if (k->first.tid) {
+		slot = &k->last;
+	} else {
+		slot = &k->first;
+		k->first_wake = start;
+	}
+	/* the user registers the waker entered the kernel with: its futex wake */
+	regs = (struct pt_regs *)bpf_task_pt_regs(waker);
+	__builtin_memset(&slot->stack.libc, 0, sizeof(slot->stack.libc));
+	slot->stack.stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+	unwind_libc(BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp),
+		    &slot->stack.libc);
+	bpf_get_current_comm(slot->comm, sizeof(slot->comm));
+	slot->tid = waker->pid;
+	counter_add(CNT_LATCH_EXTRA_NS, bpf_ktime_get_ns() - start);
+	return 0;
+}
