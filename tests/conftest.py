@@ -81,3 +81,37 @@ def servers():
     yield get
     for name in started:
         fixture(name, "stop", check=False)
+
+
+# The latch probes, pthread mutex waits included (MariaDB 10.6+; elsewhere unresolved).
+LATCH_PROBES = ["block_lock_s", "block_lock_x", "block_lock_sx", "latch_sleep", "mutex_wait"]
+
+
+@pytest.fixture(scope="session")
+def hot_rows(servers, tmp_path_factory):
+    """hot_rows(name) -> (recording, probes): 16 threads updating 20 hot rows, recorded 8 s
+    with the latch probes, once per server per session. The block-latch, latch-name and
+    holder tests each check their part of the same recording (each one takes ~20 s)."""
+    from innostall.analysis import recording
+    from innostall.collector import discover, recorder, target
+    from procmem import code_byte, file_byte
+
+    made: dict[str, tuple] = {}
+
+    def get(name: str):
+        if name not in made:
+            srv = servers(name)
+            tgt = target.from_pid(srv.pid)
+            probes = [p for p in discover.resolve(tgt, LATCH_PROBES) if p.ok]
+            out = str(tmp_path_factory.mktemp(f"hot-{name}"))
+            load = srv.sysbench("oltp_update_index", 30, "--threads=16", "--table-size=20")
+            try:
+                recorder.record(tgt, probes, out, duration_s=8)
+            finally:
+                stop_load(load)
+            for p in probes:  # nothing left behind in the server's code or its libc
+                assert code_byte(srv.pid, p.offset, p.path) == file_byte(p.path or tgt.path, p.offset)
+            made[name] = recording.load(out), probes
+        return made[name]
+
+    return get

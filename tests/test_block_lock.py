@@ -38,9 +38,9 @@ def record_under(srv, test: str, threads: int, out: str, *extra: str):
 
 
 @pytest.mark.parametrize("server_name", SERVERS)
-def test_hot_rows_wait_on_block_latches_read_only_does_not(servers, server_name, tmp_path):
+def test_hot_rows_wait_on_block_latches_read_only_does_not(servers, hot_rows, server_name, tmp_path):
     srv = servers(server_name)
-    hot = record_under(srv, "oltp_update_index", 16, str(tmp_path / "hot"), "--table-size=20")
+    hot, _ = hot_rows(server_name)
     quiet = record_under(srv, "oltp_read_only", 1, str(tmp_path / "quiet"))
     hot_locks, quiet_locks = summary(hot)["block_lock"], summary(quiet)["block_lock"]
     print(f"{server_name}: hot rows {hot_locks['waits']} block waits "

@@ -22,7 +22,6 @@ from innostall.collector import discover, libc, recorder, target
 from procmem import code_byte, file_byte
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
-LATCH_PROBES = ["block_lock_s", "block_lock_x", "block_lock_sx", "latch_sleep", "mutex_wait"]
 # where a thread that holds a latch lets it go: the unlock, then the futex wake or event set
 RELEASE = re.compile(r"unlock|release|wake|os_event::set|os_event_set|sync_array_object_signalled|"
                      r"pthread_cond_(?:broadcast|signal)|pthread_mutex_unlock|__lll_lock_wake|syscall")
@@ -32,23 +31,10 @@ UPDATE_PATH = re.compile(r"row_upd|row_purge|btr_cur|btr_pcur|mtr_t::commit|mtr_
 LIBC_FRAME = re.compile(r"^(libc\.so\.6\+|libc-[\d.]+\.so\+|_*pthread_|__lll_|__futex|_*GI_|syscall$)")
 
 
-def record_hot_rows(srv, out: str):
-    tgt = target.from_pid(srv.pid)
-    probes = [p for p in discover.resolve(tgt, LATCH_PROBES) if p.ok]
-    load = srv.sysbench("oltp_update_index", 30, "--threads=16", "--table-size=20")
-    try:
-        recorder.record(tgt, probes, out, duration_s=8)
-    finally:
-        stop_load(load)
-    for p in probes:  # nothing left behind in the server's code or its libc
-        assert code_byte(srv.pid, p.offset, p.path) == file_byte(p.path or tgt.path, p.offset)
-    return recording.load(out), probes
-
-
 @pytest.mark.parametrize("server_name", SERVERS)
-def test_hot_row_holders_are_update_paths_of_user_connections(servers, server_name, tmp_path):
+def test_hot_row_holders_are_update_paths_of_user_connections(servers, hot_rows, server_name):
     srv = servers(server_name)
-    rec, _ = record_hot_rows(srv, str(tmp_path / "hot"))
+    rec, _ = hot_rows(server_name)
     holders = rec.latch_holders
     total = holders["wait_us"].sum()
     waited_us = (rec.counter_total("block_wait_ns") + rec.counter_total("other_latch_wait_ns")) / 1000
@@ -85,9 +71,9 @@ def test_hot_row_holders_are_update_paths_of_user_connections(servers, server_na
     assert srv.serves()
 
 
-def test_pthread_mutex_waits_reach_the_server_frames(servers, tmp_path):
+def test_pthread_mutex_waits_reach_the_server_frames(servers, hot_rows):
     srv = servers("mariadb-11.4.5")
-    rec, probes = record_hot_rows(srv, str(tmp_path / "hot"))
+    rec, probes = hot_rows(srv.name)
     mutex = next(p for p in probes if p.name == "mutex_wait")
     assert mutex.path and "libc" in os.path.realpath(mutex.path)  # in the C library, not the server
     waits, wait_ns = rec.counter_total("mutex_waits"), rec.counter_total("mutex_wait_ns")
