@@ -10,7 +10,8 @@ the server's own objects, read-only:
             page hash): the catalog says where the pointer and the count are
   heap      an object recognised by reading back from the latch: an index tree latch
             (dict_index_t: its id, name and table read at known offsets and checked), a
-            table's lock latch
+            table's lock latch, a tablespace's latch (fil_space_t: its first file must
+            point back to it)
   self      latches that carry their identity (rw_lock servers): a mutex's latch id,
             named by the server's own latch_meta table; an rw_lock_t's creation site
             (cfile_name, cline)
@@ -98,6 +99,7 @@ class NamingRules:
     table_name: int = 16  # dict_table_t.name (char*)
     index_table_name: int | None = None  # dict_index_t.table_name (char*), where it has one
     table_lock: int | None = None  # latch - this = dict_table_t (its lock_latch)
+    space_latch: list | None = None  # [latch - fil_space_t, offset of its chain's first fil_node_t]
     mutex_id: int | None = None  # offset of a sync-array mutex's latch_id_t (rw_lock servers)
     rw_lock_file: int | None = None  # rw_lock_t.cfile_name
     rw_lock_line_bits: list | None = None  # [bit offset, width] of rw_lock_t.cline
@@ -191,7 +193,7 @@ class LatchNamer:
         """(name, kind label) of the latch at address, whatever holds it."""
         label = KIND_NAMES.get(kind, "latch")
         for finder in (self.self_named, self.global_member, self.array_member,
-                       self.index_lock, self.table_lock):
+                       self.index_lock, self.table_lock, self.space_latch):
             found = finder(address, kind)
             if found:
                 return found if isinstance(found, tuple) else (found, label)
@@ -302,6 +304,22 @@ class LatchNamer:
             return None
         name = self.memory.cstring(self.memory.u64(address - r.table_lock + r.table_name) or 0)
         return f"table lock {name}" if name and "/" in name else None
+
+    def space_latch(self, address: int, kind: int) -> str | None:
+        """`tablespace latch sbtest/sbtest1`: a fil_space_t is recognised by its first file
+        (fil_node_t: space, then name), which points back to it."""
+        if self.rules.space_latch is None:
+            return None
+        latch_at, chain_start = self.rules.space_latch
+        space = address - latch_at
+        node = self.memory.u64(space + chain_start)
+        if not node or self.memory.u64(node) != space:
+            return None
+        path = self.memory.cstring(self.memory.u64(node + 8) or 0)
+        if not path:
+            return None
+        name = path.removeprefix("./").removesuffix(".ibd")
+        return f"tablespace latch {name}"
 
     def self_named(self, address: int, kind: int) -> str | None:
         r = self.rules

@@ -18,7 +18,7 @@ from procmem import code_byte, file_byte
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5"]
 # whose globals and mutexes the catalog names ([[latch_names]]); the others get block names only
-NAMED = {"mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"}
+NAMED = {"mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5"}
 LATCH_PROBES = ["block_lock_s", "block_lock_x", "block_lock_sx", "latch_sleep"]
 PAGE_ACCESS = ("buf_page_get_gen", "btr_cur", "btr_pcur", "row_upd", "row_ins", "row_search")
 

@@ -122,6 +122,20 @@ def test_latch_names_are_well_formed():
             assert len(array) == 5 and isinstance(array[0], str) and isinstance(array[4], str), array
 
 
+def test_latch_names_give_each_rule_once_per_build():
+    """Entries whose ranges overlap merge (members and arrays add up), so a single-valued rule
+    such as mutex_id must come from one of them only: else the later one silently wins."""
+    entries = discover.catalog_file()["latch_names"]
+    scalars = lambda e: set(e) - {"families", "versions", "members", "arrays"}
+    for i, a in enumerate(entries):
+        for b in entries[i + 1:]:
+            lows = [discover.parse_version(e["versions"].split("-")[0]) for e in (a, b)]
+            overlap = (discover.in_range(lows[0], b["versions"])
+                       or discover.in_range(lows[1], a["versions"]))
+            if overlap and set(a["families"]) & set(b["families"]):
+                assert not scalars(a) & scalars(b), (a["versions"], b["versions"])
+
+
 def test_schema_names_are_unique_and_format_1_is_a_subset():
     schema = loader.schema()
     for kind in ("counters", "hists"):

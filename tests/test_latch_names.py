@@ -109,6 +109,20 @@ def test_globals_arrays_and_index_latches_are_named():
     assert wrong.name_address(index + 0x108)[0] == UNKNOWN
 
 
+def test_a_tablespace_latch_is_named_by_its_file():
+    space, node = 0x4000, 0x6000
+    space_bytes = bytearray(0x100)
+    space_bytes[104:112] = struct.pack("<Q", node)  # chain.start
+    node_bytes = bytearray(0x80)
+    node_bytes[0:16] = struct.pack("<QQ", space, node + 0x40)
+    node_bytes[0x40:0x56] = b"./sbtest/sbtest2.ibd\0"
+    memory = FakeMemory({space: bytes(space_bytes), node: bytes(node_bytes)})
+    namer = LatchNamer(memory, None, NamingRules(space_latch=[168, 104]))
+    assert namer.name_address(space + 168) == ("tablespace latch sbtest/sbtest2", "srw_lock")
+    # a file that does not point back: not a tablespace
+    assert namer.name_address(space + 160)[0] == UNKNOWN
+
+
 def test_a_mutex_is_named_by_its_latch_id():
     meta_vector, metas, mutex = 0x1000, 0x2000, 0x5000
     vector = struct.pack("<QQQ", 0, metas, metas + 3 * 8)
