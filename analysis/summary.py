@@ -107,9 +107,22 @@ def latch_waiters(rec: Recording, name: str, kind: str, top: int = 3) -> list[di
     return [{"stack": s.stack, "wait_ms": round(float(s.wait_us) / 1000, 3)} for s in mine.itertuples()]
 
 
+def latch_holders_of(rec: Recording, name: str, top: int = 3) -> list[dict]:
+    """Who held the latch while others waited: the wakers' stacks, weighted by the waiting
+    they ended, with their role. Holders are matched by name, so none for `unknown`, which
+    may be several latches."""
+    holders = rec.latch_holders
+    if name == "unknown" or holders is None or not len(holders) or "name" not in holders:
+        return []
+    mine = holders[holders["name"] == name]
+    mine = mine.groupby(["stack", "role"], as_index=False)["wait_us"].sum().nlargest(top, "wait_us")
+    return [{"stack": h.stack, "wait_ms": round(float(h.wait_us) / 1000, 3), "role": h.role}
+            for h in mine.itertuples()]
+
+
 def latches_summary(rec: Recording, top: int = 10) -> dict:
     """The most contended latches by wait time, each named (`unknown` where nothing could
-    name it), with its waiters' stacks. Holders: none yet (no holder source is recorded)."""
+    name it), with its waiters' stacks and its holders' (latch_holders_of)."""
     latches = rec.latches
     total_us = float(latches["wait_us"].sum())
     named_us = float(latches.loc[latches["name"] != "unknown", "wait_us"].sum())
@@ -119,7 +132,7 @@ def latches_summary(rec: Recording, top: int = 10) -> dict:
         "named_pct": round(100 * named_us / total_us, 1) if total_us else None,
         "top": [{"name": r.name, "kind": r.kind, "waits": int(r.waits),
                  "wait_ms": round(float(r.wait_us) / 1000, 3), "p99_us": float(r.p99_us),
-                 "max_us": round(float(r.max_us), 1), "holders": [],
+                 "max_us": round(float(r.max_us), 1), "holders": latch_holders_of(rec, r.name),
                  "waiters": latch_waiters(rec, r.name, r.kind)} for r in rows.itertuples()],
     }
 

@@ -47,6 +47,8 @@ a recording cut short keeps them too.
 """
 from __future__ import annotations
 
+import re
+
 import json
 
 from innostall.errors import UserError
@@ -208,24 +210,60 @@ def wait_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
                       "waits": "int64", "wait_us": "float64"})
 
 
-def _latch_rows(record: dict) -> list[tuple]:
+def _latch_rows(record: dict, sites: dict | None = None) -> list[tuple]:
     """(key, name, kind, waits, ns, max_ns, slots) of each row of a `latches` line, as the
-    recorder named it ([kind, id, mode, waits, ns, max_ns, address, slots, name, label])."""
+    recorder named it ([kind, id, mode, waits, ns, max_ns, address, slots, name, label]),
+    or by its lock site (lock_site_names) where the recorder could not."""
     rows = []
     for row in record.get("latches", []):
         kind, ident, mode, waits, ns, max_ns, _address, slots = row[:8]
         name, label = (row[8], row[9]) if len(row) >= 10 else (UNNAMED, "latch")
+        name = (sites or {}).get((kind, ident), name)
         rows.append(((kind, ident, mode), name, label, waits, ns, max_ns, slots))
     return rows
 
 
-def latch_names_of(records: list[dict]) -> dict[tuple[int, int], tuple[str, str]]:
+def latch_names_of(records: list[dict], sites: dict | None = None) -> dict[tuple[int, int], tuple[str, str]]:
     """(kind, id) -> (name, kind label), the last name each latch was given."""
     names = {}
     for r in records:
         if r.get("type") == "latches":
-            names.update({key[:2]: (name, label) for key, name, label, *_ in _latch_rows(r)})
+            names.update({key[:2]: (name, label) for key, name, label, *_ in _latch_rows(r, sites)})
     return names
+
+
+# C library frames of a pthread mutex wait (as its symbols, or the file, name them)
+LIBC_FRAME = re.compile(r"^(libc\.so\.6\+|libc-[\d.]+\.so\+|_*pthread_|__lll_|__futex|_*GI_|syscall$)")
+
+
+def lock_site(folded: str) -> str | None:
+    """Where a pthread mutex was taken: the first two frames under the C library's (root
+    first in `folded`), and whether it was a condition variable's mutex taken back."""
+    frames = folded.split(";")
+    inner = len(frames)
+    while inner and LIBC_FRAME.match(frames[inner - 1]):
+        inner -= 1
+    callers = [f.split("(")[0] for f in frames[max(0, inner - 2):inner] if not f.startswith("[unknown]")]
+    if inner == len(frames) or not callers:
+        return None
+    what = "condition's mutex retaken" if any("cond_" in f for f in frames[inner:]) else "mutex locked"
+    return f"{what} in {' ← '.join(reversed(callers))}"
+
+
+def lock_site_names(records: list[dict]) -> dict[tuple[int, int], str]:
+    """(kind, id) -> a name for each pthread mutex the recorder could not name (a mutex of
+    the SQL layer, or on the heap), from its waiters' heaviest stack: where it was taken.
+    A name by use, not by identity, so it says which."""
+    names, sites = latch_names_of(records), {}
+    heaviest: dict[tuple[int, int], tuple[int, str]] = {}
+    for kind, ident, _mode, _waits, ns, folded in latest_latch_tables(records).get("latch_stacks", []):
+        if names.get((kind, ident)) == (UNNAMED, "mutex") and ns > heaviest.get((kind, ident), (-1, ""))[0]:
+            heaviest[(kind, ident)] = (ns, folded)
+    for key, (_ns, folded) in heaviest.items():
+        site = lock_site(folded)
+        if site:
+            sites[key] = site
+    return sites
 
 
 def p99_us(slots: list[int]) -> float:
@@ -242,10 +280,10 @@ def latches_table(records: list[dict]) -> pd.DataFrame:
     """Every contended latch by name over the whole recording: the last row of each latch
     (a `latches` line holds only the latches waited for since the line before)."""
     import pandas as pd
-    last = {}
+    last, sites = {}, lock_site_names(records)
     for r in records:
         if r.get("type") == "latches":
-            last.update({row[0]: row for row in _latch_rows(r)})
+            last.update({row[0]: row for row in _latch_rows(r, sites)})
     by_name: dict[tuple[str, str], list] = {}
     for _key, name, label, waits, ns, max_ns, slots in last.values():
         entry = by_name.setdefault((name, label), [0, 0, 0, []])
@@ -262,7 +300,7 @@ def latch_timeline_table(records: list[dict]) -> pd.DataFrame:
     """Waits per interval and latch name. A `latches` line is printed just before each
     snapshot, so it belongs to that snapshot's interval (as the read views)."""
     import pandas as pd
-    start = journal_start(records)
+    start, sites = journal_start(records), lock_site_names(records)
     rows, pending, interval, before = [], None, 0, {}
     for r in records:
         kind = r.get("type")
@@ -271,7 +309,7 @@ def latch_timeline_table(records: list[dict]) -> pd.DataFrame:
         elif kind in ("interval", "final"):
             t = (r["mono_ns"] - start) / 1e9
             sums: dict[tuple[str, str], list[int]] = {}
-            for key, name, label, waits, ns, *_ in _latch_rows(pending or {}):
+            for key, name, label, waits, ns, *_ in _latch_rows(pending or {}, sites):
                 prev = before.get(key, (0, 0))
                 if waits > prev[0]:
                     total = sums.setdefault((name, label), [0, 0])
@@ -286,7 +324,7 @@ def latch_timeline_table(records: list[dict]) -> pd.DataFrame:
 def latch_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     """Waiter stacks per latch name (the last latch_tables line), names from the latches."""
     import pandas as pd
-    modes, names = schema.wait_modes, latch_names_of(records)
+    modes, names = schema.wait_modes, latch_names_of(records, lock_site_names(records))
     rows = []
     for kind, ident, mode, waits, ns, folded in latest_latch_tables(records).get("latch_stacks", []):
         name, label = names.get((kind, ident), (UNNAMED, "latch"))
