@@ -54,15 +54,22 @@ SECONDARY_SCAN = ("row_sel_get_clust_rec_for_mysql", "Row_sel_get_clust_rec_for_
 
 
 def deepest_walks(rec: Recording, top: int = 10) -> list[dict]:
-    """The deepest walks kept, with the table and clustered index whose records' versions
-    they built, and whether the read reached them through a secondary index (its stack
-    passes through the clustered-record lookup of a secondary-index scan)."""
+    """The deepest walks kept: their table; the index the read was scanning (a secondary
+    index when its stack passes through the clustered-record lookup of a secondary-index
+    scan, named by that lookup's argument where it was seen, else the clustered index);
+    the clustered index whose records' versions they built."""
     def text(value):
         return None if pd.isna(value) else str(value)
     walks = rec.walks.nlargest(top, "depth")
-    return [{"depth": int(w.depth), "table": text(w.table), "index": text(w.index),
-             "scan": "secondary index" if any(f in str(w.stack) for f in SECONDARY_SCAN) else "clustered index",
-             "stack": str(w.stack)} for w in walks.itertuples()]
+    out = []
+    for w in walks.itertuples():
+        secondary = any(f in str(w.stack) for f in SECONDARY_SCAN)
+        scanned = text(w.scan_index) if secondary else text(w.index)
+        out.append({"depth": int(w.depth), "table": text(w.table), "index": scanned,
+                    "versions_of": text(w.index),
+                    "scan": "secondary index" if secondary else "clustered index",
+                    "stack": str(w.stack)})
+    return out
 
 
 def top_pages(rec: Recording, top: int = 10) -> list[dict]:

@@ -15,7 +15,7 @@ from .purge import seconds
 from .holders import top_holders
 from .recording import Recording
 from .stacks import leaf_path
-from .summary import (OTHER_LATCHES, block_lock_findings, ended_by, purge_findings, summary,
+from .summary import (OTHER_LATCHES, SECONDARY_SCAN, block_lock_findings, ended_by, purge_findings, summary,
                       walk_findings, warnings)
 from .timeline import per_interval, sparkline
 
@@ -133,9 +133,21 @@ def header(rec: Recording) -> list[str]:
     return lines
 
 
+def walk_where(w) -> str:
+    """'sbtest/sbtest1 via k_1' (a secondary-index read: the index it scanned), or
+    'sbtest/sbtest1 PRIMARY'; empty when the walk's index could not be read."""
+    table, index = getattr(w, "table", None), getattr(w, "index", None)
+    if pd.isna(table) or pd.isna(index):
+        return ""
+    scanned = getattr(w, "scan_index", None)
+    if any(f in str(w.stack) for f in SECONDARY_SCAN):
+        return f"{table} via {'a secondary index' if pd.isna(scanned) else scanned}  "
+    return f"{table} {index}  "
+
+
 def walk_lines(walks: pd.DataFrame, top: int = 5, frames: int = 4) -> list[str]:
     return [f"  depth {w.depth:<7} {w.latency_us:9.0f} us  tid {w.tid:<8} at {w.t_s:6.1f} s  "
-            f"{leaf_path(w.stack, frames)}" for w in walks.nlargest(top, "depth").itertuples()]
+            f"{walk_where(w)}{leaf_path(w.stack, frames)}" for w in walks.nlargest(top, "depth").itertuples()]
 
 
 def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:

@@ -330,8 +330,8 @@ int print_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e) || e->type != EVENT_DEEP_WALK)
 		return 0;
 	printf("{\"type\":\"deep_walk\",\"mono_ns\":%llu,\"pid\":%u,\"tid\":%u,\"depth\":%llu,"
-	       "\"latency_ns\":%llu,\"index\":%llu,\"stack\":[", e->end_ns, e->pid, e->tid, e->depth,
-	       e->latency_ns, e->index);
+	       "\"latency_ns\":%llu,\"index\":%llu,\"scan_index\":%llu,\"stack\":[", e->end_ns,
+	       e->pid, e->tid, e->depth, e->latency_ns, e->index, e->scan_index);
 	for (i = 0; i < e->nr_frames && i < MAX_STACK_DEPTH; i++)
 		printf("%s%llu", i ? "," : "", e->stack[i]);
 	printf("]}\n");

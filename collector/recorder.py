@@ -296,10 +296,15 @@ class StackJournal:
     def name_walk(self, rec: dict) -> None:
         """The table and index whose records' versions the walk built, read from the
         dict_index_t it was given (left out when that memory is not recognised)."""
-        index = rec.pop("index", 0)
+        index, scan_index = rec.pop("index", 0), rec.pop("scan_index", 0)
         named = self.latches.index_at(index) if self.latches and index else None
         if named:
             rec["table"], rec["index"] = named
+        # the secondary index of the lookup that led to the record, when the walk ran
+        # inside that lookup (analysis checks the stack: the BPF side may see a stale one)
+        scanned = self.latches.index_at(scan_index) if self.latches and scan_index else None
+        if scanned and (not named or scanned[0] == named[0]):
+            rec["scan_index"] = scanned[1]
 
     def name_latches(self, rec: dict) -> None:
         """Each latch row gains its name and kind: [kind, id, mode, waits, ns, max_ns,

@@ -75,9 +75,9 @@ GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # pandas is imported by the functions that build tables, never here: the recorder, which
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
-                "stack": "string", "table": "string", "index": "string"}
+                "stack": "string", "table": "string", "index": "string", "scan_index": "string"}
 # Columns a table gained after recordings were made with it: absent from older ones, null then.
-LATER_COLUMNS = {"table", "index"}
+LATER_COLUMNS = {"table", "index", "scan_index"}
 # tid is nullable: a transaction found by SQL may have no OS thread the server can tell
 READ_VIEW_COLUMNS = {"interval": "int32", "t_s": "float64", "tid": "Int64", "opened_s": "float64",
                      "age_s": "float64", "history_at_open": "Int64", "stack": "string",
@@ -155,7 +155,8 @@ def walks_table(records: list[dict]) -> pd.DataFrame:
     import pandas as pd
     start = journal_start(records)
     rows = [((r["mono_ns"] - start) / 1e9, r["tid"], r["depth"], r["latency_ns"] / 1000,
-             r.get("folded", ""), r.get("table"), r.get("index") if isinstance(r.get("index"), str) else None)
+             r.get("folded", ""), r.get("table"), r.get("index") if isinstance(r.get("index"), str) else None,
+             r.get("scan_index") if isinstance(r.get("scan_index"), str) else None)
             for r in records if r.get("type") == "deep_walk"]
     return pd.DataFrame(rows, columns=list(WALK_COLUMNS)).astype(WALK_COLUMNS)
 

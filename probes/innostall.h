@@ -168,6 +168,7 @@ struct deep_walk_event {
 	__u64 depth;
 	__u64 latency_ns;
 	__u64 index; /* the dict_index_t* whose record's versions were built (user space names it) */
+	__u64 scan_index; /* the secondary index whose entry led to the record; 0: none seen */
 	__u64 stack[MAX_STACK_DEPTH]; /* return addresses, innermost first */
 };
 

@@ -77,6 +77,7 @@ struct walk {
 	__u64 window; /* window_token() at entry */
 	__u64 steps;  /* the version_step group's token at entry */
 	__u64 index;  /* the walk's dict_index_t* (its third argument) */
+	__u64 scan_index; /* the secondary index of the lookup that led here, or 0 */
 };
 
 SHARED struct {

@@ -38,6 +38,56 @@ const volatile __u32 step_group = 0;
 
 /* walks (thread id -> struct walk) is shared: undo reads are attributed by it. */
 
+/* The secondary index of each thread's last clustered-record lookup from a secondary-index
+ * scan (row_sel_get_clust_rec_for_mysql), with the window it was seen in. The walk that
+ * lookup leads to runs inside it, so a walk in the same unbroken window takes it; one
+ * reached another way finds a stale entry, and user space keeps the index only for walks
+ * whose stack passes through the lookup. No return probe: a trap saved per lookup. */
+struct secondary_lookup {
+	__u64 index;
+	__u64 window;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* thread id */
+	__type(value, struct secondary_lookup);
+} secondary_lookups SEC(".maps");
+
+static __always_inline int note_secondary_lookup(void *ctx, __u64 index)
+{
+	struct secondary_lookup lookup = { .index = index, .window = window_token(ctx) };
+	__u32 tid = current_tid();
+
+	count_hit(ctx);
+	if (traced_process())
+		bpf_map_update_elem(&secondary_lookups, &tid, &lookup, BPF_ANY);
+	return 0;
+}
+
+/* row_sel_get_clust_rec_for_mysql(prebuilt, sec_index, ...): MySQL 5.6/5.7, MariaDB 10.2+ */
+SEC("uprobe")
+int BPF_KPROBE(secondary_lookup_enter, void *prebuilt, void *sec_index)
+{
+	return note_secondary_lookup(ctx, (__u64)sec_index);
+}
+
+/* Row_sel_get_clust_rec_for_mysql::operator()(this, prebuilt, sec_index, ...): MySQL 8.0+,
+ * MariaDB where it became a class */
+SEC("uprobe")
+int BPF_KPROBE(secondary_lookup_method_enter, void *self, void *prebuilt, void *sec_index)
+{
+	return note_secondary_lookup(ctx, (__u64)sec_index);
+}
+
+static __always_inline __u64 scan_index_of(__u32 tid, __u64 window)
+{
+	struct secondary_lookup *lookup = bpf_map_lookup_elem(&secondary_lookups, &tid);
+
+	return lookup && lookup->window == window && window_unbroken(window) ? lookup->index : 0;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(version_walk_enter)
 {
@@ -49,6 +99,7 @@ int BPF_KPROBE(version_walk_enter)
 	count_hit(ctx);
 	if (!traced_process())
 		return 0;
+	walk.scan_index = scan_index_of(tid, walk.window);
 	if (bpf_map_update_elem(&walks, &tid, &walk, BPF_ANY))
 		counter_add(CNT_DROPS, 1); /* the walk goes unmeasured; its steps count outside */
 	return 0;
@@ -78,7 +129,7 @@ int BPF_KPROBE(version_step_enter)
 /* The stack is taken at the walk's return: its first frame is the return address in the
  * caller (row_sel_build_prev_vers_for_mysql or row_search_mvcc), then the caller chain. */
 static __always_inline void emit_deep_walk(void *ctx, __u32 tid, __u64 depth, __u64 latency_ns,
-					   __u64 index)
+					   __u64 index, __u64 scan_index)
 {
 	struct deep_walk_event *event;
 	long size;
@@ -96,6 +147,7 @@ static __always_inline void emit_deep_walk(void *ctx, __u32 tid, __u64 depth, __
 	event->depth = depth;
 	event->latency_ns = latency_ns;
 	event->index = index;
+	event->scan_index = scan_index;
 	size = bpf_get_stack(ctx, event->stack, sizeof(event->stack), BPF_F_USER_STACK);
 	event->nr_frames = size > 0 ? size / sizeof(event->stack[0]) : 0;
 	bpf_ringbuf_submit(event, 0);
@@ -106,7 +158,7 @@ int BPF_KRETPROBE(version_walk_exit)
 {
 	__u32 tid = current_tid();
 	struct walk *walk;
-	__u64 depth, latency_ns, index;
+	__u64 depth, latency_ns, index, scan_index;
 
 	count_hit(ctx);
 	walk = bpf_map_lookup_elem(&walks, &tid);
@@ -125,6 +177,7 @@ int BPF_KRETPROBE(version_walk_exit)
 	latency_ns = bpf_ktime_get_ns() - walk->start_ns;
 	depth = walk->depth;
 	index = walk->index;
+	scan_index = walk->scan_index;
 	bpf_map_delete_elem(&walks, &tid);
 	if (!depth) { /* returned without building a version: not a version walk */
 		counter_add(CNT_VERSION_WALKS_ZERO, 1);
@@ -135,6 +188,6 @@ int BPF_KRETPROBE(version_walk_exit)
 	hist_add(HIST_VERSION_DEPTH, depth);
 	hist_add(HIST_VERSION_WALK_US, latency_ns / 1000);
 	if (depth >= deep_walk_threshold)
-		emit_deep_walk(ctx, tid, depth, latency_ns, index);
+		emit_deep_walk(ctx, tid, depth, latency_ns, index, scan_index);
 	return 0;
 }

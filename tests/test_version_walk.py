@@ -194,7 +194,8 @@ def test_walks_table_from_journal_records():
                {"type": "end", "reason": "duration"}]
     walks = fmt.walks_table(records)
     assert walks.to_dict("records") == [{"t_s": 2.5, "tid": 42, "depth": 300, "latency_us": 481.0,
-                                         "stack": "a;b", "table": None, "index": None}]
+                                         "stack": "a;b", "table": None, "index": None,
+                                         "scan_index": None}]
     assert fmt.walks_table([]).empty and list(fmt.walks_table([])) == list(fmt.WALK_COLUMNS)
 
 
