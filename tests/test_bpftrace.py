@@ -2,30 +2,36 @@
 import re
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
 
 from conftest import INNOSTALL, stop_load
 from innostall.collector import discover, target
-from procmem import code_byte, file_byte
+from procmem import INT3, code_byte, file_byte
 
 
-def run_bpftrace(script: str, pid: int, seconds: float) -> tuple[int, str]:
+def run_bpftrace(script: str, pid: int, seconds: float, probed: tuple[str, int]) -> tuple[int, str]:
+    """bpftrace for `seconds` once its probes are in: a SIGINT before it has set its handler
+    kills it (-2; it took over 8 s to get there on a loaded machine, and its stdout, a pipe,
+    is block-buffered, so its "Attaching" line cannot tell). probed: (path, offset) of a
+    probe of the script, whose breakpoint in the server's code says the probes are in."""
     proc = subprocess.Popen(["bpftrace", "-p", str(pid), "-"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     proc.stdin.write(script)
     proc.stdin.close()
-    # SIGINT before bpftrace has attached kills it (a loaded machine took over 8 s to get there)
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if line.startswith("Attaching"):
-            break
-    time.sleep(seconds)
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and code_byte(pid, probed[1]) != INT3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1 + seconds)  # the rest of its probes, then the measured time
     proc.send_signal(signal.SIGINT)
-    out = "".join(lines) + proc.stdout.read()
-    return proc.wait(timeout=60), out
+    rc = proc.wait(timeout=60)
+    reader.join(timeout=10)
+    return rc, "".join(output)
 
 
 def counter(output: str, name: str) -> int:
@@ -40,10 +46,11 @@ def test_generated_script_runs_under_load(servers, server_name):
     assert gen.returncode == 0, gen.stderr
     tgt = target.from_pid(srv.pid)
     attach_points = len(re.findall(r"^u(?:ret)?probe:", gen.stdout, re.M)) + 2  # + BEGIN, END
+    purge, = discover.resolve(tgt, ["purge_batch"])
     load = srv.sysbench("oltp_read_write", 30)
     try:
         time.sleep(2)
-        rc, out = run_bpftrace(gen.stdout, srv.pid, 8)
+        rc, out = run_bpftrace(gen.stdout, srv.pid, 8, (tgt.path, purge.offset))
     finally:
         stop_load(load)
     print(out[:3000])
@@ -54,6 +61,5 @@ def test_generated_script_runs_under_load(servers, server_name):
     assert counter(out, "purge_batches") > 0
     assert "@purge_batch_us:" in out
     assert "_start[" not in out  # scratch maps were cleared at END
-    purge, = discover.resolve(tgt, ["purge_batch"])
     assert code_byte(srv.pid, purge.offset) == file_byte(tgt.path, purge.offset)
     assert srv.serves()
