@@ -10,6 +10,7 @@ from string import Template
 from innostall import resources
 
 from .discover import ResolvedProbe
+from .elf import ElfImage
 from .target import Target
 
 FRAGMENTS = resources.bpftrace_fragments()
@@ -63,8 +64,19 @@ def probe_text(target: Target, probe: ResolvedProbe, by_name: dict[str, Resolved
     return fragment(name).substitute(fields)
 
 
+def nameless_in_library(probe: ResolvedProbe) -> bool:
+    """A probe in a library whose function has no name there (glibc's __lll_lock_wait, found
+    by what calls it): bpftrace refuses an address it cannot place in a symbol ("Could not
+    resolve address"), so the script leaves it out."""
+    if not probe.path:
+        return False
+    names = [s.name for s in probe.symbols]
+    image = ElfImage(probe.path)
+    return not (image.find(names, ".dynsym") or image.find(names, ".symtab"))
+
+
 def script(target: Target, probes: list[ResolvedProbe]) -> str:
-    resolved = [p for p in probes if p.ok]
+    resolved = [p for p in probes if p.ok and not nameless_in_library(p)]
     by_name = {p.name: p for p in resolved}
     header = fragment("header").substitute(
         server=target.label, exe=binary_path(target), build_id=target.elf.build_id or "none",

@@ -111,7 +111,19 @@ def hot_rows(servers, tmp_path_factory):
                 stop_load(load)
             for p in probes:  # nothing left behind in the server's code or its libc
                 assert code_byte(srv.pid, p.offset, p.path) == file_byte(p.path or tgt.path, p.offset)
+                # the file a library probe's /proc/PID/map_files link maps, named while the
+                # server runs (a later test may restart it, and the link goes with it)
+                p.library = mapped_file(srv.pid, p.path) if p.path else None
             made[name] = recording.load(out), probes
         return made[name]
 
     return get
+
+
+def mapped_file(pid: int, path: str) -> str:
+    """The file a /proc/PID/map_files/START-END link maps, as /proc/PID/maps names it
+    (reading the link itself may be refused, in a container)."""
+    span = os.path.basename(path)
+    with open(f"/proc/{pid}/maps") as maps:
+        return next((line.split(maxsplit=5)[-1].strip() for line in maps if line.startswith(span + " ")),
+                    os.path.realpath(path))

@@ -81,7 +81,6 @@ def check_names(srv, hot, quiet) -> None:
     if srv.name in NAMED:
         assert latches["named_pct"] >= 90
     assert all(t["waiters"] for t in top)
-    assert sum(t["waits"] for t in quiet_latches["top"]) <= max(5, sum(t["waits"] for t in top) // 100)
     # the per-interval timeline adds up to the whole
     assert abs(hot.latch_timeline["wait_us"].sum() - hot.latches["wait_us"].sum()) < 1
 

@@ -31,15 +31,6 @@ UPDATE_PATH = re.compile(r"row_upd|row_purge|btr_cur|btr_pcur|mtr_t::commit|mtr_
 LIBC_FRAME = re.compile(r"^(libc\.so\.6\+|libc-[\d.]+\.so\+|_*pthread_|__lll_|__futex|_*GI_|syscall$)")
 
 
-def mapped_file(pid: int, path: str) -> str:
-    """The file a /proc/PID/map_files/START-END link maps, as /proc/PID/maps names it
-    (reading the link itself may be refused, in a container)."""
-    span = os.path.basename(path)
-    with open(f"/proc/{pid}/maps") as maps:
-        return next((line.split(maxsplit=5)[-1].strip() for line in maps if line.startswith(span + " ")),
-                    os.path.realpath(path))
-
-
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_hot_row_holders_are_update_paths_of_user_connections(servers, hot_rows, server_name):
     srv = servers(server_name)
@@ -84,7 +75,7 @@ def test_pthread_mutex_waits_reach_the_server_frames(servers, hot_rows):
     srv = servers("mariadb-11.4.5")
     rec, probes = hot_rows(srv.name)
     mutex = next(p for p in probes if p.name == "mutex_wait")
-    assert mutex.path and "libc" in mapped_file(srv.pid, mutex.path)  # in the C library, not the server
+    assert mutex.path and "libc" in mutex.library  # in the C library, not the server
     waits, wait_ns = rec.counter_total("mutex_waits"), rec.counter_total("mutex_wait_ns")
     stacks = rec.wait_stacks[rec.wait_stacks["mode"] == "other"]
     frames = stacks["stack"].str.split(";")
