@@ -28,7 +28,10 @@ RELEASE = re.compile(r"unlock|release|wake|os_event::set|os_event_set|sync_array
 UPDATE_PATH = re.compile(r"row_upd|row_purge|btr_cur|btr_pcur|mtr_t::commit|mtr_commit|row_ins|trx_commit|"
                          r"lock_rec|row_search|buf_page_get|buf_page_io_complete")  # the last: a page read's end
 # libc's frames, as its symbol tables (or, without them, the file) name them
-LIBC_FRAME = re.compile(r"^(libc\.so\.6\+|libc-[\d.]+\.so\+|_*pthread_|__lll_|__futex|_*GI_|syscall$)")
+# (and the C++ library's, whose std::condition_variable waits through them: the server's
+# frame is the first one past both)
+LIBC_FRAME = re.compile(r"^(libc\.so\.6\+|libc-[\d.]+\.so\+|libstdc\+\+\.so[\d.]*\+|_*pthread_|__lll_|"
+                        r"__futex|_*GI_|syscall$)")
 
 
 @pytest.mark.parametrize("server_name", SERVERS)
