@@ -233,8 +233,11 @@ def latch_names_of(records: list[dict], sites: dict | None = None) -> dict[tuple
     return names
 
 
-# C library frames of a pthread mutex wait (as its symbols, or the file, name them)
-LIBC_FRAME = re.compile(r"^(libc\.so\.6\+|libc-[\d.]+\.so\+|_*pthread_|__lll_|__futex|_*GI_|syscall$)")
+# C library frames of a pthread mutex wait (as its symbols, or the file, name them), and the
+# C++ library's, whose std::condition_variable waits through them: the server's frame is
+# the first one past both
+LIBC_FRAME = re.compile(r"^(libc\.so\.6\+|libc-[\d.]+\.so\+|libstdc\+\+\.so[\d.]*\+|_*pthread_|__lll_|"
+                        r"__futex|_*GI_|syscall$)")
 
 
 def lock_site(folded: str) -> str | None:

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import stop_load
 from innostall.analysis import recording
+from innostall import recording_format as fmt
 from innostall.analysis.holders import ROLES, role_of, top_holders
 from innostall.collector import discover, libc, recorder, target
 from procmem import code_byte, file_byte
@@ -27,11 +28,7 @@ RELEASE = re.compile(r"unlock|release|wake|os_event::set|os_event_set|sync_array
                      r"pthread_cond_(?:broadcast|signal)|pthread_mutex_unlock|__lll_lock_wake|syscall")
 UPDATE_PATH = re.compile(r"row_upd|row_purge|btr_cur|btr_pcur|mtr_t::commit|mtr_commit|row_ins|trx_commit|"
                          r"lock_rec|row_search|buf_page_get|buf_page_io_complete")  # the last: a page read's end
-# libc's frames, as its symbol tables (or, without them, the file) name them
-# (and the C++ library's, whose std::condition_variable waits through them: the server's
-# frame is the first one past both)
-LIBC_FRAME = re.compile(r"^(libc\.so\.6\+|libc-[\d.]+\.so\+|libstdc\+\+\.so[\d.]*\+|_*pthread_|__lll_|"
-                        r"__futex|_*GI_|syscall$)")
+LIBC_FRAME = fmt.LIBC_FRAME  # the C and C++ libraries' frames, as the lock-site names skip them
 
 
 @pytest.mark.parametrize("server_name", SERVERS)
