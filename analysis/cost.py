@@ -113,7 +113,9 @@ def render_cost(cost: dict) -> list[str]:
              f"  overhead {cost['overhead_pct'] or 0:.2f}% of {cost['server_cpu_s']:.1f} s server CPU; "
              + (f"budget {budget:g}%{budget_rate(cost)}" if budget else "no budget (--exact)")
              + (f"; a hit costs {hit.get('entry', 0):.0f} ns{calibration_spread(hit)}, "
-                f"a return {hit.get('return', 0):.0f} ns more" if hit else "")]
+                f"a return {hit.get('return', 0):.0f} ns more" if hit else "")
+             + (f", a scheduler tracepoint's run {hit['tracepoint']:.0f} ns"
+                if hit.get("tracepoint") else "")]
     for name, g in cost["groups"].items():
         if g["coverage"] is not None and g["coverage"] < EXACT:
             lines.append(f"  sampled: {name} attached {100 * g['coverage']:.0f}% of the time "

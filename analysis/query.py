@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import duckdb
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from innostall import recording_format as fmt
 from innostall.errors import UserError
 
-from . import recording
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+# duckdb, pandas and the recording reader are imported where used: the command line reads
+# READY for its help, and `innostall record` must not carry them (about 100 MB).
 
 # view name -> (file, the recording attribute the report's loader fills)
 TABLES = {"counters": (fmt.COUNTERS, "counters"), "hists": (fmt.HISTS, "hists"),
@@ -112,6 +115,7 @@ def labels(paths: list[str], metas: list[dict]) -> list[str]:
 
 
 def recording_row(label: str, path: str, meta: dict, duration_s: float) -> dict:
+    import pandas as pd
     target = meta.get("target", {})
     start = meta.get("start_real_ns")
     return {"recording": label, "host": meta.get("host"), "path": os.path.abspath(path),
@@ -125,6 +129,9 @@ def recording_row(label: str, path: str, meta: dict, duration_s: float) -> dict:
 
 def connect(paths: list[str]) -> duckdb.DuckDBPyConnection:
     """An in-memory database with the views over these recordings."""
+    import duckdb
+    import pandas as pd
+    from . import recording
     if not paths:
         raise UserError("query: no recording given")
     con = duckdb.connect()
@@ -195,6 +202,7 @@ def ready_sql(name: str, args: list[str]) -> tuple[str, dict]:
 
 
 def run(paths: list[str], sql: str, params: dict | None = None) -> pd.DataFrame:
+    import duckdb
     try:
         con = connect(paths)
     except duckdb.Error as e:  # a damaged table
@@ -208,6 +216,7 @@ def run(paths: list[str], sql: str, params: dict | None = None) -> pd.DataFrame:
 
 
 def render(frame: pd.DataFrame, form: str) -> str:
+    import pandas as pd
     if form == "csv":
         return frame.to_csv(index=False)
     if form == "json":

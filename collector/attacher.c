@@ -21,11 +21,20 @@
 #include "attacher.h"
 #include "uprobe.h"
 
+/* A BTF tracepoint program's link (the tracepoint is the one it was loaded for). */
+static int tracepoint_link(int prog_fd)
+{
+	int fd = bpf_raw_tracepoint_open(NULL, prog_fd);
+
+	return fd < 0 ? -errno : fd;
+}
+
 static bool attach_one(struct attacher *a, int i)
 {
 	struct attachment *at = &a->att[i];
 	struct bpf_program *prog = bpf_object__find_program_by_name(a->obj->obj, at->prog);
-	int fd = uprobe_link(bpf_program__fd(prog), at->path ?: a->binary, at->offset,
+	int fd = at->tracepoint ? tracepoint_link(bpf_program__fd(prog)) :
+		 uprobe_link(bpf_program__fd(prog), at->path ?: a->binary, at->offset,
 			     at->retprobe, a->pid, (__u64)at->group << 32 | i);
 
 	if (fd < 0) {

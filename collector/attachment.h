@@ -8,16 +8,19 @@
 
 struct innostall_bpf;
 
-/* One program at one instruction. Its number in the loader's list is its BPF cookie's low
- * half (its slot in probe_hits); group is the high half: 0 = always attached, else the
- * sampling group the cost governor attaches and detaches as one. link is the fd of its
- * uprobe link while attached, else 0 (fd 0 is stdin, never ours). */
+/* One program at one instruction, or on a scheduler tracepoint. Its number in the loader's
+ * list is its BPF cookie's low half (its slot in probe_hits); group is the high half: 0 =
+ * always attached, else the sampling group the cost governor attaches and detaches as one.
+ * A tracepoint has no cookie; it counts its runs in a slot of its own (innostall.h) and
+ * goes in the group of the probes it serves. link is the fd of its link while attached,
+ * else 0 (fd 0 is stdin, never ours). */
 struct attachment {
 	const char *prog;
 	const char *path;
 	size_t offset;
 	unsigned int group;
 	bool retprobe;
+	bool tracepoint;
 	int link;
 };
 

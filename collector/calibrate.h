@@ -10,6 +10,7 @@ struct innostall_bpf;
 struct hit_cost {
 	double entry_ns;  /* an entry probe */
 	double return_ns; /* a return probe, beyond the entry probe at the same function */
+	double tracepoint_ns; /* a scheduler tracepoint's run in the server's context */
 	double entry_low_ns, entry_high_ns; /* the spread of the rounds' entry costs */
 	bool floored; /* a median came out below what a trap can cost: raised to the floor */
 };

@@ -94,11 +94,13 @@ static double hit_cost_ns(const struct governor *gov, int i)
 	const struct attachment *a = &gov->att[i];
 	int j;
 
+	if (a->tracepoint) /* its runs are counted apart (account_tracepoints) */
+		return 0;
 	if (!a->retprobe)
 		return gov->cfg.cost.entry_ns;
 	/* A return probe traps at the entry too, shared with an entry probe if there is one. */
 	for (j = 0; j < gov->nr_att; j++)
-		if (!gov->att[j].retprobe && gov->att[j].offset == a->offset &&
+		if (!gov->att[j].retprobe && !gov->att[j].tracepoint && gov->att[j].offset == a->offset &&
 		    gov->att[j].path == a->path)
 			return gov->cfg.cost.return_ns;
 	return gov->cfg.cost.entry_ns + gov->cfg.cost.return_ns;
@@ -113,49 +115,84 @@ static unsigned long long attached_ns(struct governor *gov, unsigned int group,
 	return w.open_ns + (w.open ? now - w.opened_ns : 0);
 }
 
-/* What the latch programs spent beyond their hits, as they timed it (latch_extra_ns:
- * user stacks, libc unwinding, the wakeup tracepoint), charged to the latch group: the
- * group of latch_wait_exit, whose waits the stacks and wakeups serve. */
-static void account_latch_extra(struct governor *gov)
+static void charge(struct governor *gov, unsigned int group, double cost_ns)
 {
-	int fd = bpf_map__fd(gov->obj->maps.counters), i;
-	__u32 id = CNT_LATCH_EXTRA_NS;
-	__u64 total;
-	double cost;
+	gov->groups[group].cost_ns += cost_ns;
+	gov->groups[group].spent_ns += cost_ns;
+}
+
+/* The group of the latch waits' return program (0 when the latch probes are not attached):
+ * the latch programs' extras and the wakeup tracepoint serve its waits. */
+static unsigned int latch_group(const struct governor *gov)
+{
+	int i;
 
 	for (i = 0; i < gov->nr_att; i++)
 		if (!strcmp(gov->att[i].prog, "latch_wait_exit"))
-			break;
-	if (i == gov->nr_att || bpf_map_lookup_elem(fd, &id, &total))
-		return;
-	cost = total - gov->latch_extra_ns;
-	gov->latch_extra_ns = total;
-	gov->groups[gov->att[i].group].cost_ns += cost;
-	gov->groups[gov->att[i].group].spent_ns += cost;
+			return gov->att[i].group;
+	return 0;
+}
+
+/* What a counter slot grew by since it was last read into *last. */
+static double counter_growth(struct governor *gov, __u32 id, unsigned long long *last)
+{
+	__u64 total;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(gov->obj->maps.counters), &id, &total))
+		return 0;
+	total -= *last;
+	*last += total;
+	return total;
+}
+
+/* A per-CPU probe_hits slot, summed over the CPUs. */
+static bool hits_in_slot(struct governor *gov, __u32 slot, unsigned long long *sum)
+{
+	int fd = bpf_map__fd(gov->obj->maps.probe_hits), ncpus = libbpf_num_possible_cpus(), c;
+	__u64 per_cpu[ncpus];
+
+	if (bpf_map_lookup_elem(fd, &slot, per_cpu))
+		return false;
+	for (*sum = 0, c = 0; c < ncpus; c++)
+		*sum += per_cpu[c];
+	return true;
+}
+
+/* The scheduler tracepoints, whose runs no cookie numbers: each run in the server's
+ * context at the calibrated cost of a tracepoint run, plus what their longer runs timed
+ * themselves (purge_sleep_extra_ns, latch_extra_ns). The switch program serves purge
+ * batches, which are never sampled; the wakeup program and the latch programs' stacks
+ * serve the latch group's waits. */
+static void account_tracepoints(struct governor *gov)
+{
+	unsigned int latch = latch_group(gov);
+	unsigned long long runs;
+
+	if (hits_in_slot(gov, HITS_SCHED_SWITCH, &runs)) {
+		charge(gov, 0, (runs - gov->switch_runs) * gov->cfg.cost.tracepoint_ns);
+		gov->switch_runs = runs;
+	}
+	if (hits_in_slot(gov, HITS_SCHED_WAKING, &runs)) {
+		charge(gov, latch, (runs - gov->waking_runs) * gov->cfg.cost.tracepoint_ns);
+		gov->waking_runs = runs;
+	}
+	charge(gov, 0, counter_growth(gov, CNT_PURGE_SLEEP_EXTRA_NS, &gov->purge_sleep_extra_ns));
+	charge(gov, latch, counter_growth(gov, CNT_LATCH_EXTRA_NS, &gov->latch_extra_ns));
 }
 
 /* Add the hits since the last read to the groups' costs. */
 static void account_hits(struct governor *gov)
 {
-	int fd = bpf_map__fd(gov->obj->maps.probe_hits), ncpus = libbpf_num_possible_cpus();
-	__u64 per_cpu[ncpus];
-	__u32 i;
-	int c;
+	unsigned long long sum;
+	int i;
 
-	for (i = 0; i < (__u32)gov->nr_att; i++) {
-		unsigned long long sum = 0;
-		double cost;
-
-		if (bpf_map_lookup_elem(fd, &i, per_cpu))
+	for (i = 0; i < gov->nr_att; i++) {
+		if (!hits_in_slot(gov, i, &sum))
 			continue;
-		for (c = 0; c < ncpus; c++)
-			sum += per_cpu[c];
-		cost = (sum - gov->hits[i]) * gov->hit_cost_ns[i];
+		charge(gov, gov->att[i].group, (sum - gov->hits[i]) * gov->hit_cost_ns[i]);
 		gov->hits[i] = sum;
-		gov->groups[gov->att[i].group].cost_ns += cost;
-		gov->groups[gov->att[i].group].spent_ns += cost;
 	}
-	account_latch_extra(gov);
+	account_tracepoints(gov);
 }
 
 /* Returns when it wants to be called next, 0 for never. */
@@ -399,10 +436,12 @@ void governor_print(struct governor *gov, FILE *out)
 	 * the server's CPU: a snapshot taken mid-interval (the final one, at a signal) counts
 	 * both up to now, or it would charge the interval's spending against none of its budget. */
 	budget = gov->budget_ns + interval_budget_ns(gov, now, &cpu);
-	fprintf(out, "],\"governor\":{\"budget_ppm\":%ld,\"entry_ns\":%.0f,\"return_ns\":%.0f,"
-		"\"server_cpu_ns\":%llu,\"budget_ns\":%.0f,\"overhead_ns\":%.0f,\"groups\":[",
+	fprintf(out, "],\"tracepoint_runs\":[%llu,%llu]", gov->switch_runs, gov->waking_runs);
+	fprintf(out, ",\"governor\":{\"budget_ppm\":%ld,\"entry_ns\":%.0f,\"return_ns\":%.0f,"
+		"\"tracepoint_ns\":%.0f,\"server_cpu_ns\":%llu,\"budget_ns\":%.0f,"
+		"\"overhead_ns\":%.0f,\"groups\":[",
 		gov->cfg.budget_ppm, gov->cfg.cost.entry_ns, gov->cfg.cost.return_ns,
-		budget_base_ns(gov, now, cpu), budget, overhead);
+		gov->cfg.cost.tracepoint_ns, budget_base_ns(gov, now, cpu), budget, overhead);
 	for (group = 1; group < gov->nr_groups; group++) {
 		/* [group, attached ns, windows, overhead ns], cumulative */
 		fprintf(out, "%s[%u,%llu,%llu,%.0f]", group > 1 ? "," : "", group,

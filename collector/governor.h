@@ -37,7 +37,8 @@ struct governor {
 	struct attacher attacher;
 	unsigned long long hits[MAX_ATTACHMENTS]; /* cumulative, as last read */
 	double hit_cost_ns[MAX_ATTACHMENTS]; /* of one hit, per attachment */
-	unsigned long long latch_extra_ns; /* latch_extra_ns, as last read */
+	unsigned long long latch_extra_ns, purge_sleep_extra_ns; /* counters, as last read */
+	unsigned long long switch_runs, waking_runs; /* the scheduler tracepoints' runs, as last read */
 	unsigned long long interval_start_ns, started_ns;
 	unsigned long long cpu_start_ns, cpu_last_ns; /* the server's CPU time */
 	double budget_ns; /* the whole recording's budget so far */

@@ -58,8 +58,9 @@ void print_schema(void)
 
 void print_calibration(const struct hit_cost *cost, bool measured)
 {
-	printf("{\"type\":\"calibration\",\"entry_ns\":%.0f,\"return_ns\":%.0f,\"measured\":%s",
-	       cost->entry_ns, cost->return_ns, measured ? "true" : "false");
+	printf("{\"type\":\"calibration\",\"entry_ns\":%.0f,\"return_ns\":%.0f,"
+	       "\"tracepoint_ns\":%.0f,\"measured\":%s", cost->entry_ns, cost->return_ns,
+	       cost->tracepoint_ns, measured ? "true" : "false");
 	if (measured)
 		printf(",\"entry_range_ns\":[%.0f,%.0f],\"floored\":%s", cost->entry_low_ns,
 		       cost->entry_high_ns, cost->floored ? "true" : "false");
@@ -74,9 +75,10 @@ void print_attached(const struct attachment *attach, int nr_attach)
 	printf("{\"type\":\"attached\",\"mono_ns\":%llu,\"real_ns\":%llu,\"programs\":[",
 	       now_ns(CLOCK_MONOTONIC), now_ns(CLOCK_REALTIME));
 	for (i = 0; i < nr_attach; i++)
-		printf("%s{\"prog\":\"%s\",\"offset\":%zu,\"retprobe\":%s,\"group\":%u}",
-		       i ? "," : "", attach[i].prog, attach[i].offset,
-		       attach[i].retprobe ? "true" : "false", attach[i].group);
+		printf("%s{\"prog\":\"%s\",\"offset\":%zu,\"retprobe\":%s,\"tracepoint\":%s,"
+		       "\"group\":%u}", i ? "," : "", attach[i].prog, attach[i].offset,
+		       attach[i].retprobe ? "true" : "false",
+		       attach[i].tracepoint ? "true" : "false", attach[i].group);
 	printf("]}\n");
 	fflush(stdout);
 }

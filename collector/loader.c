@@ -58,7 +58,7 @@ static struct env {
 	bool calibrate_only;
 	long budget_ppm;
 	struct hit_cost hit_cost; /* given, or measured at start when zero */
-	struct attachment attach[MAX_ATTACHMENTS - 1]; /* the last hits slot is calibration's */
+	struct attachment attach[MAX_PROBES]; /* the last hits slots are no probe's (innostall.h) */
 	int nr_attach;
 	struct setting settings[MAX_SETTINGS];
 	int nr_settings;
@@ -88,7 +88,7 @@ static void add_attach(char *arg)
 	struct attachment *a;
 	char *eq = strchr(arg, '='), *at, *hash;
 
-	if (!eq || env.nr_attach == MAX_ATTACHMENTS - 1)
+	if (!eq || env.nr_attach == MAX_PROBES)
 		die("invalid --attach '%s' (want PROG=OFFSET[@PATH][#GROUP])", arg);
 	a = &env.attach[env.nr_attach++];
 	*eq = '\0';
@@ -108,12 +108,14 @@ static void add_attach(char *arg)
 	a->offset = parse_long(eq + 1, "offset");
 }
 
-/* ENTRY_NS,RETURN_NS */
+/* ENTRY_NS,RETURN_NS,TRACEPOINT_NS */
 static void parse_hit_cost(const char *arg)
 {
-	if (sscanf(arg, "%lf,%lf", &env.hit_cost.entry_ns, &env.hit_cost.return_ns) != 2 ||
-	    env.hit_cost.entry_ns <= 0 || env.hit_cost.return_ns < 0)
-		die("invalid --hit-cost '%s' (want ENTRY_NS,RETURN_NS)", arg);
+	struct hit_cost *c = &env.hit_cost;
+
+	if (sscanf(arg, "%lf,%lf,%lf", &c->entry_ns, &c->return_ns, &c->tracepoint_ns) != 3 ||
+	    c->entry_ns <= 0 || c->return_ns < 0 || c->tracepoint_ns < 0)
+		die("invalid --hit-cost '%s' (want ENTRY_NS,RETURN_NS,TRACEPOINT_NS)", arg);
 }
 
 /* NAME=VALUE, applied to the BPF object's rodata once it is open. */
@@ -149,7 +151,7 @@ static void usage(FILE *out)
 {
 	fputs("usage: innostall-loader --binary PATH [--pid PID] --attach PROG=OFFSET[@PATH][#GROUP] ...\n"
 	      "           [--interval-ms N] [--duration-ms N] [--budget-ppm N]\n"
-	      "           [--hit-cost ENTRY_NS,RETURN_NS] [--set NAME=VALUE ...]\n"
+	      "           [--hit-cost ENTRY_NS,RETURN_NS,TRACEPOINT_NS] [--set NAME=VALUE ...]\n"
 	      "           [--layout MEMBER=VALUE ...] [--unwind-table PATH] [--verbose]\n"
 	      "       innostall-loader --calibrate   print the cost of a probe hit and exit\n"
 	      "       innostall-loader --schema      print the measurement schema and exit\n"
@@ -328,23 +330,6 @@ static struct innostall_bpf *load_object(void)
 	return obj;
 }
 
-/* The scheduler tracepoint that tells purge's sleeps (sched.bpf.c), when purge batches are
- * traced: it is not a uprobe, so it is attached here, once, and goes with the object. */
-static void attach_purge_sleeps(struct innostall_bpf *obj)
-{
-	int i;
-
-	for (i = 0; i < env.nr_attach; i++)
-		if (!strcmp(env.attach[i].prog, "purge_batch_enter"))
-			break;
-	if (i == env.nr_attach)
-		return;
-	obj->links.purge_sched_switch = bpf_program__attach(obj->progs.purge_sched_switch);
-	if (!obj->links.purge_sched_switch)
-		warn("purge's sleeps are not traced (%s): its time split counts them as CPU",
-		     strerror(errno));
-}
-
 /* After the rows, the row in force at each page's start, as many as libc_cfi_page_count. */
 static void load_cfi_pages(struct innostall_bpf *obj, FILE *f)
 {
@@ -383,20 +368,28 @@ static void load_unwind_table(struct innostall_bpf *obj)
 	fclose(f);
 }
 
-/* The wakeup tracepoint that finds latch holders (wakeup.bpf.c), when latch waits are
- * traced: not a uprobe, so attached here, once, and gone with the object. */
-static void attach_latch_holders(struct innostall_bpf *obj)
+/* A scheduler tracepoint program, when the probe it serves is attached: it joins the
+ * attachments, in that probe's group, so that the attacher detaches it with them (the
+ * wakeup program with the latch waits) and the governor counts its runs (governor.c). The
+ * switch program tells purge's sleeps (sched.bpf.c), the wakeup program latch holders
+ * (wakeup.bpf.c). One that cannot be attached here is left out, with what it costs. */
+static void add_tracepoint(struct bpf_program *prog, const char *served, const char *without)
 {
-	int i;
+	int i, fd;
 
 	for (i = 0; i < env.nr_attach; i++)
-		if (!strcmp(env.attach[i].prog, "latch_wait_exit"))
+		if (!strcmp(env.attach[i].prog, served))
 			break;
 	if (i == env.nr_attach)
 		return;
-	obj->links.latch_waker = bpf_program__attach(obj->progs.latch_waker);
-	if (!obj->links.latch_waker)
-		warn("latch holders are not traced (%s)", strerror(errno));
+	fd = bpf_raw_tracepoint_open(NULL, bpf_program__fd(prog));
+	if (fd < 0 || env.nr_attach == MAX_PROBES) {
+		warn("%s (%s)", without, fd < 0 ? strerror(errno) : "too many probes");
+		return;
+	}
+	close(fd);
+	env.attach[env.nr_attach++] = (struct attachment){
+		.prog = bpf_program__name(prog), .group = env.attach[i].group, .tracepoint = true };
 }
 
 static unsigned long long earliest(unsigned long long a, unsigned long long b)
@@ -476,9 +469,10 @@ int main(int argc, char **argv)
 	config = (struct governor_config){ .budget_ppm = env.budget_ppm, .cost = env.hit_cost,
 					   .pid = env.pid, .binary = env.binary,
 					   .interval_ms = env.interval_ms };
-	attach_purge_sleeps(obj);
 	load_unwind_table(obj);
-	attach_latch_holders(obj);
+	add_tracepoint(obj->progs.purge_sched_switch, "purge_batch_enter",
+		       "purge's sleeps are not traced: its time split counts them as CPU");
+	add_tracepoint(obj->progs.latch_waker, "latch_wait_exit", "latch holders are not traced");
 	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
 	print_attached(env.attach, env.nr_attach);
 

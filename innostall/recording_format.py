@@ -72,6 +72,8 @@ HOLDERS = "latch_holders.parquet"
 SNAPSHOT_TYPES = ("attached", "interval", "final")
 # The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
+# The snapshot's tracepoint_runs: the scheduler tracepoints' runs in the server's context.
+TRACEPOINTS = ("sched_switch", "sched_waking")
 # pandas is imported by the functions that build tables, never here: the recorder, which
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
@@ -356,6 +358,8 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
     for program, hits in zip(attached.get("programs", []), snapshot.get("hits", [])):
         for probe in program.get("probes", []):
             flat[f"hits.{probe}"] = flat.get(f"hits.{probe}", 0) + hits
+    for tracepoint, runs in zip(TRACEPOINTS, snapshot.get("tracepoint_runs", [])):
+        flat[f"hits.{tracepoint}"] = runs
     gov = snapshot.get("governor")
     if gov:
         flat.update({f"governor.{key}": int(gov[key]) for key in GOVERNOR_ACCOUNTS})

@@ -4,7 +4,11 @@
 #ifndef __INNOSTALL_H
 #define __INNOSTALL_H
 
-#define MAX_ATTACHMENTS 64 /* probes one loader may attach */
+#define MAX_ATTACHMENTS 64 /* slots of probe_hits: the probes one loader may attach, then: */
+#define HITS_SCHED_SWITCH (MAX_ATTACHMENTS - 3) /* the scheduler tracepoints' runs in the */
+#define HITS_SCHED_WAKING (MAX_ATTACHMENTS - 2) /* server's context (sched.bpf.c, wakeup.bpf.c) */
+#define HITS_CALIBRATION (MAX_ATTACHMENTS - 1)  /* calibrate.c's probes */
+#define MAX_PROBES HITS_SCHED_SWITCH
 #define MAX_GROUPS 16 /* sampling groups of the cost governor; group 0 is never sampled */
 #define MAX_SLOTS 32 /* log2 buckets; the last one also takes everything above 2^31 */
 
@@ -45,7 +49,9 @@
  *          value seen since the previous snapshot, which the loader zeroes once printed)
  * latch_extra_ns is what the latch programs spend beyond a probe hit, timed by themselves:
  * user stacks, libc unwinding and the wakeup tracepoint; the governor charges it to the
- * latch group.
+ * latch group. purge_sleep_extra_ns is the same for the scheduler tracepoint that times
+ * purge's sleeps, for the switches that find a purge span open; the governor charges it
+ * to the probes never sampled.
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). */
 #define INNOSTALL_COUNTERS(X)                                                    \
@@ -100,7 +106,8 @@
 	X(CNT_HOLDERS_FOUND, "holders_found", "count", "waits")                  \
 	X(CNT_UNWIND_STEPS, "unwind_steps", "count", "frames")                   \
 	X(CNT_UNWIND_FAILS, "unwind_fails", "count", "stacks")                   \
-	X(CNT_LATCH_EXTRA_NS, "latch_extra_ns", "total", "ns")
+	X(CNT_LATCH_EXTRA_NS, "latch_extra_ns", "total", "ns")                   \
+	X(CNT_PURGE_SLEEP_EXTRA_NS, "purge_sleep_extra_ns", "total", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \

@@ -63,6 +63,18 @@ SHARED struct {
 	__type(value, struct purge_span);
 } worker_start SEC(".maps");
 
+/* How many threads are inside a purge span now: the scheduler tracepoint (sched.bpf.c),
+ * which runs at every switch of the server's threads, has nothing to do while none is, and
+ * stops at once. Counted when an entry is added to batch_start or worker_start and when
+ * one is deleted; an entry left behind by a thread that never returned keeps it above 0,
+ * which only costs that shortcut. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} purge_spans_open SEC(".maps");
+
 /* User stacks, by id: latch waits (latch.bpf.c) and read views (views.bpf.c). */
 SHARED struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -88,7 +100,8 @@ SHARED struct {
 } walks SEC(".maps");
 
 /* Hits per attachment, counted before any filter: what the loader's cost governor reads.
- * Indexed by the attachment's number, the low half of its BPF cookie. */
+ * Indexed by the attachment's number, the low half of its BPF cookie; the last slots count
+ * the scheduler tracepoints' runs and calibration's hits (innostall.h HITS_*). */
 SHARED struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MAX_ATTACHMENTS);
@@ -122,13 +135,17 @@ static __always_inline __u32 current_tid(void)
 	return (__u32)bpf_get_current_pid_tgid();
 }
 
-static __always_inline void count_hit(void *ctx)
+static __always_inline void count_in_slot(__u32 slot)
 {
-	__u32 attachment = (__u32)bpf_get_attach_cookie(ctx);
-	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &attachment);
+	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &slot);
 
 	if (hits)
 		(*hits)++;
+}
+
+static __always_inline void count_hit(void *ctx)
+{
+	count_in_slot((__u32)bpf_get_attach_cookie(ctx));
 }
 
 static __always_inline __u64 window_of(__u32 group)
@@ -149,6 +166,12 @@ static __always_inline __u64 group_token(__u32 group)
 static __always_inline __u64 window_token(void *ctx)
 {
 	return group_token(bpf_get_attach_cookie(ctx) >> 32);
+}
+
+/* Whether a group's probes are attached now (group 0's always are). */
+static __always_inline bool group_attached(__u32 group)
+{
+	return !group || (window_of(group) & 1);
 }
 
 /* False when state saved under token was cut by a window edge: a sampled probe closed
@@ -216,6 +239,39 @@ static __always_inline struct purge_span *purge_span_of(__u32 tid)
 	struct purge_span *span = bpf_map_lookup_elem(&batch_start, &tid);
 
 	return span ? span : bpf_map_lookup_elem(&worker_start, &tid);
+}
+
+static __always_inline void purge_spans_add(__s64 n)
+{
+	__u32 zero = 0;
+	__s64 *open = bpf_map_lookup_elem(&purge_spans_open, &zero);
+
+	if (open)
+		__sync_fetch_and_add(open, n);
+}
+
+static __always_inline bool purge_span_anywhere(void)
+{
+	__u32 zero = 0;
+	__s64 *open = bpf_map_lookup_elem(&purge_spans_open, &zero);
+
+	return open && *open > 0;
+}
+
+/* Start the thread's span in batch_start or worker_start (one in force: a new start
+ * replaces a span whose return never came). */
+static __always_inline void purge_span_start(void *map, __u32 tid, struct purge_span *span)
+{
+	if (!bpf_map_update_elem(map, &tid, span, BPF_NOEXIST))
+		purge_spans_add(1);
+	else
+		bpf_map_update_elem(map, &tid, span, BPF_EXIST);
+}
+
+static __always_inline void purge_span_drop(void *map, __u32 *tid)
+{
+	if (!bpf_map_delete_elem(map, tid))
+		purge_spans_add(-1);
 }
 
 /* Charge ns of page reads or latch waits to the purge work the thread is doing, if any:

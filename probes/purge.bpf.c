@@ -38,7 +38,7 @@ static __always_inline void span_begin(void *ctx, void *map, __u32 tid)
 {
 	struct purge_span span = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx) };
 
-	bpf_map_update_elem(map, &tid, &span, BPF_ANY);
+	purge_span_start(map, tid, &span);
 }
 
 /* Wall time of a span that began on this thread, and the part of it on a CPU (or waiting
@@ -107,7 +107,7 @@ int BPF_KRETPROBE(purge_batch_exit, long pages)
 			counter_add(CNT_UNMATCHED_RETURNS, 1);
 		return 0;
 	}
-	bpf_map_delete_elem(&batch_start, &tid);
+	purge_span_drop(&batch_start, &tid);
 	hist_add(HIST_PURGE_BATCH_US, wall_ns / 1000);
 	counter_add(CNT_PURGE_BATCH_NS, wall_ns);
 	counter_add(CNT_PURGE_BATCH_CPU_NS, cpu_ns);
@@ -164,12 +164,18 @@ int BPF_KRETPROBE(purge_worker_exit)
 	__u32 tid = current_tid();
 	struct purge_span *span;
 	__u64 wall_ns, cpu_ns;
+	bool cut;
 
 	count_hit(ctx);
 	span = span_end(&worker_start, tid, &wall_ns, &cpu_ns);
-	if (!span || span_cut(&worker_start, &tid, span->window))
+	if (!span)
 		return 0;
-	bpf_map_delete_elem(&worker_start, &tid);
+	cut = !window_unbroken(span->window);
+	purge_span_drop(&worker_start, &tid);
+	if (cut) { /* a window's edge cut it */
+		counter_add(CNT_WINDOW_CUTS, 1);
+		return 0;
+	}
 	counter_add(CNT_PURGE_WORKER_TASKS, 1);
 	counter_add(CNT_PURGE_WORKER_NS, wall_ns);
 	counter_add(CNT_PURGE_WORKER_CPU_NS, cpu_ns);

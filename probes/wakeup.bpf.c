@@ -6,11 +6,13 @@
  * wakeup relation of bcc's wakeuptime/offwaketime, taken only for the waiters of
  * latch_waits; holders.bpf.h says how a wait's time is shared among its wakers.
  *
- * The tracepoint fires for every wakeup on the machine: the waker's process is checked
- * first, then one hash lookup for the wakee; the stack is taken only for latch waiters.
- * The loader attaches it with the latch probes. Its runs for the server's wakeups time
- * themselves into latch_extra_ns, which the governor charges to the latch group (a run
- * for another process's wakeup stops at the first test and costs the server nothing). */
+ * The tracepoint fires for every wakeup on the machine, so it stops as early as it can:
+ * at another process's wakeup (which costs the server nothing), and while the latch probes
+ * are detached by the governor, when there is no wait to find a waker for. Only then does
+ * it look the wakee up (one hash lookup), and take the stack only for latch waiters. The
+ * loader attaches it with the latch probes. Its runs for the server's wakeups are counted
+ * for the governor, which charges each what calibrate.c measured a tracepoint run to cost,
+ * and the rest times itself into latch_extra_ns, charged to the latch group. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -18,6 +20,9 @@
 #include "maps.bpf.h"
 #include "unwind.bpf.h"
 #include "holders.bpf.h"
+
+/* The latch probes' sampling group (0: never sampled), set by the recorder. */
+const volatile __u32 latch_group = 0;
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(latch_waker, struct task_struct *p)
@@ -30,7 +35,10 @@ int BPF_PROG(latch_waker, struct task_struct *p)
 	__u32 wakee = p->pid;
 	__u64 start;
 
-	if (!traced_process() || p->tgid != waker->tgid)
+	if (!traced_process())
+		return 0;
+	count_in_slot(HITS_SCHED_WAKING); /* a run in the server's context */
+	if (p->tgid != waker->tgid || !group_attached(latch_group))
 		return 0;
 	start = bpf_ktime_get_ns(); /* the server's wakeups cost it this program's run */
 	counter_add(CNT_WAKEUPS_SEEN, 1);

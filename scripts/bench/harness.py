@@ -61,6 +61,9 @@ class Bench:
             return Recorder(self.workdir, self.server.pid, arm, cap_s, name)
         if arm == "exact":
             return Recorder(self.workdir, self.server.pid, "default", cap_s, name, ("--exact",))
+        if arm.startswith("record:"):  # a dev arm, e.g. "record:--probes=purge_batch --no-sql"
+            return Recorder(self.workdir, self.server.pid, "default", cap_s, name,
+                            tuple(arm.removeprefix("record:").split()))
         return None
 
     def start_server(self, *options: str) -> None:
