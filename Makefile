@@ -36,7 +36,8 @@ $(BUILD)/innostall.skel.h: $(BUILD)/innostall.bpf.o
 	$(BPFTOOL) gen skeleton $< name innostall_bpf > $@
 
 LOADER_SRCS := collector/loader.c collector/json_output.c collector/trace_helpers.c collector/governor.c \
-               collector/attacher.c collector/calibrate.c collector/uprobe.c collector/read_views.c
+               collector/attacher.c collector/calibrate.c collector/uprobe.c collector/read_views.c \
+               collector/run_time.c
 $(LOADER): $(LOADER_SRCS) collector/*.h probes/innostall.h $(BUILD)/innostall.skel.h
 	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector $(LOADER_SRCS) -o $@ \
 		$$(pkg-config --libs --static libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm -lpthread

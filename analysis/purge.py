@@ -68,7 +68,7 @@ def purge_table(rec: Recording) -> pd.DataFrame:
         "dml_delay_us", "deep_walks", "block_wait_ns", "other_latch_wait_ns", "history_length",
         "history_length_peak", "history_reads", "purge_batch_ns", "purge_batch_cpu_ns", "purge_batch_io_ns",
         "purge_batch_latch_ns", "purge_worker_tasks", "purge_worker_ns", "purge_worker_cpu_ns",
-        "purge_worker_io_ns", "purge_worker_latch_ns"])
+        "purge_worker_io_ns", "purge_worker_latch_ns", *watched_split_columns(rec)])
     table["length_s"] = interval_lengths(table)
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
     table["history"] = known_history(table["history_length"], table["history_reads"],
@@ -194,14 +194,28 @@ def time_split(totals: dict[str, float]) -> dict[str, float] | None:
     return {**parts, "other": max(0.0, total - sum(parts.values()))}
 
 
+def watched_split_columns(rec: Recording) -> list[str]:
+    """The wall time the sleep tracepoint watched, in recordings that have it (it was not
+    sampled before)."""
+    names = set(rec.counters["name"].unique())
+    return [name for name in ("purge_batch_split_ns", "purge_worker_split_ns") if name in names]
+
+
+def split_of(rows: pd.DataFrame, who: str) -> dict | None:
+    """The split of the spans the sleep tracepoint watched whole (purge_*_split_ns; before
+    it was sampled, every span: the whole wall time)."""
+    watched = f"purge_{who}_split_ns"
+    total = rows[watched].sum() if watched in rows else rows[f"purge_{who}_ns"].sum()
+    return time_split({"total": total, **{part: rows[f"purge_{who}_{part}_ns"].sum()
+                                          for part in ("cpu", "io", "latch")}})
+
+
 def coordinator_split(rows: pd.DataFrame) -> dict | None:
-    return time_split({"total": rows["purge_batch_ns"].sum(), "cpu": rows["purge_batch_cpu_ns"].sum(),
-                       "io": rows["purge_batch_io_ns"].sum(), "latch": rows["purge_batch_latch_ns"].sum()})
+    return split_of(rows, "batch")
 
 
 def worker_split(rows: pd.DataFrame) -> dict | None:
-    return time_split({"total": rows["purge_worker_ns"].sum(), "cpu": rows["purge_worker_cpu_ns"].sum(),
-                       "io": rows["purge_worker_io_ns"].sum(), "latch": rows["purge_worker_latch_ns"].sum()})
+    return split_of(rows, "worker")
 
 
 def purge_split(coordinator: dict | None, workers: dict | None) -> dict | None:
@@ -575,4 +589,12 @@ def purge_story(rec: Recording) -> dict:
             "phases": phases(table),
             "batch_time_ms": as_ms(coordinator_split(table)),
             "worker_time_ms": as_ms(worker_split(table)),
+            "split_watched_pct": {who: watched_pct(table, who) for who in ("batch", "worker")},
             "worker_tasks": int(table["purge_worker_tasks"].sum())}
+
+
+def watched_pct(table: pd.DataFrame, who: str) -> float | None:
+    """The share of the spans' wall time that the time split covers (the sleep tracepoint is
+    sampled); None where the recording split every span."""
+    watched, total = f"purge_{who}_split_ns", table[f"purge_{who}_ns"].sum()
+    return number(100 * table[watched].sum() / total) if watched in table and total else None

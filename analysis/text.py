@@ -212,13 +212,16 @@ def history_lines(purge: dict) -> list[str]:
     return lines
 
 
-def split_line(label: str, split: dict) -> list[str]:
-    """'  batch time (coordinator) 1352 ms: cpu 78%, io 11%, latch 5%, other 6%'"""
+def split_line(label: str, split: dict, watched_pct: float | None = None) -> list[str]:
+    """'  batch time (coordinator) 1352 ms: cpu 78%, io 11%, latch 5%, other 6%', and the
+    share of the time it covers when the sleep tracepoint was sampled."""
     if split["cpu"] is None:
         return []
     total = sum(split.values())
     shares = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in split.items()) if total else "none"
-    return [f"  {label} {total:,.1f} ms: {shares}"]
+    sampled = f" [sampled: {watched_pct:.0f}% of the time watched]" if watched_pct is not None \
+        and watched_pct < 99.5 else ""
+    return [f"  {label} {total:,.1f} ms: {shares}{sampled}"]
 
 
 def pinning_lines(views: list[dict]) -> list[str]:
@@ -251,8 +254,10 @@ def render_text(rec: Recording) -> str:
         f"undo pages {s['pages']} ({per_batch:.1f} per batch)",
     ]
     lines += history_lines(s)
-    lines += split_line("batch time (coordinator)", s["batch_time_ms"])
-    lines += split_line(f"worker time ({s['worker_tasks']:,} tasks)", s["worker_time_ms"])
+    watched = s.get("split_watched_pct", {})
+    lines += split_line("batch time (coordinator)", s["batch_time_ms"], watched.get("batch"))
+    lines += split_line(f"worker time ({s['worker_tasks']:,} tasks)", s["worker_time_ms"],
+                        watched.get("worker"))
     lines += pinning_lines(s["pinned_by"])
     if s["batches"]:
         lines.append(f"  batch latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "

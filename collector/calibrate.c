@@ -24,7 +24,11 @@
  * The scheduler tracepoints run at every switch and wakeup of the server's threads, tens of
  * thousands of times a second, and most runs stop after a test or two: what matters is
  * the kernel's dispatch to the program. It is timed on the syscall tracepoint, round after
- * round, a cheap syscall bare and with a program that stops after the same tests. */
+ * round, a cheap syscall bare and with a program that stops after the same tests.
+ *
+ * When the kernel times our programs (run_time.c), the governor adds each program's own
+ * run time to its hits, so what is kept here is the trap alone: the calibration programs'
+ * average run is taken off each median. */
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -37,6 +41,7 @@
 #include "attachment.h"
 #include "trace_helpers.h"
 #include "uprobe.h"
+#include "run_time.h"
 
 #define CALLS 1000 /* per timing: 10-20 ms each */
 #define ROUNDS 7   /* each times the three functions in turn */
@@ -106,10 +111,33 @@ static double median(double *values, int n)
 	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-/* Rounds of the three timings in turn: the entry and return differences of each. */
-static void time_rounds(struct hit_cost *cost)
+struct run_mark {
+	unsigned long long ns, runs;
+};
+
+static struct run_mark run_mark(struct bpf_program *prog)
 {
-	double entry[ROUNDS], ret[ROUNDS];
+	struct run_mark mark = {};
+
+	run_time_of(prog, &mark.ns, &mark.runs);
+	return mark;
+}
+
+/* A program's average run since `was`, as the kernel timed it; 0 when it does not. */
+static double average_run_since(struct bpf_program *prog, struct run_mark was)
+{
+	struct run_mark now = run_mark(prog);
+
+	return now.runs > was.runs ? (double)(now.ns - was.ns) / (now.runs - was.runs) : 0;
+}
+
+/* Rounds of the three timings in turn: the entry and return differences of each, less
+ * the calibration programs' own runs when the governor counts programs apart. */
+static void time_rounds(struct innostall_bpf *obj, struct hit_cost *cost)
+{
+	struct run_mark enter = run_mark(obj->progs.calibrate_enter);
+	struct run_mark exit = run_mark(obj->progs.calibrate_exit);
+	double entry[ROUNDS], ret[ROUNDS], enter_run, exit_run;
 	int round;
 
 	for (round = 0; round < ROUNDS; round++) {
@@ -120,10 +148,13 @@ static void time_rounds(struct hit_cost *cost)
 		entry[round] = with_entry - bare;
 		ret[round] = with_both - with_entry;
 	}
-	cost->entry_ns = median(entry, ROUNDS);
-	cost->return_ns = median(ret, ROUNDS);
-	cost->entry_low_ns = entry[0]; /* sorted by median() */
-	cost->entry_high_ns = entry[ROUNDS - 1];
+	enter_run = average_run_since(obj->progs.calibrate_enter, enter);
+	exit_run = average_run_since(obj->progs.calibrate_exit, exit);
+	cost->programs_apart = run_time_on();
+	cost->entry_ns = median(entry, ROUNDS) - enter_run;
+	cost->return_ns = median(ret, ROUNDS) - exit_run;
+	cost->entry_low_ns = entry[0] - enter_run; /* sorted by median() */
+	cost->entry_high_ns = entry[ROUNDS - 1] - enter_run;
 	cost->floored = cost->entry_ns < MIN_ENTRY_NS || cost->return_ns < MIN_RETURN_NS;
 	if (cost->entry_ns < MIN_ENTRY_NS)
 		cost->entry_ns = MIN_ENTRY_NS;
@@ -147,6 +178,8 @@ static int time_tracepoint(struct innostall_bpf *obj, struct hit_cost *cost)
 	double run[ROUNDS];
 	int round;
 
+	struct run_mark was = run_mark(obj->progs.calibrate_tracepoint);
+
 	obj->bss->calibration_tid = syscall(SYS_gettid);
 	for (round = 0; round < ROUNDS; round++) {
 		double bare = ns_per_syscall(), with;
@@ -158,7 +191,8 @@ static int time_tracepoint(struct innostall_bpf *obj, struct hit_cost *cost)
 		bpf_link__destroy(link);
 		run[round] = with - bare;
 	}
-	cost->tracepoint_ns = median(run, ROUNDS);
+	cost->tracepoint_ns = median(run, ROUNDS) -
+			      average_run_since(obj->progs.calibrate_tracepoint, was);
 	if (cost->tracepoint_ns < MIN_TRACEPOINT_NS) {
 		cost->tracepoint_ns = MIN_TRACEPOINT_NS;
 		cost->floored = true;
@@ -210,7 +244,7 @@ int calibrate(struct innostall_bpf *obj, struct hit_cost *cost)
 		if (links[i] < 0)
 			err = links[i];
 	if (!err)
-		time_rounds(cost);
+		time_rounds(obj, cost);
 	if (!err)
 		err = time_tracepoint(obj, cost);
 	for (i = 0; i < 3; i++)

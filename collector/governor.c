@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The cost governor. A probe hit costs the probed thread a trap (calibrate.c measures it),
- * and the probes count their hits in the kernel (probe_hits), so the overhead we add to
- * the server is known as we go: hits x cost per hit. The budget is a share of the
- * server's own CPU time over the last interval.
+/* The cost governor. A probe hit costs the probed thread a trap (calibrate.c measures it)
+ * and its program's run (the kernel times it: run_time.c), and the probes count their hits
+ * in the kernel (probe_hits), so the overhead we add to the server is known as we go: hits
+ * x trap, plus run times. The scheduler tracepoints count their runs in the server's
+ * context the same way, at the calibrated cost of a tracepoint's dispatch. The budget is a
+ * share of the server's own CPU time over the last interval.
  *
  * Probes that may be sampled come in groups (the catalog's `group`: a walk's entry and
  * return are one, its steps another); each group gets an allowance per interval and stays
@@ -36,6 +38,7 @@
 #include "innostall.skel.h"
 #include "trace_helpers.h"
 #include "governor.h"
+#include "run_time.h"
 
 #define TICK_NS 5000000ULL      /* checks while something is sampled */
 #define MIN_CHECK_NS 500000ULL  /* no check closer than this */
@@ -121,14 +124,13 @@ static void charge(struct governor *gov, unsigned int group, double cost_ns)
 	gov->groups[group].spent_ns += cost_ns;
 }
 
-/* The group of the latch waits' return program (0 when the latch probes are not attached):
- * the latch programs' extras and the wakeup tracepoint serve its waits. */
-static unsigned int latch_group(const struct governor *gov)
+/* The group of a program's attachments (0 when it is not attached). */
+static unsigned int group_of(const struct governor *gov, const char *prog)
 {
 	int i;
 
 	for (i = 0; i < gov->nr_att; i++)
-		if (!strcmp(gov->att[i].prog, "latch_wait_exit"))
+		if (!strcmp(gov->att[i].prog, prog))
 			return gov->att[i].group;
 	return 0;
 }
@@ -160,39 +162,109 @@ static bool hits_in_slot(struct governor *gov, __u32 slot, unsigned long long *s
 
 /* The scheduler tracepoints, whose runs no cookie numbers: each run in the server's
  * context at the calibrated cost of a tracepoint run, plus what their longer runs timed
- * themselves (purge_sleep_extra_ns, latch_extra_ns). The switch program serves purge
- * batches, which are never sampled; the wakeup program and the latch programs' stacks
- * serve the latch group's waits. */
+ * themselves (purge_sleep_extra_ns, latch_extra_ns) unless the kernel times programs.
+ * Each is charged to its own group; the latch programs' stacks to the latch group. */
 static void account_tracepoints(struct governor *gov)
 {
-	unsigned int latch = latch_group(gov);
+	unsigned int latch = group_of(gov, "latch_wait_exit");
+	unsigned int sleeps = group_of(gov, "purge_sched_switch");
 	unsigned long long runs;
 
 	if (hits_in_slot(gov, HITS_SCHED_SWITCH, &runs)) {
-		charge(gov, 0, (runs - gov->switch_runs) * gov->cfg.cost.tracepoint_ns);
+		charge(gov, sleeps, (runs - gov->switch_runs) * gov->cfg.cost.tracepoint_ns);
 		gov->switch_runs = runs;
 	}
 	if (hits_in_slot(gov, HITS_SCHED_WAKING, &runs)) {
 		charge(gov, latch, (runs - gov->waking_runs) * gov->cfg.cost.tracepoint_ns);
 		gov->waking_runs = runs;
 	}
-	charge(gov, 0, counter_growth(gov, CNT_PURGE_SLEEP_EXTRA_NS, &gov->purge_sleep_extra_ns));
+	if (gov->cfg.cost.programs_apart) /* in the programs' run times (settle_run_times) */
+		return;
+	charge(gov, sleeps, counter_growth(gov, CNT_PURGE_SLEEP_EXTRA_NS, &gov->purge_sleep_extra_ns));
 	charge(gov, latch, counter_growth(gov, CNT_LATCH_EXTRA_NS, &gov->latch_extra_ns));
 }
 
-/* Add the hits since the last read to the groups' costs. */
+/* Add the hits since the last read to the groups' costs: each at the calibrated cost of
+ * its trap and, when programs are timed apart, its program's average run of late. */
 static void account_hits(struct governor *gov)
 {
-	unsigned long long sum;
+	unsigned long long sum, hits;
+	double run_ns;
 	int i;
 
 	for (i = 0; i < gov->nr_att; i++) {
 		if (!hits_in_slot(gov, i, &sum))
 			continue;
-		charge(gov, gov->att[i].group, (sum - gov->hits[i]) * gov->hit_cost_ns[i]);
+		hits = sum - gov->hits[i];
+		run_ns = gov->cfg.cost.programs_apart ?
+			 hits * gov->programs[gov->program_of[i]].average_ns : 0;
+		charge(gov, gov->att[i].group, hits * gov->hit_cost_ns[i] + run_ns);
+		gov->run_charged_ns[i] += run_ns;
 		gov->hits[i] = sum;
 	}
 	account_tracepoints(gov);
+}
+
+/* One program's run time since it was last settled, shared among its attachments by their
+ * hits since then (a tracepoint, which counts no hits of its own, has one attachment), less
+ * the average runs already charged for those hits. */
+static void settle_program(struct governor *gov, int p)
+{
+	struct program_run *prog = &gov->programs[p];
+	unsigned long long ns, runs, hits = 0;
+	int i, sharing = 0;
+
+	if (!run_time_of(prog->prog, &ns, &runs))
+		return;
+	for (i = 0; i < gov->nr_att; i++)
+		if (gov->program_of[i] == p) {
+			hits += gov->hits[i] - gov->hits_settled[i];
+			sharing++;
+		}
+	for (i = 0; i < gov->nr_att; i++) {
+		double share;
+
+		if (gov->program_of[i] != p)
+			continue;
+		share = hits ? (double)(gov->hits[i] - gov->hits_settled[i]) / hits : 1.0 / sharing;
+		charge(gov, gov->att[i].group, share * (ns - prog->ns) - gov->run_charged_ns[i]);
+		gov->run_charged_ns[i] = 0;
+		gov->hits_settled[i] = gov->hits[i];
+	}
+	if (runs > prog->runs)
+		prog->average_ns = (double)(ns - prog->ns) / (runs - prog->runs);
+	prog->ns = ns;
+	prog->runs = runs;
+}
+
+/* Set the programs' charges right by the run time the kernel measured (after account_hits). */
+static void settle_run_times(struct governor *gov)
+{
+	int p;
+
+	if (gov->cfg.cost.programs_apart)
+		for (p = 0; p < gov->nr_programs; p++)
+			settle_program(gov, p);
+}
+
+/* The programs of the attachments, each once, with their run time so far. */
+static void find_programs(struct governor *gov)
+{
+	int i, p;
+
+	for (i = 0; i < gov->nr_att; i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(gov->obj->obj,
+									     gov->att[i].prog);
+
+		for (p = 0; p < gov->nr_programs && gov->programs[p].prog != prog; p++)
+			;
+		if (p == gov->nr_programs) {
+			gov->programs[p].prog = prog;
+			run_time_of(prog, &gov->programs[p].ns, &gov->programs[p].runs);
+			gov->nr_programs++;
+		}
+		gov->program_of[i] = p;
+	}
 }
 
 /* Returns when it wants to be called next, 0 for never. */
@@ -208,6 +280,12 @@ static unsigned long long tick(struct governor *gov)
 		struct group_state *g = &gov->groups[group];
 		double left = g->allowance_ns - g->spent_ns;
 
+		if (g->open_at_ns && now >= g->open_at_ns) { /* its window's time has come */
+			g->open_at_ns = 0;
+			attacher_open(&gov->attacher, group);
+		} else if (g->open_at_ns && g->open_at_ns < next) {
+			next = g->open_at_ns;
+		}
 		if (!attacher_window(&gov->attacher, group).open)
 			continue;
 		if (left < 0 && attached_ns(gov, group, now) - g->attached_before_ns >= MIN_WINDOW_NS) {
@@ -289,9 +367,28 @@ static void update_demands(struct governor *gov, unsigned long long now)
 	}
 }
 
-/* Reopen every group, each for at least MIN_WINDOW_NS, the hottest last (attacher.h);
- * but not one that costs something and is given nothing: the budget is in debt. */
-static void open_coolest_first(struct governor *gov)
+/* How long after the interval's start a group's window opens: at once for a group whose
+ * allowance covers the interval, else at a random point of the time its allowance will
+ * not cover. Opening every window at the interval's start would sample the same phase of
+ * each second: the MariaDB purge coordinator runs its batches in bursts about once a
+ * second, and a window that always closed before the burst never saw one. */
+static unsigned long long window_delay_ns(struct governor *gov, unsigned int group)
+{
+	const struct group_state *g = &gov->groups[group];
+	double interval_ns = gov->cfg.interval_ms * 1e6, open_ns;
+
+	if (g->demand <= 0 || g->allowance_ns <= 0)
+		return 0;
+	open_ns = g->allowance_ns / g->demand * 1e9;
+	if (open_ns >= interval_ns)
+		return 0;
+	return (interval_ns - open_ns) * rand_r(&gov->seed) / ((double)RAND_MAX + 1);
+}
+
+/* Reopen every group, each for at least MIN_WINDOW_NS, the hottest last (attacher.h), a
+ * sampled one where window_delay_ns says; but not one that costs something and is given
+ * nothing: the budget is in debt. */
+static void open_coolest_first(struct governor *gov, unsigned long long now)
 {
 	bool asked[MAX_GROUPS] = {};
 	unsigned int group, n;
@@ -303,8 +400,15 @@ static void open_coolest_first(struct governor *gov)
 			if (!asked[group] && (coolest < 0 || demand_of(gov, group) < demand_of(gov, coolest)))
 				coolest = group;
 		asked[coolest] = true;
-		if (gov->groups[coolest].allowance_ns > 0 || gov->groups[coolest].demand <= 0)
-			attacher_open(&gov->attacher, coolest);
+		gov->groups[coolest].open_at_ns = 0;
+		if (gov->groups[coolest].allowance_ns > 0 || gov->groups[coolest].demand <= 0) {
+			unsigned long long delay = window_delay_ns(gov, coolest);
+
+			if (delay)
+				gov->groups[coolest].open_at_ns = now + delay;
+			else
+				attacher_open(&gov->attacher, coolest);
+		}
 	}
 }
 
@@ -340,6 +444,7 @@ static void plan_interval(struct governor *gov)
 	double budget, always, debt;
 
 	account_hits(gov);
+	settle_run_times(gov);
 	budget = interval_budget_ns(gov, now, &cpu);
 	if (cpu)
 		gov->cpu_last_ns = cpu;
@@ -354,7 +459,7 @@ static void plan_interval(struct governor *gov)
 	update_demands(gov, now);
 	/* the next interval is budgeted like the last one: the best guess of the load */
 	share_out(gov, budget - always - debt, gov->cfg.interval_ms / 1e3);
-	open_coolest_first(gov);
+	open_coolest_first(gov, now);
 }
 
 static void *govern(void *arg)
@@ -399,7 +504,9 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 			gov->nr_groups = att[i].group + 1;
 		gov->hit_cost_ns[i] = hit_cost_ns(gov, i);
 	}
+	find_programs(gov);
 	gov->started_ns = gov->interval_start_ns = now_ns(CLOCK_MONOTONIC);
+	gov->seed = gov->started_ns ^ getpid();
 	if (cfg->pid > 0)
 		gov->cpu_start_ns = gov->cpu_last_ns = server_cpu_ns(cfg->pid);
 	for (group = 1; group < gov->nr_groups; group++) {
@@ -427,6 +534,7 @@ void governor_print(struct governor *gov, FILE *out)
 
 	pthread_mutex_lock(&gov->lock);
 	account_hits(gov);
+	settle_run_times(gov);
 	fprintf(out, ",\"hits\":[");
 	for (i = 0; i < gov->nr_att; i++)
 		fprintf(out, "%s%llu", i ? "," : "", gov->hits[i]);

@@ -25,6 +25,7 @@ struct group_state {
 	double spent_ns;     /* ... and has cost so far */
 	double demand;       /* its overhead per second attached (ns/s); < 0: unknown */
 	unsigned long long attached_before_ns; /* attached time before this interval */
+	unsigned long long open_at_ns; /* when its window is to open in this interval; 0: asked */
 };
 
 struct governor {
@@ -37,9 +38,22 @@ struct governor {
 	struct attacher attacher;
 	unsigned long long hits[MAX_ATTACHMENTS]; /* cumulative, as last read */
 	double hit_cost_ns[MAX_ATTACHMENTS]; /* of one hit, per attachment */
+	/* Programs timed by the kernel (cost.programs_apart): each attachment's hits are also
+	 * charged its program's average run, and each interval the charge is set right by the
+	 * run time the kernel measured (governor.c, settle_run_times). */
+	struct program_run {
+		struct bpf_program *prog;
+		unsigned long long ns, runs; /* cumulative, as last settled */
+		double average_ns; /* a run, over the last settled stretch */
+	} programs[MAX_ATTACHMENTS];
+	int nr_programs;
+	int program_of[MAX_ATTACHMENTS]; /* index into programs */
+	unsigned long long hits_settled[MAX_ATTACHMENTS]; /* hits when last settled */
+	double run_charged_ns[MAX_ATTACHMENTS]; /* average runs charged since then */
 	unsigned long long latch_extra_ns, purge_sleep_extra_ns; /* counters, as last read */
 	unsigned long long switch_runs, waking_runs; /* the scheduler tracepoints' runs, as last read */
 	unsigned long long interval_start_ns, started_ns;
+	unsigned int seed; /* where sampled windows open in their interval (rand_r) */
 	unsigned long long cpu_start_ns, cpu_last_ns; /* the server's CPU time */
 	double budget_ns; /* the whole recording's budget so far */
 	pthread_t thread; /* checks and plans on its own (governor.c) */

@@ -62,8 +62,9 @@ void print_calibration(const struct hit_cost *cost, bool measured)
 	       "\"tracepoint_ns\":%.0f,\"measured\":%s", cost->entry_ns, cost->return_ns,
 	       cost->tracepoint_ns, measured ? "true" : "false");
 	if (measured)
-		printf(",\"entry_range_ns\":[%.0f,%.0f],\"floored\":%s", cost->entry_low_ns,
-		       cost->entry_high_ns, cost->floored ? "true" : "false");
+		printf(",\"entry_range_ns\":[%.0f,%.0f],\"floored\":%s,\"programs_apart\":%s",
+		       cost->entry_low_ns, cost->entry_high_ns, cost->floored ? "true" : "false",
+		       cost->programs_apart ? "true" : "false");
 	printf("}\n");
 	fflush(stdout);
 }

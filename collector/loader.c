@@ -37,6 +37,7 @@
 #include "innostall.skel.h"
 #include "attachment.h"
 #include "calibrate.h"
+#include "run_time.h"
 #include "governor.h"
 #include "json_output.h"
 #include "trace_helpers.h"
@@ -260,7 +261,8 @@ static void apply_settings(struct innostall_bpf *obj)
 	}
 }
 
-/* Programs of SEC("uretprobe") are attached to returns. */
+/* Programs of SEC("uretprobe") are attached to returns, of SEC("tp_btf/...") to their
+ * scheduler tracepoint (their offset is 0). */
 static void mark_returns(struct innostall_bpf *obj)
 {
 	int i;
@@ -272,6 +274,7 @@ static void mark_returns(struct innostall_bpf *obj)
 		if (!prog)
 			die("no BPF program named '%s'", env.attach[i].prog);
 		env.attach[i].retprobe = !strcmp(bpf_program__section_name(prog), "uretprobe");
+		env.attach[i].tracepoint = !strncmp(bpf_program__section_name(prog), "tp_btf/", 7);
 	}
 }
 
@@ -368,30 +371,6 @@ static void load_unwind_table(struct innostall_bpf *obj)
 	fclose(f);
 }
 
-/* A scheduler tracepoint program, when the probe it serves is attached: it joins the
- * attachments, in that probe's group, so that the attacher detaches it with them (the
- * wakeup program with the latch waits) and the governor counts its runs (governor.c). The
- * switch program tells purge's sleeps (sched.bpf.c), the wakeup program latch holders
- * (wakeup.bpf.c). One that cannot be attached here is left out, with what it costs. */
-static void add_tracepoint(struct bpf_program *prog, const char *served, const char *without)
-{
-	int i, fd;
-
-	for (i = 0; i < env.nr_attach; i++)
-		if (!strcmp(env.attach[i].prog, served))
-			break;
-	if (i == env.nr_attach)
-		return;
-	fd = bpf_raw_tracepoint_open(NULL, bpf_program__fd(prog));
-	if (fd < 0 || env.nr_attach == MAX_PROBES) {
-		warn("%s (%s)", without, fd < 0 ? strerror(errno) : "too many probes");
-		return;
-	}
-	close(fd);
-	env.attach[env.nr_attach++] = (struct attachment){
-		.prog = bpf_program__name(prog), .group = env.attach[i].group, .tracepoint = true };
-}
-
 static unsigned long long earliest(unsigned long long a, unsigned long long b)
 {
 	return !a ? b : !b ? a : a < b ? a : b;
@@ -454,6 +433,9 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 
 	obj = load_object();
+	if (!run_time_start())
+		warn("the kernel will not time our programs (%s): a hit counts as the calibrated one",
+		     strerror(errno));
 	measure_hit_cost(obj);
 	if (env.calibrate_only) {
 		innostall_bpf__destroy(obj);
@@ -470,9 +452,6 @@ int main(int argc, char **argv)
 					   .pid = env.pid, .binary = env.binary,
 					   .interval_ms = env.interval_ms };
 	load_unwind_table(obj);
-	add_tracepoint(obj->progs.purge_sched_switch, "purge_batch_enter",
-		       "purge's sleeps are not traced: its time split counts them as CPU");
-	add_tracepoint(obj->progs.latch_waker, "latch_wait_exit", "latch holders are not traced");
 	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
 	print_attached(env.attach, env.nr_attach);
 

@@ -103,15 +103,36 @@ def layout_args(layout: dict | None, schema: Schema) -> list[str]:
     return [f"{member}={int(value)}" for member, value in members.items()]
 
 
+# The scheduler tracepoints some programs need, attached with them: (program, the program
+# it serves, what it measures, its sampling group; "" = the served program's). The switch
+# program tells purge's sleeps apart (sched.bpf.c) and is sampled on its own: it runs at
+# every switch on the machine. The wakeup program finds latch holders (wakeup.bpf.c) and
+# goes with the latch waits.
+TRACEPOINTS = (("purge_sched_switch", "purge_batch_enter", "purge_sleeps", "purge_sleeps"),
+               ("latch_waker", "latch_wait_exit", "latch_holders", ""))
+SLEEP_GROUP = "purge_sleeps"
+
+
 def plan_attachments(probes: list[ResolvedProbe]) -> list[dict]:
     """One loader attachment per program and offset, in the loader's order: its spec, the
     probes it serves (sync_array_wait_event serves three on rw_lock servers, attached once)
-    and its sampling group ("" = never sampled)."""
+    and its sampling group ("" = never sampled); then the tracepoints they need."""
     planned: dict[str, dict] = {}
     for p in probes:
         for spec in p.attach_args() if p.ok else []:
             planned.setdefault(spec, {"spec": spec, "probes": [], "group": p.group})["probes"].append(p.name)
-    return list(planned.values())
+    attachments = list(planned.values())
+    return attachments + tracepoint_attachments(attachments)
+
+
+def tracepoint_attachments(attachments: list[dict]) -> list[dict]:
+    planned = []
+    for program, served, measures, group in TRACEPOINTS:
+        serving = next((a for a in attachments if a["spec"].split("=")[0] == served), None)
+        if serving:
+            planned.append({"spec": f"{program}=0", "probes": [measures],
+                            "group": group or serving["group"], "tracepoint": True})
+    return planned
 
 
 def sampling_groups(attachments: list[dict], schema: Schema) -> list[str]:
@@ -133,8 +154,11 @@ def loader_args(attachments: list[dict], groups: list[str]) -> list[str]:
 def group_settings(probes: list[ResolvedProbe], groups: list[str]) -> dict[str, int]:
     """Settings told a group's number (the catalog's `group_setting`): e.g. the version
     walks must know when their steps were sampled (mvcc.bpf.c)."""
-    return {p.group_setting: groups.index(p.group) + 1
-            for p in probes if p.ok and p.group_setting and p.group in groups}
+    settings = {p.group_setting: groups.index(p.group) + 1
+                for p in probes if p.ok and p.group_setting and p.group in groups}
+    if SLEEP_GROUP in groups:  # the purge spans must know when their sleeps were watched
+        settings["sleep_group"] = groups.index(SLEEP_GROUP) + 1
+    return settings
 
 
 def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | None, dict[str, int]]:

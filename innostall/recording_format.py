@@ -356,6 +356,8 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
     """The probes' hits and the governor's accounts of a snapshot, as cumulative counters."""
     flat: dict[str, int] = {}
     for program, hits in zip(attached.get("programs", []), snapshot.get("hits", [])):
+        if program.get("tracepoint"):  # its runs are tracepoint_runs, below
+            continue
         for probe in program.get("probes", []):
             flat[f"hits.{probe}"] = flat.get(f"hits.{probe}", 0) + hits
     for tracepoint, runs in zip(TRACEPOINTS, snapshot.get("tracepoint_runs", [])):

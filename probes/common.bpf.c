@@ -9,5 +9,6 @@
 
 const volatile pid_t targ_tgid = 0;
 const volatile struct innodb_layout layout = {};
+const volatile __u32 sleep_group = 0;
 
 char LICENSE[] SEC("license") = "GPL";

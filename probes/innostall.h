@@ -50,8 +50,10 @@
  * latch_extra_ns is what the latch programs spend beyond a probe hit, timed by themselves:
  * user stacks, libc unwinding and the wakeup tracepoint; the governor charges it to the
  * latch group. purge_sleep_extra_ns is the same for the scheduler tracepoint that times
- * purge's sleeps, for the switches that find a purge span open; the governor charges it
- * to the probes never sampled.
+ * purge's sleeps, for the switches that find a purge span open, charged to its group.
+ * (With the kernel timing our programs, the governor takes their run times instead.)
+ * purge_batch_split_ns and purge_worker_split_ns are the wall time of the spans that the
+ * sleep tracepoint watched whole, which the three counters after each split (purge.bpf.c).
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). */
 #define INNOSTALL_COUNTERS(X)                                                    \
@@ -91,11 +93,13 @@
 	X(CNT_READ_VIEWS_OPENED, "read_views_opened", "event", "views")          \
 	X(CNT_READ_VIEWS_LOST, "read_views_lost", "loss", "views")               \
 	X(CNT_PURGE_BATCH_NS, "purge_batch_ns", "total", "ns")                   \
+	X(CNT_PURGE_BATCH_SPLIT_NS, "purge_batch_split_ns", "total", "ns")       \
 	X(CNT_PURGE_BATCH_CPU_NS, "purge_batch_cpu_ns", "total", "ns")           \
 	X(CNT_PURGE_BATCH_IO_NS, "purge_batch_io_ns", "total", "ns")             \
 	X(CNT_PURGE_BATCH_LATCH_NS, "purge_batch_latch_ns", "total", "ns")       \
 	X(CNT_PURGE_WORKER_TASKS, "purge_worker_tasks", "event", "tasks")        \
 	X(CNT_PURGE_WORKER_NS, "purge_worker_ns", "total", "ns")                 \
+	X(CNT_PURGE_WORKER_SPLIT_NS, "purge_worker_split_ns", "total", "ns")     \
 	X(CNT_PURGE_WORKER_CPU_NS, "purge_worker_cpu_ns", "total", "ns")         \
 	X(CNT_PURGE_WORKER_IO_NS, "purge_worker_io_ns", "total", "ns")           \
 	X(CNT_PURGE_WORKER_LATCH_NS, "purge_worker_latch_ns", "total", "ns")    \

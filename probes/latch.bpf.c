@@ -245,7 +245,7 @@ int BPF_KRETPROBE(latch_wait_exit)
 		return 0;
 	}
 	ns = bpf_ktime_get_ns() - w->start_ns;
-	purge_charge(tid, CNT_PURGE_BATCH_LATCH_NS, CNT_PURGE_WORKER_LATCH_NS, ns);
+	purge_charge(tid, false, ns);
 	if (w->mode != MODE_OTHER) {
 		if (layout.latch_model == MODEL_SUX)
 			block = sux_block_page(w->latch, &page, &io);

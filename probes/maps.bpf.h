@@ -44,7 +44,14 @@ struct purge_span {
 	__u64 asleep_ns; /* slept so far */
 	__u64 asleep_since; /* when it last went to sleep; 0 while it runs */
 	__u64 window; /* window_token() at entry: a worker's task may be sampled */
+	__u64 sleeps; /* the sleep tracepoint's group_token() at entry: its split into CPU, I/O
+		       * and latch time counts only if the tracepoint watched it whole */
+	__u64 io_ns, latch_ns; /* page reads and latch waits inside it */
 };
+
+/* The scheduler tracepoint's sampling group (sched.bpf.c; 0: never sampled), set by the
+ * recorder. */
+SHARED const volatile __u32 sleep_group;
 
 /* Per-thread scopes, kept by purge.bpf.c and mvcc.bpf.c and read by undo.bpf.c and
  * latch.bpf.c to say who caused an undo page read or waited on a latch: threads inside a
@@ -274,14 +281,18 @@ static __always_inline void purge_span_drop(void *map, __u32 *tid)
 		purge_spans_add(-1);
 }
 
-/* Charge ns of page reads or latch waits to the purge work the thread is doing, if any:
- * the coordinator's batch (batch_id) or a worker's task (worker_id). */
-static __always_inline void purge_charge(__u32 tid, __u32 batch_id, __u32 worker_id, __u64 ns)
+/* Add ns of page reads or latch waits to the purge work the thread is doing, if any: the
+ * coordinator's batch or a worker's task. */
+static __always_inline void purge_charge(__u32 tid, bool io, __u64 ns)
 {
-	if (bpf_map_lookup_elem(&batch_start, &tid))
-		counter_add(batch_id, ns);
-	else if (bpf_map_lookup_elem(&worker_start, &tid))
-		counter_add(worker_id, ns);
+	struct purge_span *span = purge_span_of(tid);
+
+	if (!span)
+		return;
+	if (io)
+		span->io_ns += ns;
+	else
+		span->latch_ns += ns;
 }
 
 /* The history list length, as the server computed it or as read from its memory: a gauge

@@ -36,24 +36,35 @@ static __always_inline __u64 *records_slot(void)
 
 static __always_inline void span_begin(void *ctx, void *map, __u32 tid)
 {
-	struct purge_span span = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx) };
+	struct purge_span span = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx),
+				   .sleeps = group_token(sleep_group) };
 
 	purge_span_start(map, tid, &span);
 }
 
-/* Wall time of a span that began on this thread, and the part of it on a CPU (or waiting
- * for one: sched.bpf.c counts only sleeps): NULL if it began before we attached. Page
- * reads and latch waits inside it were charged as they ended. */
-static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *wall_ns,
-						   __u64 *cpu_ns)
+/* Wall time of a span that began on this thread: NULL if it began before we attached.
+ * Page reads and latch waits inside it were added to it as they ended. */
+static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *wall_ns)
 {
 	struct purge_span *span = bpf_map_lookup_elem(map, &tid);
 
-	if (!span)
-		return NULL;
-	*wall_ns = bpf_ktime_get_ns() - span->start_ns;
-	*cpu_ns = *wall_ns > span->asleep_ns ? *wall_ns - span->asleep_ns : 0;
+	if (span)
+		*wall_ns = bpf_ktime_get_ns() - span->start_ns;
 	return span;
+}
+
+/* A span's time split into counters (first of four: the wall time split, its CPU time,
+ * I/O and latch waits), when the sleep tracepoint watched all of it; the part not asleep
+ * was on a CPU or waiting for one (sched.bpf.c counts only sleeps). A span it did not
+ * watch whole counts in the wall time only. */
+static __always_inline void span_split(struct purge_span *span, __u64 wall_ns, __u32 first)
+{
+	if (!window_unbroken(span->sleeps))
+		return;
+	counter_add(first, wall_ns);
+	counter_add(first + 1, wall_ns > span->asleep_ns ? wall_ns - span->asleep_ns : 0);
+	counter_add(first + 2, span->io_ns);
+	counter_add(first + 3, span->latch_ns);
 }
 
 /* The history list length, where the server keeps it as a member,
@@ -99,18 +110,20 @@ SEC("uretprobe")
 int BPF_KRETPROBE(purge_batch_exit, long pages)
 {
 	__u32 tid = current_tid();
-	__u64 wall_ns, cpu_ns;
+	struct purge_span *span;
+	__u64 wall_ns;
 
 	count_hit(ctx); /* purge batches are never sampled: no window to check */
-	if (!span_end(&batch_start, tid, &wall_ns, &cpu_ns)) { /* began before we attached */
+	span = span_end(&batch_start, tid, &wall_ns);
+	if (!span) { /* began before we attached */
 		if (traced_process())
 			counter_add(CNT_UNMATCHED_RETURNS, 1);
 		return 0;
 	}
+	span_split(span, wall_ns, CNT_PURGE_BATCH_SPLIT_NS);
 	purge_span_drop(&batch_start, &tid);
 	hist_add(HIST_PURGE_BATCH_US, wall_ns / 1000);
 	counter_add(CNT_PURGE_BATCH_NS, wall_ns);
-	counter_add(CNT_PURGE_BATCH_CPU_NS, cpu_ns);
 	if (pages < 0)
 		pages = 0;
 	hist_add(HIST_PURGE_BATCH_PAGES, pages);
@@ -163,22 +176,20 @@ int BPF_KRETPROBE(purge_worker_exit)
 {
 	__u32 tid = current_tid();
 	struct purge_span *span;
-	__u64 wall_ns, cpu_ns;
-	bool cut;
+	__u64 wall_ns;
 
 	count_hit(ctx);
-	span = span_end(&worker_start, tid, &wall_ns, &cpu_ns);
+	span = span_end(&worker_start, tid, &wall_ns);
 	if (!span)
 		return 0;
-	cut = !window_unbroken(span->window);
-	purge_span_drop(&worker_start, &tid);
-	if (cut) { /* a window's edge cut it */
+	if (!window_unbroken(span->window)) { /* a window's edge cut it */
 		counter_add(CNT_WINDOW_CUTS, 1);
-		return 0;
+	} else {
+		span_split(span, wall_ns, CNT_PURGE_WORKER_SPLIT_NS);
+		counter_add(CNT_PURGE_WORKER_TASKS, 1);
+		counter_add(CNT_PURGE_WORKER_NS, wall_ns);
 	}
-	counter_add(CNT_PURGE_WORKER_TASKS, 1);
-	counter_add(CNT_PURGE_WORKER_NS, wall_ns);
-	counter_add(CNT_PURGE_WORKER_CPU_NS, cpu_ns);
+	purge_span_drop(&worker_start, &tid);
 	return 0;
 }
 

@@ -99,7 +99,7 @@ int BPF_KRETPROBE(page_read_exit)
 		return 0;
 	ns = bpf_ktime_get_ns() - state->start_ns;
 	hist_add(HIST_PAGE_READ_US, ns / 1000);
-	purge_charge(tid, CNT_PURGE_BATCH_IO_NS, CNT_PURGE_WORKER_IO_NS, ns);
+	purge_charge(tid, true, ns);
 	counter_add(CNT_PAGE_READS_WALK + state->scope, 1);
 	bpf_map_delete_elem(&page_reads, &tid);
 	return 0;

@@ -2,7 +2,7 @@
 windows either side of it, so a load that drifts steadily over a phase cancels out."""
 from __future__ import annotations
 
-from bench import bracketing  # scripts/bench/, on sys.path from conftest
+from bench import bracketing, targets  # scripts/bench/, on sys.path from conftest
 
 
 def windows(arms: list[str], cost: dict[str, float], drift: float) -> list[dict]:
@@ -48,4 +48,26 @@ def test_comparisons_are_named_traced_over_base_and_empty_without_pairs():
     assert list(found) == ["default/untraced", "full/untraced"]
     assert found["default/untraced"]["scan_s"]["ratios"] == [1.0]
     assert found["full/untraced"]["scan_s"] == {"ratios": [], "median": None, "min": None,
-                                                "max": None, "pairs": 0}
+                                                "max": None, "pairs": 0, "median_90": None}
+
+
+def test_the_median_interval_is_the_widest_binomial_ranks_that_keep_90_percent():
+    # 5 values: only min..max covers the median with >= 90% (1 - 2/32 = 93.75%)
+    assert bracketing.median_interval([5, 1, 4, 2, 3]) == (1, 5)
+    # 9 values: the 2nd..8th cover it with 96.1%, the 3rd..7th with only 82.0%
+    assert bracketing.median_interval(list(range(1, 10))) == (2, 8)
+    # 4 values reach 87.5% at best: no 90% interval
+    assert bracketing.median_interval([1, 2, 3, 4]) is None
+    assert bracketing.median_interval([1, 2, 3, 4], confidence=0.8) == (1, 4)
+
+
+def test_an_overhead_target_is_judged_by_the_medians_interval():
+    limit = 0.01
+    inside = targets.extra_target("t", 1.004, limit, [0.998, 1.009])
+    across = targets.extra_target("t", 1.004, limit, [0.990, 1.030])
+    beyond = targets.extra_target("t", 1.040, limit, [1.020, 1.060])
+    across_from_above = targets.extra_target("t", 1.049, limit, [0.985, 1.062])
+    assert [t["result"] for t in (inside, across, beyond, across_from_above)] == \
+        ["PASS", "UNSURE", "FAIL", "UNSURE"]
+    assert across["measured"] == "+0.40% (90%: -1.00 … +3.00%)"
+    assert targets.extra_target("t", 1.004, limit)["result"] == "PASS"  # no interval: the median's

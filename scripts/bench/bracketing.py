@@ -3,6 +3,7 @@ traced window is compared with the mean of the base windows either side of it, s
 load drifting slowly over a phase cancels out of the ratio."""
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Callable
 
@@ -49,12 +50,29 @@ def ratio(a, b) -> float | None:
     return b / a if a and b is not None else None
 
 
+def median_interval(values: list[float], confidence: float = 0.9) -> tuple[float, float] | None:
+    """A distribution-free interval for the median: the k-th smallest and k-th largest
+    value, with k the largest rank whose interval still covers the median with at least
+    `confidence` (each value falls either side of the median with even odds, so the count
+    below it is binomial). None when there are too few values for that confidence."""
+    n, ordered = len(values), sorted(values)
+    below = [math.comb(n, i) / 2 ** n for i in range(n + 1)]  # P(exactly i values below)
+    best = None
+    for k in range(1, n // 2 + 1):
+        if 1 - 2 * sum(below[:k]) >= confidence:
+            best = (ordered[k - 1], ordered[n - k])
+    return best
+
+
 def spread(values: list[float]) -> dict:
-    """Every ratio, and their median, min and max."""
+    """Every ratio, their median, min and max, and the median's 90% interval (median_interval)."""
     if not values:
-        return {"ratios": [], "median": None, "min": None, "max": None, "pairs": 0}
+        return {"ratios": [], "median": None, "min": None, "max": None, "pairs": 0,
+                "median_90": None}
+    interval = median_interval(values)
     return {"ratios": [round(v, 4) for v in values], "median": round(statistics.median(values), 4),
-            "min": round(min(values), 4), "max": round(max(values), 4), "pairs": len(values)}
+            "min": round(min(values), 4), "max": round(max(values), 4), "pairs": len(values),
+            "median_90": [round(v, 4) for v in interval] if interval else None}
 
 
 def compare(pairs: list[tuple[dict, dict]], metrics: tuple[str, ...]) -> dict:
