@@ -54,9 +54,10 @@ RECORD_ARGS = shlex.split(env_text("BENCH_RECORD_ARGS", "", "more innostall reco
 BPFTRACE_PROBES = env_text("BENCH_BPFTRACE_PROBES", "default",
                            "--probes of the bpftrace script; empty: every probe")
 # default: the default set within the cost budget; exact: the same with the governor off
-# (--exact), what the budget saves; full: every probe; bpftrace: the default set's script
+# (--exact), what the budget saves; full: every probe; bpftrace: the default set's script;
+# record:ARGS, for a dev run: the default set with these record arguments (--budget=0.01)
 STEADY_ARMS = tuple(env_text("BENCH_STEADY_ARMS", "default,exact,full,bpftrace",
-                             "the traced arms of the steady phase").split(","))
+                             "the traced arms of the steady phase (or record:ARGS)").split(","))
 SCAN_ARMS = ("default", "full", "bpftrace")
 
 TOOLS = Path(sys.prefix).parent                        # the build dir whose venv runs us
