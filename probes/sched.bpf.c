@@ -3,15 +3,17 @@
  * switch of the traced process, a thread inside a purge batch or a worker's task that goes
  * to sleep starts an off-CPU stretch, and ends it when it runs again. A thread switched out
  * while still runnable (preempted) is not asleep: that time counts as CPU, used or waited
- * for, which is what "CPU-bound" means. The loader attaches this program whenever the
- * purge batch probe is attached.
+ * for, which is what "CPU-bound" means. The recorder attaches it whenever purge batches
+ * are traced, as a sampling group of its own (purge_sleeps): a span's split counts only
+ * when this program watched all of it (purge.bpf.c, span_split).
  *
  * It runs at every switch on the machine, tens of thousands a second under an OLTP load,
  * so it stops as early as it can: at another process's switch, and while no thread is
  * inside a purge span, which is most of the time; only then does it look the two threads
  * up (up to four hash lookups). Its runs in the server's context are counted for the
- * governor, which charges each what calibrate.c measured a tracepoint run to cost, and the
- * lookups time themselves into purge_sleep_extra_ns. */
+ * governor, which charges each what calibrate.c measured a tracepoint's dispatch to cost,
+ * plus the program's run time (the kernel's, or purge_sleep_extra_ns where the kernel
+ * does not time programs). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>

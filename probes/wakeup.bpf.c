@@ -10,9 +10,10 @@
  * at another process's wakeup (which costs the server nothing), and while the latch probes
  * are detached by the governor, when there is no wait to find a waker for. Only then does
  * it look the wakee up (one hash lookup), and take the stack only for latch waiters. The
- * loader attaches it with the latch probes. Its runs for the server's wakeups are counted
- * for the governor, which charges each what calibrate.c measured a tracepoint run to cost,
- * and the rest times itself into latch_extra_ns, charged to the latch group. */
+ * recorder attaches it in the latch probes' group, so it is detached with them. Its runs
+ * for the server's wakeups are counted for the governor, which charges each what
+ * calibrate.c measured a tracepoint's dispatch to cost, plus the program's run time (the
+ * kernel's, or latch_extra_ns where the kernel does not time programs). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
