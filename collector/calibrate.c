@@ -175,10 +175,9 @@ static double ns_per_syscall(void)
 /* Rounds of a syscall bare and with the tracepoint program: the median difference. */
 static int time_tracepoint(struct innostall_bpf *obj, struct hit_cost *cost)
 {
+	struct run_mark was = run_mark(obj->progs.calibrate_tracepoint);
 	double run[ROUNDS];
 	int round;
-
-	struct run_mark was = run_mark(obj->progs.calibrate_tracepoint);
 
 	obj->bss->calibration_tid = syscall(SYS_gettid);
 	for (round = 0; round < ROUNDS; round++) {

@@ -164,20 +164,24 @@ static bool hits_in_slot(struct governor *gov, __u32 slot, unsigned long long *s
  * context at the calibrated cost of a tracepoint run, plus what their longer runs timed
  * themselves (purge_sleep_extra_ns, latch_extra_ns) unless the kernel times programs.
  * Each is charged to its own group; the latch programs' stacks to the latch group. */
+static void charge_runs(struct governor *gov, __u32 slot, unsigned long long *last,
+			unsigned int group)
+{
+	unsigned long long runs;
+
+	if (hits_in_slot(gov, slot, &runs)) {
+		charge(gov, group, (runs - *last) * gov->cfg.cost.tracepoint_ns);
+		*last = runs;
+	}
+}
+
 static void account_tracepoints(struct governor *gov)
 {
 	unsigned int latch = group_of(gov, "latch_wait_exit");
 	unsigned int sleeps = group_of(gov, "purge_sched_switch");
-	unsigned long long runs;
 
-	if (hits_in_slot(gov, HITS_SCHED_SWITCH, &runs)) {
-		charge(gov, sleeps, (runs - gov->switch_runs) * gov->cfg.cost.tracepoint_ns);
-		gov->switch_runs = runs;
-	}
-	if (hits_in_slot(gov, HITS_SCHED_WAKING, &runs)) {
-		charge(gov, latch, (runs - gov->waking_runs) * gov->cfg.cost.tracepoint_ns);
-		gov->waking_runs = runs;
-	}
+	charge_runs(gov, HITS_SCHED_SWITCH, &gov->switch_runs, sleeps);
+	charge_runs(gov, HITS_SCHED_WAKING, &gov->waking_runs, latch);
 	if (gov->cfg.cost.programs_apart) /* in the programs' run times (settle_run_times) */
 		return;
 	charge(gov, sleeps, counter_growth(gov, CNT_PURGE_SLEEP_EXTRA_NS, &gov->purge_sleep_extra_ns));

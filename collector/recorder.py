@@ -108,9 +108,9 @@ def layout_args(layout: dict | None, schema: Schema) -> list[str]:
 # program tells purge's sleeps apart (sched.bpf.c) and is sampled on its own: it runs at
 # every switch on the machine. The wakeup program finds latch holders (wakeup.bpf.c) and
 # goes with the latch waits.
-TRACEPOINTS = (("purge_sched_switch", "purge_batch_enter", "purge_sleeps", "purge_sleeps"),
-               ("latch_waker", "latch_wait_exit", "latch_holders", ""))
 SLEEP_GROUP = "purge_sleeps"
+TRACEPOINTS = (("purge_sched_switch", "purge_batch_enter", "purge_sleeps", SLEEP_GROUP),
+               ("latch_waker", "latch_wait_exit", "latch_holders", ""))
 
 
 def plan_attachments(probes: list[ResolvedProbe]) -> list[dict]:
