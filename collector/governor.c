@@ -40,7 +40,8 @@
 #include "governor.h"
 #include "run_time.h"
 
-#define TICK_NS 5000000ULL      /* checks while something is sampled */
+#define TICK_NS 20000000ULL     /* checks while something is sampled; a window due to close
+				 * before the next one is checked at its predicted end */
 #define MIN_CHECK_NS 500000ULL  /* no check closer than this */
 #define AIM 0.9                 /* share of the budget planned for: closing a group takes
 				 * a while, and its hits until then count too */
@@ -147,17 +148,27 @@ static double counter_growth(struct governor *gov, __u32 id, unsigned long long 
 	return total;
 }
 
-/* A per-CPU probe_hits slot, summed over the CPUs. */
-static bool hits_in_slot(struct governor *gov, __u32 slot, unsigned long long *sum)
+/* Every probe_hits slot, summed over the CPUs, into slot_hits: one batched read (the
+ * governor checks every few ms while it samples, and a read per slot made its system calls
+ * most of the loader's CPU); a slot at a time on kernels without batched array reads. */
+static bool read_hits(struct governor *gov)
 {
 	int fd = bpf_map__fd(gov->obj->maps.probe_hits), ncpus = libbpf_num_possible_cpus(), c;
-	__u64 per_cpu[ncpus];
+	__u32 keys[MAX_ATTACHMENTS], out_batch, count = MAX_ATTACHMENTS, slot;
+	__u64 *values = calloc((size_t)MAX_ATTACHMENTS * ncpus, sizeof(__u64));
+	bool ok = values != NULL;
 
-	if (bpf_map_lookup_elem(fd, &slot, per_cpu))
-		return false;
-	for (*sum = 0, c = 0; c < ncpus; c++)
-		*sum += per_cpu[c];
-	return true;
+	if (ok && bpf_map_lookup_batch(fd, NULL, &out_batch, keys, values, &count, NULL) &&
+	    errno != ENOENT) /* ENOENT: the whole array was read */
+		for (count = 0; ok && count < MAX_ATTACHMENTS; count++) {
+			keys[count] = count;
+			ok = !bpf_map_lookup_elem(fd, &keys[count], values + (size_t)count * ncpus);
+		}
+	for (slot = 0; ok && slot < count; slot++)
+		for (gov->slot_hits[keys[slot]] = 0, c = 0; c < ncpus; c++)
+			gov->slot_hits[keys[slot]] += values[(size_t)slot * ncpus + c];
+	free(values);
+	return ok;
 }
 
 /* The scheduler tracepoints, whose runs no cookie numbers: each run in the server's
@@ -167,12 +178,8 @@ static bool hits_in_slot(struct governor *gov, __u32 slot, unsigned long long *s
 static void charge_runs(struct governor *gov, __u32 slot, unsigned long long *last,
 			unsigned int group)
 {
-	unsigned long long runs;
-
-	if (hits_in_slot(gov, slot, &runs)) {
-		charge(gov, group, (runs - *last) * gov->cfg.cost.tracepoint_ns);
-		*last = runs;
-	}
+	charge(gov, group, (gov->slot_hits[slot] - *last) * gov->cfg.cost.tracepoint_ns);
+	*last = gov->slot_hits[slot];
 }
 
 static void account_tracepoints(struct governor *gov)
@@ -196,9 +203,10 @@ static void account_hits(struct governor *gov)
 	double run_ns;
 	int i;
 
+	if (!read_hits(gov))
+		return;
 	for (i = 0; i < gov->nr_att; i++) {
-		if (!hits_in_slot(gov, i, &sum))
-			continue;
+		sum = gov->slot_hits[i];
 		hits = sum - gov->hits[i];
 		run_ns = gov->cfg.cost.programs_apart ?
 			 hits * gov->programs[gov->program_of[i]].average_ns : 0;
@@ -416,7 +424,11 @@ static void open_coolest_first(struct governor *gov, unsigned long long now)
 	}
 }
 
-/* What the probes have cost beyond the budget so far (0 when within it). */
+/* What the probes have cost beyond the share of the budget planned for so far (0 when
+ * within it). An interval's overspend is repaid in the next, but the last interval's cannot
+ * be, and an interval could spend twice its allowance (program runs are settled only at its
+ * end): so the recording as a whole aims at AIM of its budget too, which keeps a short one
+ * within it. */
 static double overspent_ns(const struct governor *gov)
 {
 	double cost = 0;
@@ -424,7 +436,7 @@ static double overspent_ns(const struct governor *gov)
 
 	for (group = 0; group < gov->nr_groups; group++)
 		cost += gov->groups[group].cost_ns;
-	return fmax(0, cost - gov->budget_ns);
+	return fmax(0, cost - AIM * gov->budget_ns);
 }
 
 /* The budget earned since the interval began: its share of the CPU time the server used

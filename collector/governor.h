@@ -37,6 +37,7 @@ struct governor {
 	struct group_state groups[MAX_GROUPS];
 	struct attacher attacher;
 	unsigned long long hits[MAX_ATTACHMENTS]; /* cumulative, as last read */
+	unsigned long long slot_hits[MAX_ATTACHMENTS]; /* probe_hits summed, as last read */
 	double hit_cost_ns[MAX_ATTACHMENTS]; /* of one hit, per attachment */
 	/* Programs timed by the kernel (cost.programs_apart): each attachment's hits are also
 	 * charged its program's average run, and each interval the charge is set right by the

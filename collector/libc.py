@@ -207,28 +207,71 @@ def unwind_settings(libc: Libc, table: np.ndarray, pages: np.ndarray) -> dict[st
 
 def main(argv: list[str]) -> int:
     """python -m innostall.collector.libc PID PATH: write the libc frame table of process
-    PID to PATH and print its settings as JSON (nothing when there is none). The recorder
-    runs it in a process of its own: decoding libc's .eh_frame takes about 100 MB, which
-    the recorder, running next to the database, keeps for nothing once the table is out."""
+    PID to PATH, its counts to PATH.json, and print its settings as JSON (nothing when
+    there is none). The recorder runs it in a process of its own: decoding libc's
+    .eh_frame takes about 100 MB, which the recorder, running next to the database, keeps
+    for nothing once the table is out."""
     lib = find(int(argv[0]))
     settings = write_table(lib, argv[1]) if lib else None
     if settings:
+        keep_counts(argv[1], settings)
         print(json.dumps(settings))
     return 0
 
 
 def write_table(libc: Libc, path: str) -> dict[str, int] | None:
-    """Write libc's frame table, then its page index, to path; the settings that go with
-    them, or None when the table does not fit the BPF map (the stacks then stop at libc's
-    first frame)."""
+    """Write libc's frame table, then its page index, to path (atomically: a cached table
+    is read by other recorders); the settings that go with them, or None when the table
+    does not fit the BPF map (the stacks then stop at libc's first frame)."""
     table = cfi_table(libc.image)
     if not len(table) or len(table) > MAX_CFI_ROWS:
         return None
     pages = page_index(table)
-    with open(path, "wb") as f:
+    with open(path + ".tmp", "wb") as f:
         table.tofile(f)
         pages.tofile(f)
+    os.replace(path + ".tmp", path)
     return unwind_settings(libc, table, pages)
+
+
+# --- the table, cached per libc build ------------------------------------------------------
+# Decoding .eh_frame costs about a second of CPU at every start, next to a busy server, and
+# its result depends on the libc file alone: it is kept per build-id, and a start that finds
+# it reads only the row count, which the file's size gives.
+
+TABLE_FORMAT = 1  # raise when CFI_ROW, the page index or what the rows mean change
+
+
+def cached_table_path(libc: Libc, cache_dir: str) -> str | None:
+    """Where libc's table is kept, whether or not it is there yet; None for a libc without a
+    build-id, which cannot be told from another."""
+    build_id = libc.image.build_id
+    return os.path.join(cache_dir, f"libc-cfi-v{TABLE_FORMAT}-{build_id}.bin") if build_id else None
+
+
+def cached_settings(libc: Libc, path: str) -> dict[str, int] | None:
+    """The settings of the table cached at path, from the counts beside it (path.json), or
+    None when either is missing or the file's size is not what they say (a damaged or
+    half-written table is decoded again)."""
+    try:
+        with open(path + ".json") as f:
+            counts = json.load(f)
+        rows, pages = int(counts["rows"]), int(counts["pages"])
+        size = os.path.getsize(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if size != rows * CFI_ROW.itemsize + pages * np.dtype("<u4").itemsize:
+        return None
+    lo, hi = libc.text_range()
+    return {"libc_text_lo": lo, "libc_text_hi": hi, "libc_bias": libc.bias,
+            "libc_cfi_rows": rows, "libc_cfi_page_count": pages}
+
+
+def keep_counts(path: str, settings: dict[str, int]) -> None:
+    """What cached_settings reads back, written beside a table just written to the cache."""
+    with open(path + ".json.tmp", "w") as f:
+        json.dump({"rows": settings["libc_cfi_rows"], "pages": settings["libc_cfi_page_count"]}, f)
+    os.replace(path + ".json.tmp", path + ".json")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@
  * (every counter and histogram with its kind and unit) and exits. See usage() below.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -65,6 +66,7 @@ static struct env {
 	int nr_settings;
 	struct innodb_layout layout;
 	const char *unwind_table;
+	const char *home_cgroup; /* cgroup.procs to move into before attaching */
 } env = { .interval_ms = 1000, .pid = -1 };
 
 static volatile sig_atomic_t exiting;
@@ -153,7 +155,8 @@ static void usage(FILE *out)
 	fputs("usage: innostall-loader --binary PATH [--pid PID] --attach PROG=OFFSET[@PATH][#GROUP] ...\n"
 	      "           [--interval-ms N] [--duration-ms N] [--budget-ppm N]\n"
 	      "           [--hit-cost ENTRY_NS,RETURN_NS,TRACEPOINT_NS] [--set NAME=VALUE ...]\n"
-	      "           [--layout MEMBER=VALUE ...] [--unwind-table PATH] [--verbose]\n"
+	      "           [--layout MEMBER=VALUE ...] [--unwind-table PATH] [--home-cgroup PATH]\n"
+	      "           [--verbose]\n"
 	      "       innostall-loader --calibrate   print the cost of a probe hit and exit\n"
 	      "       innostall-loader --schema      print the measurement schema and exit\n"
 	      "\n"
@@ -169,7 +172,9 @@ static void usage(FILE *out)
 	      "  --layout MEMBER=VALUE  a member of the server's struct layout, e.g.\n"
 	      "                      buf_block_t.lock=136 (--schema lists them)\n"
 	      "  --unwind-table PATH  libc's frame table (struct cfi_row records, collector/unwind.py),\n"
-	      "                      with --set libc_text_lo=,libc_text_hi=,libc_bias=,libc_cfi_rows=\n", out);
+	      "                      with --set libc_text_lo=,libc_text_hi=,libc_bias=,libc_cfi_rows=\n"
+	      "  --home-cgroup PATH  a cgroup.procs file to move into before attaching: started in\n"
+	      "                      an idle cgroup (collector/idle.py), the governor must not wait\n", out);
 }
 
 static void parse_args(int argc, char **argv)
@@ -185,6 +190,7 @@ static void parse_args(int argc, char **argv)
 		{ "hit-cost", required_argument, NULL, 'H' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "unwind-table", required_argument, NULL, 'U' },
+		{ "home-cgroup", required_argument, NULL, 'G' },
 		{ "calibrate", no_argument, NULL, 'C' },
 		{ "schema", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -205,6 +211,7 @@ static void parse_args(int argc, char **argv)
 		case 'H': parse_hit_cost(optarg); break;
 		case 'L': set_layout(optarg); break;
 		case 'U': env.unwind_table = optarg; break;
+		case 'G': env.home_cgroup = optarg; break;
 		case 'C': env.calibrate_only = true; break;
 		case 'S': print_schema(); exit(0);
 		case 'v': env.verbose = true; break;
@@ -371,6 +378,24 @@ static void load_unwind_table(struct innostall_bpf *obj)
 	fclose(f);
 }
 
+/* Loading and calibrating ran in the idle cgroup the recorder started us in, on CPU time the
+ * server left; the governor must close sampling windows on time, so it runs in the cgroup
+ * we came from. A failure leaves us idle, which is only slower. */
+static void leave_idle_cgroup(void)
+{
+	char pid[24];
+	int fd, len;
+
+	if (!env.home_cgroup)
+		return;
+	len = snprintf(pid, sizeof(pid), "%d\n", getpid());
+	fd = open(env.home_cgroup, O_WRONLY);
+	if (fd < 0 || write(fd, pid, len) != len)
+		warn("cannot leave the idle cgroup for %s: %s", env.home_cgroup, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 static unsigned long long earliest(unsigned long long a, unsigned long long b)
 {
 	return !a ? b : !b ? a : a < b ? a : b;
@@ -452,6 +477,7 @@ int main(int argc, char **argv)
 					   .pid = env.pid, .binary = env.binary,
 					   .interval_ms = env.interval_ms };
 	load_unwind_table(obj);
+	leave_idle_cgroup();
 	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
 	print_attached(env.attach, env.nr_attach);
 

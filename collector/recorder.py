@@ -19,7 +19,7 @@ from innostall.errors import UserError
 from innostall.recording_format import JOURNAL, META, meta_fact
 from innostall.schema import Schema
 
-from . import latch_names, loader, sql, store
+from . import cache, idle, latch_names, libc, loader, sql, store
 from .discover import ResolvedProbe, layout
 from .stacks import StackSymbolizer
 from .target import Target
@@ -161,22 +161,35 @@ def group_settings(probes: list[ResolvedProbe], groups: list[str]) -> dict[str, 
     return settings
 
 
-def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | None, dict[str, int]]:
-    """libc's frame table for the latch programs' stacks (collector/libc.py), written to a
-    temporary file the loader reads at start, and the settings that go with it; none
-    without latch probes, a process or a table that fits."""
+def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | None, dict[str, int], bool]:
+    """libc's frame table for the latch programs' stacks (collector/libc.py), which the
+    loader reads at start: its path, the settings that go with it, and whether the path is
+    a temporary file to remove after the recording (it is not when the table is cached).
+    None and no settings without latch probes, a process, or a table that fits."""
     if not target.pid or not any(p.ok and "latch_wait_exit" in p.programs.values() for p in probes):
-        return None, {}
+        return None, {}, False
+    lib, directory = libc.find(target.pid), cache.cache_dir()
+    cached = libc.cached_table_path(lib, directory) if lib and directory else None
+    if cached:
+        settings = libc.cached_settings(lib, cached) or build_unwind_table(target.pid, cached)
+        if settings:
+            return cached, settings, False
     fd, path = tempfile.mkstemp(prefix="innostall-libc-cfi-")
     os.close(fd)
-    # in a process of its own, as the tables are written: decoding .eh_frame takes memory
-    done = subprocess.run([sys.executable, "-m", "innostall.collector.libc", str(target.pid), path],
-                          capture_output=True, text=True)
-    settings = json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
-    if settings is None:
+    settings = build_unwind_table(target.pid, path)
+    with contextlib.suppress(OSError):
+        os.remove(path + ".json")  # the counts matter only in the cache
+    if not settings:
         os.remove(path)
-        return None, {}
-    return path, settings
+        return None, {}, False
+    return path, settings, True
+
+
+def build_unwind_table(pid: int, path: str) -> dict[str, int] | None:
+    """Decode libc's .eh_frame into path, in a process of its own as the tables are
+    written: decoding takes memory, and it runs on idle CPU."""
+    done = run_idle([sys.executable, "-m", "innostall.collector.libc", str(pid), path])
+    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
 
 
 def check_budget(budget_pct: float | None) -> float | None:
@@ -368,18 +381,22 @@ def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
     return latch_names.namer_for(target, dictionary), {"dictionary": note}
 
 
-def idle_priority() -> None:
-    """SCHED_IDLE: run only on CPU time nothing else wants, so writing the tables next to a
-    busy server takes none of its time (it took about a fifth of its throughput for a
-    second at normal priority)."""
-    with contextlib.suppress(OSError, AttributeError):
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+def run_idle(cmd: list[str]) -> subprocess.CompletedProcess:
+    """Run a command of our own bulk work on CPU time nothing else wants (collector/idle.py):
+    in the idle cgroup, for its patience at most; at SCHED_IDLE where there is none."""
+    group = idle.IdleGroup.create()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=None if group else idle.sched_idle)
+    stay = group.stay([proc.pid]) if group else None
+    out, err = proc.communicate()
+    if stay:
+        stay.end()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def write_tables(out_dir: str) -> None:
     """In a process of its own, once tracing is over: pandas would double our memory."""
-    done = subprocess.run([sys.executable, "-m", "innostall.collector.store", out_dir],
-                          capture_output=True, text=True, preexec_fn=idle_priority)
+    done = run_idle([sys.executable, "-m", "innostall.collector.store", out_dir])
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise UserError(f"the recording's tables could not be written ({last}); "
@@ -414,6 +431,27 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     found from the server process unless given, never needed.
     metrics: live Prometheus metrics ({port, addr, textfile}; collector/live_metrics.py)."""
     check_budget(budget_pct)
+    group = idle.IdleGroup.create()
+    # until the probes attach, our work waits for CPU the server leaves (collector/idle.py)
+    starting = group.stay([os.getpid()]) if group else None
+    try:
+        return record_stages(target, probes, out_dir, starting, group, duration_s=duration_s,
+                             interval_s=interval_s, on_event=on_event, settings=settings,
+                             budget_pct=budget_pct, sql_dsn=sql_dsn, use_sql=use_sql,
+                             metrics=metrics)
+    finally:
+        if starting:
+            starting.end()
+        if group:
+            group.remove()
+
+
+def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
+                  starting: idle.Stay | None, group: idle.IdleGroup | None, *,
+                  duration_s: float | None, interval_s: float, on_event, settings, budget_pct,
+                  sql_dsn, use_sql, metrics) -> dict:
+    """record(), with the stay in the idle group that lasts until the probes attach: the
+    loader starts in it, and leaves it itself before it attaches anything."""
     attachments = plan_attachments(probes)
     if not attachments:
         raise UserError("no probe could be resolved; see 'innostall probes'")
@@ -422,7 +460,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
                 **check_settings(settings or {})}
-    cfi_path, unwind_settings = unwind_table(target, probes)
+    cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes)
     settings.update(unwind_settings)
     created = prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings, schema)
@@ -437,10 +475,13 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
                                 interval_s, duration_s, stderr=log, settings=settings,
                                 layout=layout_args(struct_layout, schema),
                                 budget_ppm=round((budget_pct or 0) * 10000),
-                                extra=["--unwind-table", cfi_path] if cfi_path else [])
+                                extra=(["--unwind-table", cfi_path] if cfi_path else [])
+                                + (["--home-cgroup", group.home_procs] if starting else []))
+        if starting:
+            starting.add(proc.pid)  # sent home with us if the machine stays saturated
     except (UserError, OSError) as e:
         discard_dir(out_dir, created)
-        if cfi_path:
+        if cfi_temporary:
             os.remove(cfi_path)
         raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
     names, meta["sql"] = sql_access(target, probes, sql_dsn, use_sql)
@@ -449,14 +490,15 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     live = live_metrics(metrics, schema, meta)
     try:
         attached_at = follow(proc, journal, meta, StackJournal(target, names, namer), on_event,
-                             LiveLine(groups, schema) if sys.stderr.isatty() else None, live)
+                             LiveLine(groups, schema) if sys.stderr.isatty() else None, live,
+                             starting)
     finally:
         meta["sql"].update(names.close() if names else {})
         if namer:
             namer.memory.close()
         if live:
             live.close()
-        if cfi_path:
+        if cfi_temporary:
             os.remove(cfi_path)
     if attached_at is None:
         reason = loader.failure(proc, log_path)
@@ -490,14 +532,17 @@ def live_metrics(options: dict | None, schema: Schema, meta: dict):
 
 def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: StackJournal,
            on_event: Callable[[dict], None] | None, live: LiveLine | None,
-           metrics=None) -> float | None:
+           metrics=None, starting: idle.Stay | None = None) -> float | None:
     """Journal the loader's lines until it ends, noting in meta what they tell; returns
-    when the probes were attached (time.monotonic()), None if they never were."""
+    when the probes were attached (time.monotonic()), None if they never were. The start's
+    stay in the idle group ends at the attach: from then on we keep up with the loader."""
     attached_at = None
     with signals_forwarded_to(proc), journal:
         for line, rec in loader.snapshots(proc):
             kind = rec["type"]
             if kind == "attached":
+                if starting:
+                    starting.end()
                 attached_at = time.monotonic()
                 meta["own_cpu_s"] = {"start": own_cpu_s(proc.pid)}
                 line = name_attachments(rec, meta["governor"])

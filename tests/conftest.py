@@ -32,6 +32,8 @@ NEEDS_ROOT = {
         "innostall record refuses a non-root user before it reads its arguments",
     ("test_discovery.py", "test_a_server_whose_binary_was_deleted_is_still_traced"):
         "starts a server of its own and records it",
+    ("test_idle_cpu.py", "test_a_stay_in_the_idle_group_ends_when_its_patience_is_up"):
+        "makes a cgroup and moves a process into it",
 }
 # fixture.sh installs these in a debootstrap'd Debian root, and even fetching one that is
 # already there needs root: a test naming one, in its parameters or its own code, is live.

@@ -1,0 +1,103 @@
+"""What a start and a finish cost the server: innostall's bulk work waits for CPU the server
+leaves (collector/idle.py), and libc's frame table is decoded once per libc build
+(collector/libc.py's cache), not at every start."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from innostall.collector import discover, idle, libc, recorder, target
+
+SERVER = "mariadb-11.4.5"
+HOST_LIBC = next((p for p in ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"]
+                  if os.path.exists(p)), None)
+
+
+def host_libc() -> libc.Libc:
+    if HOST_LIBC is None:
+        pytest.skip("no glibc here")
+    return libc.Libc(HOST_LIBC, libc.ElfImage(HOST_LIBC), bias=0x7F0000000000)
+
+
+def test_a_cached_frame_table_gives_the_settings_it_was_written_with(tmp_path):
+    lib = host_libc()
+    path = libc.cached_table_path(lib, str(tmp_path))
+    assert lib.image.build_id in os.path.basename(path)
+    written = libc.write_table(lib, path)
+    libc.keep_counts(path, written)
+    assert written["libc_cfi_rows"] > 10000
+    assert libc.cached_settings(lib, path) == written
+
+
+def test_a_damaged_or_half_written_cached_table_is_not_used(tmp_path):
+    lib = host_libc()
+    path = libc.cached_table_path(lib, str(tmp_path))
+    libc.keep_counts(path, libc.write_table(lib, path))
+    whole = open(path, "rb").read()
+    with open(path, "wb") as f:
+        f.write(whole[:-4])  # cut short
+    assert libc.cached_settings(lib, path) is None
+    with open(path, "wb") as f:
+        f.write(whole)
+    os.remove(path + ".json")  # the counts never written
+    assert libc.cached_settings(lib, path) is None
+
+
+def procs(path: str) -> set[int]:
+    with open(path) as f:
+        return {int(line) for line in f if line.strip()}
+
+
+def test_a_stay_in_the_idle_group_ends_when_its_patience_is_up():
+    if os.geteuid() != 0:
+        pytest.skip("cgroups are root's")
+    group = idle.IdleGroup.create()
+    if group is None:
+        pytest.skip("no cpu controller to be had here")
+    with open(os.path.join(group.dir, "cpu.idle")) as f:
+        assert f.read().strip() == "1"
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        stay = group.stay([child.pid], patience_s=0.5)
+        assert child.pid in procs(group.procs)
+        time.sleep(1.0)
+        assert child.pid not in procs(group.procs)  # sent home, where it came from
+        assert child.pid in procs(group.home_procs)
+        stay.end()
+    finally:
+        child.kill()
+        child.wait()
+        group.remove()
+
+
+def test_the_governor_leaves_the_idle_group_before_anything_is_attached(servers, tmp_path):
+    """A recording starts in the idle group, and by the time the probes are attached
+    neither the recorder nor the loader is in it; the group is gone after the recording."""
+    srv = servers(SERVER)
+    if idle.IdleGroup.create() is None:
+        pytest.skip("no cpu controller to be had here")
+    tgt = target.from_pid(srv.pid)
+    probes = discover.resolve(tgt, discover.select("default"))
+    seen = {}
+
+    def on_event(rec):
+        if rec["type"] == "attached":
+            seen["in_idle_group"] = procs(os.path.join(idle.cpu_cgroup_root()[0], idle.GROUP,
+                                                       "cgroup.procs"))
+
+    cache = tmp_path / "cache"
+    os.environ["INNOSTALL_CACHE"] = str(cache)
+    try:
+        recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=2, on_event=on_event)
+    finally:
+        del os.environ["INNOSTALL_CACHE"]
+    assert seen["in_idle_group"] == set()
+    assert not os.path.exists(os.path.join(idle.cpu_cgroup_root()[0], idle.GROUP))
+    assert "cannot leave the idle cgroup" not in (tmp_path / "rec" / "loader.log").read_text()
+    # the latch probes' libc table was kept for the next start
+    assert any(p.name.startswith("libc-cfi-") for p in cache.iterdir())
+    shutil.rmtree(cache)
