@@ -173,8 +173,9 @@ static void usage(FILE *out)
 	      "                      buf_block_t.lock=136 (--schema lists them)\n"
 	      "  --unwind-table PATH  libc's frame table (struct cfi_row records, collector/unwind.py),\n"
 	      "                      with --set libc_text_lo=,libc_text_hi=,libc_bias=,libc_cfi_rows=\n"
-	      "  --home-cgroup PATH  a cgroup.procs file to move into before attaching: started in\n"
-	      "                      an idle cgroup (collector/idle.py), the governor must not wait\n", out);
+	      "  --home-cgroup PATH  a cgroup.procs file to move into once the BPF object is loaded:\n"
+	      "                      started in an idle cgroup (collector/idle.py), calibration and\n"
+	      "                      the governor must not wait\n", out);
 }
 
 static void parse_args(int argc, char **argv)
@@ -378,9 +379,11 @@ static void load_unwind_table(struct innostall_bpf *obj)
 	fclose(f);
 }
 
-/* Loading and calibrating ran in the idle cgroup the recorder started us in, on CPU time the
- * server left; the governor must close sampling windows on time, so it runs in the cgroup
- * we came from. A failure leaves us idle, which is only slower. */
+/* Loading the BPF object ran in the idle cgroup the recorder started us in, on CPU time the
+ * server left. Calibration times traps, and a task preempted at every turn scatters its
+ * rounds (one return under a saturating load came out at the floor); the governor must
+ * close sampling windows on time: both run in the cgroup we came from. A failure leaves us
+ * idle, which is only slower. */
 static void leave_idle_cgroup(void)
 {
 	char pid[24];
@@ -458,6 +461,8 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 
 	obj = load_object();
+	if (!env.calibrate_only)
+		leave_idle_cgroup(); /* calibration times traps: preempted, its rounds scatter */
 	if (!run_time_start())
 		warn("the kernel will not time our programs (%s): a hit counts as the calibrated one",
 		     strerror(errno));
@@ -477,7 +482,6 @@ int main(int argc, char **argv)
 					   .pid = env.pid, .binary = env.binary,
 					   .interval_ms = env.interval_ms };
 	load_unwind_table(obj);
-	leave_idle_cgroup();
 	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
 	print_attached(env.attach, env.nr_attach);
 
