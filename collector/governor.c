@@ -541,9 +541,16 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 		die("cannot start the governor thread");
 }
 
+unsigned long long governor_now(const struct governor *gov, clockid_t clock)
+{
+	unsigned long long stopped = gov->stopped_ns[clock == CLOCK_REALTIME];
+
+	return stopped ? stopped : now_ns(clock);
+}
+
 void governor_print(struct governor *gov, FILE *out)
 {
-	unsigned long long now = now_ns(CLOCK_MONOTONIC), cpu;
+	unsigned long long now = governor_now(gov, CLOCK_MONOTONIC), cpu;
 	double overhead = 0, budget;
 	unsigned int group;
 	int i;
@@ -579,6 +586,8 @@ void governor_print(struct governor *gov, FILE *out)
 void governor_stop(struct governor *gov)
 {
 	pthread_mutex_lock(&gov->lock);
+	gov->stopped_ns[0] = now_ns(CLOCK_MONOTONIC);
+	gov->stopped_ns[1] = now_ns(CLOCK_REALTIME);
 	gov->stopping = true;
 	pthread_cond_signal(&gov->wake);
 	pthread_mutex_unlock(&gov->lock);

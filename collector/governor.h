@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 #include "innostall.h"
 #include "attacher.h"
 #include "calibrate.h"
@@ -61,6 +62,9 @@ struct governor {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stopping;
+	/* when governor_stop began detaching: the final snapshot is taken as of then, so a
+	 * group attached to the end reads as attached the whole time */
+	unsigned long long stopped_ns[2]; /* CLOCK_MONOTONIC, CLOCK_REALTIME; 0 while running */
 };
 
 /* Attach everything (sampled groups open) and start governing on a thread of its own:
@@ -72,5 +76,7 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 void governor_print(struct governor *gov, FILE *out);
 /* Stop governing and detach everything. */
 void governor_stop(struct governor *gov);
+/* now on clock (CLOCK_MONOTONIC or CLOCK_REALTIME), or when the governor stopped */
+unsigned long long governor_now(const struct governor *gov, clockid_t clock);
 
 #endif /* __INNOSTALL_GOVERNOR_H */

@@ -104,7 +104,7 @@ void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char 
 	int s;
 
 	printf("{\"type\":\"%s\",\"mono_ns\":%llu,\"real_ns\":%llu,\"counters\":{", type,
-	       now_ns(CLOCK_MONOTONIC), now_ns(CLOCK_REALTIME));
+	       governor_now(gov, CLOCK_MONOTONIC), governor_now(gov, CLOCK_REALTIME));
 	for (id = 0; id < NR_COUNTERS; id++) {
 		if (bpf_map_lookup_elem(counters_fd, &id, &value))
 			value = 0;

@@ -486,12 +486,15 @@ int main(int argc, char **argv)
 	print_attached(env.attach, env.nr_attach);
 
 	reason = trace(obj, &gov, rb, pidfd);
+	/* Detach first: the last tables then hold every wait the last counters count (a wait
+	 * that ended while a slow reader held up our prints was counted, not tabled), and the
+	 * probes go as soon as we are told to stop. */
+	governor_stop(&gov);
 	drain_events(rb);
 	print_latch_tables(obj);
 	print_latches(obj);
 	print_snapshot(obj, &gov, "final");
 	print_end(reason);
-	governor_stop(&gov);
 	ring_buffer__free(rb);
 	innostall_bpf__destroy(obj);
 	return 0;

@@ -451,7 +451,7 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
                   duration_s: float | None, interval_s: float, on_event, settings, budget_pct,
                   sql_dsn, use_sql, metrics) -> dict:
     """record(), with the stay in the idle group that lasts until the probes attach: the
-    loader starts in it, and leaves it itself before it attaches anything."""
+    loader starts in it, and leaves it itself once its BPF object is loaded."""
     attachments = plan_attachments(probes)
     if not attachments:
         raise UserError("no probe could be resolved; see 'innostall probes'")
