@@ -113,21 +113,24 @@ TRACEPOINTS = (("purge_sched_switch", "purge_batch_enter", "purge_sleeps", SLEEP
                ("latch_waker", "latch_wait_exit", "latch_holders", ""))
 
 
-def plan_attachments(probes: list[ResolvedProbe]) -> list[dict]:
+def plan_attachments(probes: list[ResolvedProbe], holders: bool = True) -> list[dict]:
     """One loader attachment per program and offset, in the loader's order: its spec, the
     probes it serves (sync_array_wait_event serves three on rw_lock servers, attached once)
-    and its sampling group ("" = never sampled); then the tracepoints they need."""
+    and its sampling group ("" = never sampled); then the tracepoints they need (without
+    the wakeup tracepoint when the latch holders are not wanted)."""
     planned: dict[str, dict] = {}
     for p in probes:
         for spec in p.attach_args() if p.ok else []:
             planned.setdefault(spec, {"spec": spec, "probes": [], "group": p.group})["probes"].append(p.name)
     attachments = list(planned.values())
-    return attachments + tracepoint_attachments(attachments)
+    return attachments + tracepoint_attachments(attachments, holders)
 
 
-def tracepoint_attachments(attachments: list[dict]) -> list[dict]:
+def tracepoint_attachments(attachments: list[dict], holders: bool = True) -> list[dict]:
     planned = []
     for program, served, measures, group in TRACEPOINTS:
+        if measures == "latch_holders" and not holders:
+            continue
         serving = next((a for a in attachments if a["spec"].split("=")[0] == served), None)
         if serving:
             planned.append({"spec": f"{program}=0", "probes": [measures],
@@ -422,14 +425,18 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
            interval_s: float = 1.0, on_event: Callable[[dict], None] | None = None,
            settings: dict[str, int] | None = None,
            budget_pct: float | None = DEFAULT_BUDGET_PCT,
-           sql_dsn: str | None = None, use_sql: bool = True, metrics: dict | None = None) -> dict:
+           sql_dsn: str | None = None, use_sql: bool = True, metrics: dict | None = None,
+           holders: bool = False) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
     budget_pct: the share of the server's CPU the probes may cost before the hot ones are
     sampled; None: no budget, everything stays attached (exact, whatever it costs).
     sql_dsn, use_sql: SQL access to name the threads holding read views (collector/sql.py);
     found from the server process unless given, never needed.
-    metrics: live Prometheus metrics ({port, addr, textfile}; collector/live_metrics.py)."""
+    metrics: live Prometheus metrics ({port, addr, textfile}; collector/live_metrics.py).
+    holders: find who held the contended latches, with the scheduler's wakeup tracepoint:
+    off unless asked, as it costs the server several times what the governor counts for it
+    (make bench: +4.3% CPU per transaction for the latch probes with it, -1.8% without)."""
     check_budget(budget_pct)
     group = idle.IdleGroup.create()
     # until the probes attach, our work waits for CPU the server leaves (collector/idle.py)
@@ -438,7 +445,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
         return record_stages(target, probes, out_dir, starting, group, duration_s=duration_s,
                              interval_s=interval_s, on_event=on_event, settings=settings,
                              budget_pct=budget_pct, sql_dsn=sql_dsn, use_sql=use_sql,
-                             metrics=metrics)
+                             metrics=metrics, holders=holders)
     finally:
         if starting:
             starting.end()
@@ -449,10 +456,10 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
 def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
                   starting: idle.Stay | None, group: idle.IdleGroup | None, *,
                   duration_s: float | None, interval_s: float, on_event, settings, budget_pct,
-                  sql_dsn, use_sql, metrics) -> dict:
+                  sql_dsn, use_sql, metrics, holders) -> dict:
     """record(), with the stay in the idle group that lasts until the probes attach: the
     loader starts in it, and leaves it itself once its BPF object is loaded."""
-    attachments = plan_attachments(probes)
+    attachments = plan_attachments(probes, holders)
     if not attachments:
         raise UserError("no probe could be resolved; see 'innostall probes'")
     schema = loader.schema()

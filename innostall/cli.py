@@ -119,7 +119,8 @@ def cmd_record(args) -> int:
                            interval_s=args.interval,
                            settings={"deep_walk_threshold": args.deep_walk_threshold},
                            budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
-                           sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics)
+                           sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics,
+                           holders=args.holders)
     if not meta.get("sql", {}).get("access", True) and not args.no_sql:
         print(f"innostall: threads named by OS thread id only: {meta['sql']['reason']}",
               file=sys.stderr)
@@ -242,6 +243,10 @@ def parser() -> argparse.ArgumentParser:
                       "are sampled, and reported so (default: 1)")
     cost.add_argument("--exact", action="store_true",
                       help="no budget: keep every probe attached, whatever it costs the server")
+    cost.add_argument("--holders", action="store_true",
+                      help="also find who held each contended latch, from the scheduler's wakeup "
+                      "tracepoint; it costs a busy server several times what the budget counts "
+                      "for it (README, Overhead), so it is off unless asked")
     names = record.add_mutually_exclusive_group()
     names.add_argument("--sql", metavar="[USER@]SOCKET",
                        help="log in there to name the connections holding read views (default: "

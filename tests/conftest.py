@@ -108,7 +108,7 @@ def hot_rows(servers, tmp_path_factory):
             out = str(tmp_path_factory.mktemp(f"hot-{name}"))
             load = srv.sysbench("oltp_update_index", 30, "--threads=16", "--table-size=20")
             try:
-                recorder.record(tgt, probes, out, duration_s=8)
+                recorder.record(tgt, probes, out, duration_s=8, holders=True)
             finally:
                 stop_load(load)
             for p in probes:  # nothing left behind in the server's code or its libc

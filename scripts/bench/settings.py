@@ -56,8 +56,14 @@ BPFTRACE_PROBES = env_text("BENCH_BPFTRACE_PROBES", "default",
 # default: the default set within the cost budget; exact: the same with the governor off
 # (--exact), what the budget saves; full: every probe; bpftrace: the default set's script;
 # record:ARGS, for a dev run: the default set with these record arguments (--budget=0.01)
-STEADY_ARMS = tuple(env_text("BENCH_STEADY_ARMS", "default,exact,full,bpftrace",
-                             "the traced arms of the steady phase (or record:ARGS)").split(","))
+def arm_list(text: str) -> tuple[str, ...]:
+    """Arms split on ';' where there is one (a record:ARGS may hold commas), else on ','."""
+    return tuple(arm for arm in text.split(";" if ";" in text else ",") if arm)
+
+
+STEADY_ARMS = arm_list(env_text("BENCH_STEADY_ARMS", "default,exact,full,bpftrace",
+                                "the traced arms of the steady phase (or record:ARGS), split "
+                                "on ';' instead of ',' when an ARGS holds commas"))
 SCAN_ARMS = ("default", "full", "bpftrace")
 
 TOOLS = Path(sys.prefix).parent                        # the build dir whose venv runs us
