@@ -243,10 +243,10 @@ def parser() -> argparse.ArgumentParser:
                       "are sampled, and reported so (default: 1)")
     cost.add_argument("--exact", action="store_true",
                       help="no budget: keep every probe attached, whatever it costs the server")
-    cost.add_argument("--holders", action="store_true",
-                      help="also find who held each contended latch, from the scheduler's wakeup "
-                      "tracepoint; it costs a busy server several times what the budget counts "
-                      "for it (README, Overhead), so it is off unless asked")
+    record.add_argument("--holders", action="store_true",
+                        help="also find who held each contended latch, from the scheduler's wakeup "
+                        "tracepoint; it costs a busy server several times what the budget counts "
+                        "for it (README, Overhead), so it is off unless asked")
     names = record.add_mutually_exclusive_group()
     names.add_argument("--sql", metavar="[USER@]SOCKET",
                        help="log in there to name the connections holding read views (default: "
