@@ -19,8 +19,8 @@
 #
 # What a DBA should see in innostall's report: the buffer pool's mutex among the contended
 # latches, its waiters the writer's free-page allocation (buf_LRU_get_free_block), its
-# holder the LRU read (i_s_innodb_fill_buffer_lru, a user connection); the writer's latch
-# wait time starting when the reads start.
+# holder (with record --holders) the LRU read (i_s_innodb_fill_buffer_lru, a user
+# connection); the writer's latch wait time starting when the reads start.
 
 scenario=buffer-pool-mutex
 defaults="seconds=16 scan-at=4 scan-pause=100 fill-rows=1048576 threads=1"
