@@ -12,8 +12,9 @@ So that work runs in a cgroup of its own whose CPU class is idle (`cpu.idle`, Li
 as a whole it yields to every other group at once. A task there may wait as long as the
 machine stays saturated, so each stay is bounded (PATIENCE_S): past it the task goes back
 to the cgroup it came from and shares the CPU as before. The probes' own cost is paid in
-the server's threads, whatever group innostall runs in; the governor, which must close
-sampling windows on time, leaves the idle group before anything is attached.
+the server's threads, whatever group innostall runs in; the loader leaves the idle group
+once its BPF object is loaded: calibration times traps, and the governor must close
+sampling windows on time.
 
 Where the cpu controller cannot be had (a container whose cgroup tree is read-only, a
 cgroup v2 root without the cpu controller enabled), nothing changes: the work runs at

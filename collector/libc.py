@@ -198,11 +198,12 @@ def page_index(table: np.ndarray) -> np.ndarray:
     return np.maximum(np.searchsorted(table["pc"], starts, side="right") - 1, 0).astype("<u4")
 
 
-def unwind_settings(libc: Libc, table: np.ndarray, pages: np.ndarray) -> dict[str, int]:
-    """The loader's --set values that go with the table (probes/unwind.bpf.h)."""
+def unwind_settings(libc: Libc, rows: int, pages: int) -> dict[str, int]:
+    """The loader's --set values that go with a table of rows rows and pages index pages
+    (probes/unwind.bpf.h)."""
     lo, hi = libc.text_range()
     return {"libc_text_lo": lo, "libc_text_hi": hi, "libc_bias": libc.bias,
-            "libc_cfi_rows": len(table), "libc_cfi_page_count": len(pages)}
+            "libc_cfi_rows": rows, "libc_cfi_page_count": pages}
 
 
 def main(argv: list[str]) -> int:
@@ -231,13 +232,13 @@ def write_table(libc: Libc, path: str) -> dict[str, int] | None:
         table.tofile(f)
         pages.tofile(f)
     os.replace(path + ".tmp", path)
-    return unwind_settings(libc, table, pages)
+    return unwind_settings(libc, len(table), len(pages))
 
 
 # --- the table, cached per libc build ------------------------------------------------------
 # Decoding .eh_frame costs about a second of CPU at every start, next to a busy server, and
-# its result depends on the libc file alone: it is kept per build-id, and a start that finds
-# it reads only the row count, which the file's size gives.
+# its result depends on the libc file alone: it is kept per build-id, with its row and page
+# counts beside it, which a start that finds it reads instead of decoding.
 
 TABLE_FORMAT = 1  # raise when CFI_ROW, the page index or what the rows mean change
 
@@ -262,9 +263,7 @@ def cached_settings(libc: Libc, path: str) -> dict[str, int] | None:
         return None
     if size != rows * CFI_ROW.itemsize + pages * np.dtype("<u4").itemsize:
         return None
-    lo, hi = libc.text_range()
-    return {"libc_text_lo": lo, "libc_text_hi": hi, "libc_bias": libc.bias,
-            "libc_cfi_rows": rows, "libc_cfi_page_count": pages}
+    return unwind_settings(libc, rows, pages)
 
 
 def keep_counts(path: str, settings: dict[str, int]) -> None:

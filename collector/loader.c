@@ -66,7 +66,7 @@ static struct env {
 	int nr_settings;
 	struct innodb_layout layout;
 	const char *unwind_table;
-	const char *home_cgroup; /* cgroup.procs to move into before attaching */
+	const char *home_cgroup; /* cgroup.procs to move into once the BPF object is loaded */
 } env = { .interval_ms = 1000, .pid = -1 };
 
 static volatile sig_atomic_t exiting;
@@ -461,8 +461,7 @@ int main(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 
 	obj = load_object();
-	if (!env.calibrate_only)
-		leave_idle_cgroup(); /* calibration times traps: preempted, its rounds scatter */
+	leave_idle_cgroup(); /* calibration times traps: preempted, its rounds scatter */
 	if (!run_time_start())
 		warn("the kernel will not time our programs (%s): a hit counts as the calibrated one",
 		     strerror(errno));

@@ -113,7 +113,7 @@ TRACEPOINTS = (("purge_sched_switch", "purge_batch_enter", "purge_sleeps", SLEEP
                ("latch_waker", "latch_wait_exit", "latch_holders", ""))
 
 
-def plan_attachments(probes: list[ResolvedProbe], holders: bool = True) -> list[dict]:
+def plan_attachments(probes: list[ResolvedProbe], holders: bool) -> list[dict]:
     """One loader attachment per program and offset, in the loader's order: its spec, the
     probes it serves (sync_array_wait_event serves three on rw_lock servers, attached once)
     and its sampling group ("" = never sampled); then the tracepoints they need (without
@@ -126,7 +126,7 @@ def plan_attachments(probes: list[ResolvedProbe], holders: bool = True) -> list[
     return attachments + tracepoint_attachments(attachments, holders)
 
 
-def tracepoint_attachments(attachments: list[dict], holders: bool = True) -> list[dict]:
+def tracepoint_attachments(attachments: list[dict], holders: bool) -> list[dict]:
     planned = []
     for program, served, measures, group in TRACEPOINTS:
         if measures == "latch_holders" and not holders:
@@ -164,7 +164,8 @@ def group_settings(probes: list[ResolvedProbe], groups: list[str]) -> dict[str, 
     return settings
 
 
-def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | None, dict[str, int], bool]:
+def unwind_table(target: Target, probes: list[ResolvedProbe],
+                 group: idle.IdleGroup | None) -> tuple[str | None, dict[str, int], bool]:
     """libc's frame table for the latch programs' stacks (collector/libc.py), which the
     loader reads at start: its path, the settings that go with it, and whether the path is
     a temporary file to remove after the recording (it is not when the table is cached).
@@ -174,12 +175,13 @@ def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | Non
     lib, directory = libc.find(target.pid), cache.cache_dir()
     cached = libc.cached_table_path(lib, directory) if lib and directory else None
     if cached:
-        settings = libc.cached_settings(lib, cached) or build_unwind_table(target.pid, cached)
+        settings = (libc.cached_settings(lib, cached)
+                    or build_unwind_table(target.pid, cached, group))
         if settings:
             return cached, settings, False
     fd, path = tempfile.mkstemp(prefix="innostall-libc-cfi-")
     os.close(fd)
-    settings = build_unwind_table(target.pid, path)
+    settings = build_unwind_table(target.pid, path, group)
     with contextlib.suppress(OSError):
         os.remove(path + ".json")  # the counts matter only in the cache
     if not settings:
@@ -188,10 +190,10 @@ def unwind_table(target: Target, probes: list[ResolvedProbe]) -> tuple[str | Non
     return path, settings, True
 
 
-def build_unwind_table(pid: int, path: str) -> dict[str, int] | None:
+def build_unwind_table(pid: int, path: str, group: idle.IdleGroup | None) -> dict[str, int] | None:
     """Decode libc's .eh_frame into path, in a process of its own as the tables are
     written: decoding takes memory, and it runs on idle CPU."""
-    done = run_idle([sys.executable, "-m", "innostall.collector.libc", str(pid), path])
+    done = run_idle([sys.executable, "-m", "innostall.collector.libc", str(pid), path], group)
     return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
 
 
@@ -384,10 +386,9 @@ def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
     return latch_names.namer_for(target, dictionary), {"dictionary": note}
 
 
-def run_idle(cmd: list[str]) -> subprocess.CompletedProcess:
+def run_idle(cmd: list[str], group: idle.IdleGroup | None) -> subprocess.CompletedProcess:
     """Run a command of our own bulk work on CPU time nothing else wants (collector/idle.py):
     in the idle cgroup, for its patience at most; at SCHED_IDLE where there is none."""
-    group = idle.IdleGroup.create()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=None if group else idle.sched_idle)
     stay = group.stay([proc.pid]) if group else None
@@ -397,9 +398,9 @@ def run_idle(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def write_tables(out_dir: str) -> None:
+def write_tables(out_dir: str, group: idle.IdleGroup | None) -> None:
     """In a process of its own, once tracing is over: pandas would double our memory."""
-    done = run_idle([sys.executable, "-m", "innostall.collector.store", out_dir])
+    done = run_idle([sys.executable, "-m", "innostall.collector.store", out_dir], group)
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise UserError(f"the recording's tables could not be written ({last}); "
@@ -467,7 +468,7 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
                 **check_settings(settings or {})}
-    cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes)
+    cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes, group)
     settings.update(unwind_settings)
     created = prepare_dir(out_dir)
     meta = describe(target, probes, interval_s, settings, schema)
@@ -516,7 +517,7 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
     meta.setdefault("end_reason", loader.end_reason(proc))
     release_room(out_dir)
     traced_cpu_s = own_cpu_s()
-    write_tables(out_dir)
+    write_tables(out_dir, group)
     meta["own_cpu_s"] = own_cpu_accounts(meta.get("own_cpu_s", {}), traced_cpu_s)
     meta["complete"] = True
     store.write_meta(out_dir, meta)
