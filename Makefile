@@ -42,6 +42,9 @@ $(LOADER): $(LOADER_SRCS) collector/*.h probes/innostall.h $(BUILD)/innostall.sk
 	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector $(LOADER_SRCS) -o $@ \
 		$$(pkg-config --libs --static libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm -lpthread
 
+$(BUILD)/bench-yardstick: scripts/bench/yardstick.c
+	$(CC) $(CFLAGS) $< -o $@
+
 # The release artifact for hosts without a compiler (README, "Release artifact"): a wheel with
 # this loader, linked statically (libbpf, libelf, zlib, glibc), as package data.
 DIST_LOADER := $(BUILD)/dist/innostall-loader
@@ -69,7 +72,7 @@ demo: build
 
 # The overhead benchmark: writes bench/results.json and bench/results.md (BENCH_* env vars shorten
 # it; python -m bench --help lists them). scripts/ holds the bench package and fixture_servers.py.
-bench: build
+bench: build $(BUILD)/bench-yardstick
 	BUILD=$(BUILD) PYTHONPATH=$(CURDIR)/scripts $(VENV)/bin/python -m bench
 
 clean:

@@ -71,3 +71,35 @@ def test_an_overhead_target_is_judged_by_the_medians_interval():
         ["PASS", "UNSURE", "FAIL", "UNSURE"]
     assert across["measured"] == "+0.40% (90%: -1.00 … +3.00%)"
     assert targets.extra_target("t", 1.004, limit)["result"] == "PASS"  # no interval: the median's
+
+
+def steady_results(arm: str, estimates: list[float], median: float, interval: list[float],
+                   metric: str = "cpu_per_trx_blocks") -> dict:
+    """What the steady phase leaves for one arm: its windows' estimates and its comparison."""
+    windows = [{"arm": arm, "tracer": {"governor": {"overhead_pct": e}}} for e in estimates]
+    comparison = {metric: {"median": median, "median_90": interval}}
+    return {"steady": {"windows": windows, "comparisons": {f"{arm}/none": comparison}}}
+
+
+def test_the_estimate_is_judged_against_the_measured_interval():
+    """Within a third means paid in [3/4, 3/2] of the estimate: the whole interval inside
+    passes, wholly outside fails, across either edge cannot tell."""
+    def verdict(median, interval):
+        found = steady_results("exact", [5.9, 6.0, 6.1], median, interval)
+        return targets.estimate_target(found, "exact", "t")["result"]
+    assert verdict(1.06, [1.050, 1.080]) == "PASS"
+    assert verdict(1.06, [1.030, 1.080]) == "UNSURE"  # 3% < 4.5%, the lower edge
+    assert verdict(1.08, [1.050, 1.100]) == "UNSURE"  # 10% > 9%, the upper edge
+    assert verdict(1.12, [1.100, 1.140]) == "FAIL"    # wholly above 9%
+    assert verdict(1.01, [0.990, 1.030]) == "FAIL"    # wholly below 4.5%
+
+
+def test_the_steady_verdicts_read_the_speed_adjusted_cpu_where_there_is_one():
+    adjusted = steady_results("default", [0.9], 1.004, [0.99, 1.02])
+    adjusted["steady"]["comparisons"]["default/none"]["cpu_per_trx_us"] = \
+        {"median": 1.05, "median_90": [1.0, 1.1]}
+    assert targets.steady_cpu(adjusted, "default")["median"] == 1.004
+    raw_only = steady_results("default", [0.9], 1.05, [1.0, 1.1], metric="cpu_per_trx_us")
+    assert targets.steady_cpu(raw_only, "default")["median"] == 1.05
+    assert targets.raw_note(adjusted, "default") == "; raw CPU/trx +5.00%"
+    assert targets.raw_note(raw_only, "default") == ""

@@ -18,6 +18,7 @@ from .measure import measure
 from .server import BenchServer, fixture, start_server
 from .settings import ATTACH_TIMEOUT_S, RATE_SHARE, SETTLE_S, WINDOW_S
 from .tracers import Bpftrace, Recorder, Tracer, bpftrace_script
+from .yardstick import Yardstick
 
 
 class Bench:
@@ -28,6 +29,7 @@ class Bench:
         self.server: BenchServer | None = None
         self.load: Load | None = None
         self.tracer: Tracer | None = None
+        self.yardstick: Yardstick | None = None
         self.snapshot_conn: pymysql.Connection | None = None
         self.results: dict = {"errors": []}
 
@@ -86,6 +88,7 @@ class Bench:
             self.results.setdefault("capacity", {})[phase] = {"tps": round(capacity, 1), "rate": rate}
             log(f"  capacity {capacity:.0f} tps untraced; steady load at {rate} tps")
         self.load = steady_load(seconds, rate)
+        self.yardstick = Yardstick()
 
     def window(self, phase: str, rnd: int, arm: str) -> dict:
         """One window of the arm under the running load; a tracer that fails is the window's
@@ -95,7 +98,7 @@ class Bench:
         entry = {"phase": phase, "round": rnd, "arm": arm}
         try:
             with self.traced(tracer):
-                entry.update(measure(self.server, self.load, tracer))
+                entry.update(measure(self.server, self.load, tracer, self.yardstick))
         except LoadFailed:
             raise
         except BenchError as e:
@@ -113,6 +116,9 @@ class Bench:
         if self.load:
             self.load.stop()
             self.load = None
+        if self.yardstick:
+            self.yardstick.stop()
+            self.yardstick = None
         if self.snapshot_conn:
             with contextlib.suppress(Exception):
                 self.snapshot_conn.close()

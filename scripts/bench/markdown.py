@@ -7,7 +7,8 @@ from .settings import (BPFTRACE_PROBES, HOT_ROWS, RATE_SHARE, RECORD_ARGS, ROUND
                        SETTLE_S, STEADY_LOAD, SYSBENCH_THREADS, WINDOW_S, WORST_ROWS)
 from .tables import RATIO_HEADER, TARGET_HEADER, comparison_rows, fmt, md_table, target_rows
 
-WINDOW_HEADER = ["phase", "round", "arm", "s", "server CPU s", "trx", "CPU/trx us", "TPS",
+WINDOW_HEADER = ["phase", "round", "arm", "s", "server CPU s", "trx", "CPU/trx us", "yardstick block us",
+                 "CPU/trx in blocks", "TPS",
                  "p95 ms", "tracer CPU %", "machine busy cores", "error"]
 RECORDER_HEADER = ["arm", "CPU % of a core (median)", "CPU % (max)", "python peak RSS MB, window end",
                    "loader, window end", "python peak RSS MB, at exit", "loader, at exit", "drops",
@@ -17,7 +18,8 @@ RECORDER_HEADER = ["arm", "CPU % of a core (median)", "CPU % (max)", "python pea
 def window_rows(windows: list[dict]) -> list[list[str]]:
     return [[w["phase"], str(w["round"]), w["arm"], fmt(w.get("seconds"), 1),
              fmt(w.get("server_cpu_s")), str(w.get("transactions", "-")),
-             fmt(w.get("cpu_per_trx_us"), 1), fmt(w.get("tps"), 1), fmt(w.get("p95_ms"), 2),
+             fmt(w.get("cpu_per_trx_us"), 1), fmt(w.get("yardstick_block_us"), 1),
+             fmt(w.get("cpu_per_trx_blocks"), 3), fmt(w.get("tps"), 1), fmt(w.get("p95_ms"), 2),
              fmt(w.get("tracer_cpu_percent", {}).get("total"), 2),
              fmt(w.get("machine_busy_cores"), 2), w.get("error", "")] for w in windows]
 
@@ -75,7 +77,10 @@ def md_intro(results: dict) -> list[str]:
             "Ratios are B/A per traced window: B against the mean A of the untraced windows "
             "just before and just after it. CPU/trx is the "
             "server's utime+stime per transaction (Com_commit + Com_rollback, read at the same "
-            "instants); p95 is the median of sysbench's per-second p95 lines inside the window. "
+            "instants); CPU/trx in blocks is the same divided by the yardstick's CPU time per block "
+            "over the window (scripts/bench/yardstick.c, a fixed piece of work timed beside the "
+            "server), which takes the machine's own speed swings out; the steady targets read it. "
+            "p95 is the median of sysbench's per-second p95 lines inside the window. "
             "Machine busy cores is what the whole machine ran in a window (server, load, tracer "
             "and anything else): a window far above its neighbours was disturbed.", ""]
 

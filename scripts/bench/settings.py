@@ -69,6 +69,7 @@ SCAN_ARMS = ("default", "full", "bpftrace")
 TOOLS = Path(sys.prefix).parent                        # the build dir whose venv runs us
 INNOSTALL = str(Path(sys.prefix) / "bin" / "innostall")
 LOADER = str(TOOLS / "innostall-loader")
+YARDSTICK = str(TOOLS / "bench-yardstick")              # built by make bench (yardstick.c)
 OUT_DIR = REPO / "bench"
 
 

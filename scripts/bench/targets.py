@@ -42,28 +42,64 @@ def extra_target(name: str, ratio_median: float | None, limit: float,
     return target(name, figure, ok)
 
 
-def estimate_target(results: dict) -> dict:
-    """The governor's estimate within a third of what the server paid, on the default set:
-    the median of the windows' estimates against the median measured extra CPU/trx."""
-    name = "default set: the governor's estimate within a third of the measured (steady)"
-    measured = comparison_of(results, "steady", "default/none", "cpu_per_trx_us").get("median")
-    estimates = sorted(w["tracer"]["governor"]["overhead_pct"]
-                       for w in results.get("steady", {}).get("windows", [])
-                       if w["arm"] == "default" and w.get("tracer", {}).get("governor"))
-    if measured is None or not estimates:
+# The steady verdicts read the server's CPU per transaction in yardstick blocks (yardstick.py),
+# where a window has it: the machine's own speed swings cancel out of it. Raw CPU/trx is shown beside.
+STEADY_VERDICT_METRIC = "cpu_per_trx_blocks"
+
+
+def steady_cpu(results: dict, arm: str) -> dict:
+    """The arm's CPU/trx comparison against untraced: speed-adjusted where measured, else raw."""
+    adjusted = comparison_of(results, "steady", f"{arm}/none", STEADY_VERDICT_METRIC)
+    return adjusted if adjusted.get("median") is not None else \
+        comparison_of(results, "steady", f"{arm}/none", "cpu_per_trx_us")
+
+
+def raw_note(results: dict, arm: str) -> str:
+    raw = comparison_of(results, "steady", f"{arm}/none", "cpu_per_trx_us").get("median")
+    adjusted = comparison_of(results, "steady", f"{arm}/none", STEADY_VERDICT_METRIC).get("median")
+    return "" if raw is None or adjusted is None else f"; raw CPU/trx {percent_extra(raw)}"
+
+
+def median_estimate(results: dict, arm: str) -> float | None:
+    """The median over the arm's steady windows of the governor's estimated overhead, in %."""
+    estimates = [w["tracer"]["governor"]["overhead_pct"]
+                 for w in results.get("steady", {}).get("windows", [])
+                 if w["arm"] == arm and w.get("tracer", {}).get("governor")]
+    return statistics.median(estimates) if estimates else None
+
+
+def estimate_target(results: dict, arm: str, what: str) -> dict:
+    """The governor's estimate within a third of what the server paid: |estimate - paid| <=
+    paid/3, that is paid within [3/4, 3/2] of the estimate. PASS when the measured median's
+    90% interval lies wholly inside that range, FAIL when wholly outside, UNSURE across it."""
+    name = f"{what}: the governor's estimate within a third of the measured (steady)"
+    measured, guess = steady_cpu(results, arm), median_estimate(results, arm)
+    if measured.get("median") is None or guess is None:
         return target(name, "n/a", None)
-    paid, guess = (measured - 1) * 100, statistics.median(estimates)
-    return target(name, f"estimate {guess:.2f}%, measured {paid:+.2f}%",
-                  abs(guess - paid) <= abs(paid) / 3)
+    paid = (measured["median"] - 1) * 100
+    low, high = 0.75 * guess, 1.5 * guess
+    figure = f"estimate {guess:.2f}% (so {low:.2f} … {high:.2f}%), measured {paid:+.2f}%"
+    interval = measured.get("median_90")
+    if not interval:
+        return target(name, figure, low <= paid <= high)
+    lo, hi = ((v - 1) * 100 for v in interval)
+    figure += f" (90%: {lo:+.2f} … {hi:+.2f}%)"
+    if low <= lo and hi <= high:
+        return target(name, figure, True)
+    if hi < low or lo > high:
+        return target(name, figure, False)
+    return {**target(name, figure, None), "result": "UNSURE"}
 
 
 def targets(results: dict) -> list[dict]:
-    cpu = {arm: median_of(results, "steady", f"{arm}/none", "cpu_per_trx_us") for arm in STEADY_ARMS}
+    cpu = {arm: steady_cpu(results, arm).get("median") for arm in STEADY_ARMS}
     scan = {arm: median_of(results, "worst", f"{arm}/untraced", "scan_s") for arm in SCAN_ARMS}
-    default = comparison_of(results, "steady", "default/none", "cpu_per_trx_us")
-    return [extra_target("default set: <= 1% extra server CPU/trx (steady)", cpu.get("default"), 0.01,
-                         default.get("median_90")),
-            estimate_target(results),
+    one_percent = extra_target("default set: <= 1% extra server CPU/trx (steady)", cpu.get("default"),
+                               0.01, steady_cpu(results, "default").get("median_90"))
+    one_percent["measured"] += raw_note(results, "default")
+    return [one_percent,
+            estimate_target(results, "default", "default set"),
+            estimate_target(results, "exact", "default set unbudgeted (--exact)"),
             extra_target("worst-case scan: <= 5% slower with the default set", scan.get("default"), 0.05),
             extra_target("full set: <= 5% extra server CPU/trx (steady)", cpu.get("full"), 0.05),
             bpftrace_target("CPU/trx, steady", cpu.get("default"), cpu.get("bpftrace")),
