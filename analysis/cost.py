@@ -96,7 +96,8 @@ def budget_rate(cost: dict) -> str:
 
 
 def calibration_spread(hit: dict) -> str:
-    """' (rounds 898-2132 ns)', and whether the median was raised to the floor."""
+    """' (rounds 898-2132 ns)': the middle five rounds' entry costs; and whether the median
+    was raised to the floor."""
     if "entry_range" not in hit:
         return ""
     low, high = hit["entry_range"]

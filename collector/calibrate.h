@@ -12,7 +12,7 @@ struct hit_cost {
 	double entry_ns;  /* an entry probe */
 	double return_ns; /* a return probe, beyond the entry probe at the same function */
 	double tracepoint_ns; /* a scheduler tracepoint's run in the server's context */
-	double entry_low_ns, entry_high_ns; /* the spread of the rounds' entry costs */
+	double entry_low_ns, entry_high_ns; /* the spread of the middle five rounds' entry costs */
 	bool floored; /* a median came out below what a trap can cost: raised to the floor */
 	bool programs_apart; /* the costs are the trap alone: programs are timed by the kernel */
 };
