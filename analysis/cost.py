@@ -116,7 +116,9 @@ def render_cost(cost: dict) -> list[str]:
              + (f"; a hit costs {hit.get('entry', 0):.0f} ns{calibration_spread(hit)}, "
                 f"a return {hit.get('return', 0):.0f} ns more" if hit else "")
              + (f", a scheduler tracepoint's run {hit['tracepoint']:.0f} ns"
-                if hit.get("tracepoint") else "")]
+                if hit.get("tracepoint") else "")
+             + (f"; a uprobe hit and its program counted {hit['indirect_factor']:g} times over, "
+                "for what the server pays around them" if hit.get("indirect_factor") else "")]
     for name, g in cost["groups"].items():
         if g["coverage"] is not None and g["coverage"] < EXACT:
             lines.append(f"  sampled: {name} attached {100 * g['coverage']:.0f}% of the time "

@@ -2,7 +2,7 @@
 /* The cost governor. A probe hit costs the probed thread a trap (calibrate.c measures it)
  * and its program's run (the kernel times it: run_time.c), and the probes count their hits
  * in the kernel (probe_hits), so the overhead we add to the server is known as we go: hits
- * x trap, plus run times. The scheduler tracepoints count their runs in the server's
+ * x trap, plus run times, times what the server pays around them (calibrate.h). The scheduler tracepoints count their runs in the server's
  * context the same way, at the calibrated cost of a tracepoint's dispatch. The budget is a
  * share of the server's own CPU time over the last interval.
  *
@@ -196,7 +196,8 @@ static void account_tracepoints(struct governor *gov)
 }
 
 /* Add the hits since the last read to the groups' costs: each at the calibrated cost of
- * its trap and, when programs are timed apart, its program's average run of late. */
+ * its trap and, when programs are timed apart, its program's average run of late; a
+ * uprobe's, times what it costs the server around it (HIT_INDIRECT_FACTOR). */
 static void account_hits(struct governor *gov)
 {
 	unsigned long long sum, hits;
@@ -210,7 +211,8 @@ static void account_hits(struct governor *gov)
 		hits = sum - gov->hits[i];
 		run_ns = gov->cfg.cost.programs_apart ?
 			 hits * gov->programs[gov->program_of[i]].average_ns : 0;
-		charge(gov, gov->att[i].group, hits * gov->hit_cost_ns[i] + run_ns);
+		charge(gov, gov->att[i].group, (hits * gov->hit_cost_ns[i] + run_ns) *
+		       (gov->att[i].tracepoint ? 1 : HIT_INDIRECT_FACTOR));
 		gov->run_charged_ns[i] += run_ns;
 		gov->hits[i] = sum;
 	}

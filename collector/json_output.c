@@ -65,6 +65,7 @@ void print_calibration(const struct hit_cost *cost, bool measured)
 		printf(",\"entry_range_ns\":[%.0f,%.0f],\"floored\":%s,\"programs_apart\":%s",
 		       cost->entry_low_ns, cost->entry_high_ns, cost->floored ? "true" : "false",
 		       cost->programs_apart ? "true" : "false");
+	printf(",\"indirect_factor\":%.2f", HIT_INDIRECT_FACTOR);
 	printf("}\n");
 	fflush(stdout);
 }

@@ -608,6 +608,7 @@ def note(meta: dict, rec: dict) -> None:
         meta["governor"]["hit_cost_ns"] = {
             "entry": rec["entry_ns"], "return": rec["return_ns"],
             "tracepoint": rec.get("tracepoint_ns"),
+            **({"indirect_factor": rec["indirect_factor"]} if "indirect_factor" in rec else {}),
             **({"entry_range": rec["entry_range_ns"], "floored": rec["floored"]}
                if "entry_range_ns" in rec else {})}
     meta.update(meta_fact(rec))

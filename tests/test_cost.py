@@ -75,3 +75,13 @@ def test_recordings_from_before_the_governor_still_report(tmp_path):
     rec.counters = rec.counters[~rec.counters["name"].astype(str).str.contains(r"\.")]
     assert cost.cost_summary(rec)["overhead_pct"] is None
     assert "Probe cost: not recorded" in text.render_text(rec)
+
+
+def test_the_report_says_how_many_times_over_a_uprobe_hit_is_counted(tmp_path):
+    """The loader counts each uprobe hit at its calibrated cost times what the server pays
+    around it (calibrate.h); the report says so, and says nothing where the loader did not."""
+    rec = write_recording(tmp_path)
+    assert "counted" not in text.render_text(rec)
+    rec.meta["governor"]["hit_cost_ns"]["indirect_factor"] = 2.0
+    assert ("a uprobe hit and its program counted 2 times over, for what the server pays "
+            "around them") in text.render_text(rec)
