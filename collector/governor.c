@@ -43,8 +43,10 @@
 #define TICK_NS 20000000ULL     /* checks while something is sampled; a window due to close
 				 * before the next one is checked at its predicted end */
 #define MIN_CHECK_NS 500000ULL  /* no check closer than this */
-#define AIM 0.9                 /* share of the budget planned for: closing a group takes
-				 * a while, and its hits until then count too */
+#define AIM 0.85                /* share of the budget planned for: closing a group takes
+				 * a while, and its hits until then count too. With uprobe
+				 * hits counted twice over (HIT_INDIRECT_FACTOR), 0.9 left 20
+				 * five-second recordings at 0.90-1.001 of their budget */
 #define HEADROOM 1.5            /* a group that fits may cost this much more than last time
 				 * before it is sampled: loads fluctuate */
 #define MIN_WINDOW_NS MIN_CHECK_NS /* each group is attached at least this long per
