@@ -2,9 +2,10 @@
 /* The cost governor. A probe hit costs the probed thread a trap (calibrate.c measures it)
  * and its program's run (the kernel times it: run_time.c), and the probes count their hits
  * in the kernel (probe_hits), so the overhead we add to the server is known as we go: hits
- * x trap, plus run times, times what the server pays around them (calibrate.h). The scheduler tracepoints count their runs in the server's
- * context the same way, at the calibrated cost of a tracepoint's dispatch. The budget is a
- * share of the server's own CPU time over the last interval.
+ * x trap, plus run times, times what the server pays around them (calibrate.h). The
+ * scheduler tracepoints count their runs in the server's context the same way, at the
+ * calibrated cost of a tracepoint's dispatch. The budget is a share of the server's own
+ * CPU time over the last interval.
  *
  * Probes that may be sampled come in groups (the catalog's `group`: a walk's entry and
  * return are one, its steps another); each group gets an allowance per interval and stays
@@ -197,9 +198,16 @@ static void account_tracepoints(struct governor *gov)
 	charge(gov, latch, counter_growth(gov, CNT_LATCH_EXTRA_NS, &gov->latch_extra_ns));
 }
 
+/* What the server pays for each ns an attachment's hits cost the probed thread: a uprobe's
+ * trap and program also cost the work around them (HIT_INDIRECT_FACTOR, calibrate.h); a
+ * tracepoint runs inside the kernel already. */
+static double around_factor(const struct attachment *a)
+{
+	return a->tracepoint ? 1 : HIT_INDIRECT_FACTOR;
+}
+
 /* Add the hits since the last read to the groups' costs: each at the calibrated cost of
- * its trap and, when programs are timed apart, its program's average run of late; a
- * uprobe's, times what it costs the server around it (HIT_INDIRECT_FACTOR). */
+ * its trap and, when programs are timed apart, its program's average run of late. */
 static void account_hits(struct governor *gov)
 {
 	unsigned long long sum, hits;
@@ -213,8 +221,8 @@ static void account_hits(struct governor *gov)
 		hits = sum - gov->hits[i];
 		run_ns = gov->cfg.cost.programs_apart ?
 			 hits * gov->programs[gov->program_of[i]].average_ns : 0;
-		charge(gov, gov->att[i].group, (hits * gov->hit_cost_ns[i] + run_ns) *
-		       (gov->att[i].tracepoint ? 1 : HIT_INDIRECT_FACTOR));
+		charge(gov, gov->att[i].group,
+		       (hits * gov->hit_cost_ns[i] + run_ns) * around_factor(&gov->att[i]));
 		gov->run_charged_ns[i] += run_ns;
 		gov->hits[i] = sum;
 	}
@@ -243,7 +251,8 @@ static void settle_program(struct governor *gov, int p)
 		if (gov->program_of[i] != p)
 			continue;
 		share = hits ? (double)(gov->hits[i] - gov->hits_settled[i]) / hits : 1.0 / sharing;
-		charge(gov, gov->att[i].group, share * (ns - prog->ns) - gov->run_charged_ns[i]);
+		charge(gov, gov->att[i].group, (share * (ns - prog->ns) - gov->run_charged_ns[i]) *
+					       around_factor(&gov->att[i]));
 		gov->run_charged_ns[i] = 0;
 		gov->hits_settled[i] = gov->hits[i];
 	}
