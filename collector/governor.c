@@ -198,12 +198,12 @@ static void account_tracepoints(struct governor *gov)
 	charge(gov, latch, counter_growth(gov, CNT_LATCH_EXTRA_NS, &gov->latch_extra_ns));
 }
 
-/* What the server pays for each ns an attachment's hits cost the probed thread: a uprobe's
- * trap and program also cost the work around them (HIT_INDIRECT_FACTOR, calibrate.h); a
+/* Charge attachment i's group for ns its hits cost the probed thread: a uprobe's trap and
+ * program also cost the server's work around them (HIT_INDIRECT_FACTOR, calibrate.h); a
  * tracepoint runs inside the kernel already. */
-static double around_factor(const struct attachment *a)
+static void charge_hits(struct governor *gov, int i, double ns)
 {
-	return a->tracepoint ? 1 : HIT_INDIRECT_FACTOR;
+	charge(gov, gov->att[i].group, ns * (gov->att[i].tracepoint ? 1 : HIT_INDIRECT_FACTOR));
 }
 
 /* Add the hits since the last read to the groups' costs: each at the calibrated cost of
@@ -221,8 +221,7 @@ static void account_hits(struct governor *gov)
 		hits = sum - gov->hits[i];
 		run_ns = gov->cfg.cost.programs_apart ?
 			 hits * gov->programs[gov->program_of[i]].average_ns : 0;
-		charge(gov, gov->att[i].group,
-		       (hits * gov->hit_cost_ns[i] + run_ns) * around_factor(&gov->att[i]));
+		charge_hits(gov, i, hits * gov->hit_cost_ns[i] + run_ns);
 		gov->run_charged_ns[i] += run_ns;
 		gov->hits[i] = sum;
 	}
@@ -251,8 +250,7 @@ static void settle_program(struct governor *gov, int p)
 		if (gov->program_of[i] != p)
 			continue;
 		share = hits ? (double)(gov->hits[i] - gov->hits_settled[i]) / hits : 1.0 / sharing;
-		charge(gov, gov->att[i].group, (share * (ns - prog->ns) - gov->run_charged_ns[i]) *
-					       around_factor(&gov->att[i]));
+		charge_hits(gov, i, share * (ns - prog->ns) - gov->run_charged_ns[i]);
 		gov->run_charged_ns[i] = 0;
 		gov->hits_settled[i] = gov->hits[i];
 	}

@@ -7,9 +7,9 @@ from .settings import (BPFTRACE_PROBES, HOT_ROWS, RATE_SHARE, RECORD_ARGS, ROUND
                        SETTLE_S, STEADY_LOAD, SYSBENCH_THREADS, WINDOW_S, WORST_ROWS)
 from .tables import RATIO_HEADER, TARGET_HEADER, comparison_rows, fmt, md_table, target_rows
 
-WINDOW_HEADER = ["phase", "round", "arm", "s", "server CPU s", "trx", "CPU/trx us", "yardstick block us",
-                 "CPU/trx in blocks", "TPS",
-                 "p95 ms", "tracer CPU %", "machine busy cores", "error"]
+WINDOW_HEADER = ["phase", "round", "arm", "s", "server CPU s", "trx", "CPU/trx us",
+                 "yardstick block us", "CPU/trx in blocks", "TPS", "p95 ms", "tracer CPU %",
+                 "machine busy cores", "error"]
 RECORDER_HEADER = ["arm", "CPU % of a core (median)", "CPU % (max)", "python peak RSS MB, window end",
                    "loader, window end", "python peak RSS MB, at exit", "loader, at exit", "drops",
                    "windows"]

@@ -22,6 +22,11 @@ def target(name: str, figure: str, ok: bool | None) -> dict:
     return {"target": name, "measured": figure, "result": verdict}
 
 
+def unsure(name: str, figure: str) -> dict:
+    """A verdict the pairs cannot give: the measured interval lies across the limit."""
+    return {**target(name, figure, None), "result": "UNSURE"}
+
+
 def comparison_of(results: dict, section: str, comparison: str, metric: str) -> dict:
     return results.get(section, {}).get("comparisons", {}).get(comparison, {}).get(metric, {})
 
@@ -37,7 +42,7 @@ def extra_target(name: str, ratio_median: float | None, limit: float,
         low, high = (v - 1 for v in interval)
         figure += f" (90%: {low * 100:+.2f} … {high * 100:+.2f}%)"
         if low <= limit < high:
-            return {**target(name, figure, None), "result": "UNSURE"}
+            return unsure(name, figure)
         ok = high <= limit
     return target(name, figure, ok)
 
@@ -88,7 +93,7 @@ def estimate_target(results: dict, arm: str, what: str) -> dict:
         return target(name, figure, True)
     if hi < low or lo > high:
         return target(name, figure, False)
-    return {**target(name, figure, None), "result": "UNSURE"}
+    return unsure(name, figure)
 
 
 def targets(results: dict) -> list[dict]:
