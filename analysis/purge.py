@@ -48,6 +48,8 @@ TREND_SHARE = 0.1  # a trend moves the history by this share of its level over t
 TREND_MIN = 100  # ... and by at least this many transactions
 MIN_PHASE = 3  # intervals: a shorter run joins its neighbour, unless it is decisive
 DECISIVE_SHARE = 0.25  # a run that moves the history by this share of its peak is kept
+HISTORY_GROUP = "history"  # the sampling group of the probes that read it (catalog.toml)
+WATCHED_WHOLE = 0.99  # attached this share of an interval: a read it lacks was not made
 PIN_LISTED = 10  # pinning views listed at most
 SPLIT = ("cpu", "io", "latch", "other")  # where a batch's time goes
 BOUND_WORDS = {"cpu": ("CPU-bound", "on CPU"), "io": ("I/O-bound", "reading pages"),
@@ -72,7 +74,7 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     table["length_s"] = interval_lengths(table)
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
     table["history"] = known_history(table["history_length"], table["history_reads"],
-                                     table["history_length_peak"])
+                                     table["history_length_peak"], history_watched(rec, table))
     table["trend"] = trend(table["history"])
     table["growth_per_s"] = growth_per_s(table["history"])
     table["all_empty"] = (table["purge_batches"] > 0) & (
@@ -86,17 +88,34 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     return table
 
 
-def known_history(length: pd.Series, reads: pd.Series, peak: pd.Series | None = None) -> pd.Series:
+def known_history(length: pd.Series, reads: pd.Series, peak: pd.Series | None = None,
+                  watched: pd.Series | None = None) -> pd.Series:
     """The history length where it is known: from the first interval that read it on. A
     gauge that was never read holds 0, which must not pass for an empty history.
     In an interval that read it, its peak stands for it: MariaDB's coordinator wakes about
     once a second and drains within milliseconds, so the last length it computed is the low
     point of a saw-tooth whose top is the backlog the server really carries (recordings
-    before the peak was kept have none: their last value stands)."""
+    before the peak was kept have none: their last value stands).
+    An interval that read none keeps the last length only if its probes watched it whole
+    (`watched`, the share of it they were attached): then the server computed none. With
+    them detached by the cost governor, the history may have moved unseen: unknown."""
     level = length.astype("float64")
     if peak is not None:
         level = level.where(reads == 0, np.maximum(level, peak.astype("float64")))
+    if watched is not None:
+        level = level.where((reads > 0) | (watched >= WATCHED_WHOLE))
     return level.where(reads.cumsum() > 0)
+
+
+def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
+    """The share of each interval the history's probes were attached, where the cost
+    governor sampled them (MariaDB 10.6+); None where they are never detached (the member
+    read at each batch, or recordings from before the governor)."""
+    name = f"governor.attached_ns.{HISTORY_GROUP}"
+    if name not in set(rec.counters["name"].unique()):
+        return None
+    attached = per_interval(rec, [name])[name].reindex(table.index, fill_value=0)
+    return attached / (table["length_s"] * 1e9)
 
 
 def trend(history: pd.Series, window: int = TREND_WINDOW) -> pd.Series:
@@ -561,13 +580,14 @@ def number(value: float) -> float | None:
 
 
 def history_summary(table: pd.DataFrame) -> dict:
-    """first, last, max of the history (null when never read), the pinned and purgeable parts
-    at its last known interval, its growth per second over the recording and over the last
-    intervals, and the time to drain it at the recent net decrease (null unless falling)."""
+    """first, last, max of the history (null when never read), from and to when it was
+    known (known_to_end: to the last interval), the pinned and purgeable parts at its last
+    known interval, its growth per second over the time known and over the last intervals,
+    and the time to drain it at the recent net decrease (null unless falling)."""
     known = table.dropna(subset=["history"])
     if known.empty:
-        return dict.fromkeys(["first", "last", "max", "known_from_s", "pinned", "purgeable",
-                              "growth_per_s", "recent_growth_per_s", "drain_s"])
+        return dict.fromkeys(["first", "last", "max", "known_from_s", "known_to_s", "known_to_end",
+                              "pinned", "purgeable", "growth_per_s", "recent_growth_per_s", "drain_s"])
     last = known.iloc[-1]
     span = known.index[-1] - known.index[0]
     recent = last["growth_per_s"]
@@ -575,6 +595,7 @@ def history_summary(table: pd.DataFrame) -> dict:
              (0.0 if last["history"] == 0 else None))
     return {"first": int(known["history"].iloc[0]), "last": int(last["history"]),
             "max": int(known["history"].max()), "known_from_s": number(known.index[0]),
+            "known_to_s": number(known.index[-1]), "known_to_end": bool(known.index[-1] == table.index[-1]),
             "pinned": None if math.isnan(last["pinned"]) else int(last["pinned"]),
             "purgeable": None if math.isnan(last["purgeable"]) else int(last["purgeable"]),
             "growth_per_s": number((last["history"] - known["history"].iloc[0]) / span) if span else None,

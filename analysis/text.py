@@ -197,12 +197,15 @@ def history_lines(purge: dict) -> list[str]:
     h = purge["history"]
     if h["last"] is None:
         return ["  history list length: not recorded"]
-    lines = [f"  history list length {h['first']:,} → {h['last']:,} (max {h['max']:,}; read from "
-             f"{h['known_from_s']:.1f} s); at the end pinned {amount(h['pinned'])}, purgeable "
-             f"{amount(h['purgeable'])}"]
+    read, at = (f"read from {h['known_from_s']:.1f} s", "at the end") if h["known_to_end"] else (
+        f"read from {h['known_from_s']:.1f} to {h['known_to_s']:.1f} s, unknown after: its probes "
+        f"were detached by the cost governor", f"at {h['known_to_s']:.1f} s")
+    lines = [f"  history list length {h['first']:,} → {h['last']:,} (max {h['max']:,}; {read}); "
+             f"{at} pinned {amount(h['pinned'])}, purgeable {amount(h['purgeable'])}"]
     growth = []
     if h["growth_per_s"] is not None:
-        growth.append(f"{h['growth_per_s']:+,.0f}/s over the recording")
+        growth.append(f"{h['growth_per_s']:+,.0f}/s over the "
+                      f"{'recording' if h['known_to_end'] else 'time it was known'}")
     if h["recent_growth_per_s"] is not None:
         growth.append(f"{h['recent_growth_per_s']:+,.0f}/s lately")
     if growth:

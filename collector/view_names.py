@@ -12,8 +12,13 @@ import time
 # all but detached, -0.6% without SQL). So it is asked when a view has been open a while
 # that no answer names yet, at most once a second (INNODB_TRX is refreshed every 0.1 s at
 # best), and otherwise every ASK_ANYWAY_S, for transactions no probe saw open.
+# An answer grows stale: a transaction it lists may have ended since. A transaction only SQL
+# saw is shown until the next answer, so while one is shown it is asked after again every
+# UNSEEN_RECHECK_S (it may be what pins purge, which is worth the query); a view the probes
+# saw close takes its transaction out of the answer at once.
 ASK_EVERY_S = 1.0
 ASK_ANYWAY_S = 15.0
+UNSEEN_RECHECK_S = 5.0
 LONG_OPEN_S = 2.0  # a view or transaction open this long may be what holds purge back
 NAMES = ("connection_id", "user", "statement")
 
@@ -21,16 +26,20 @@ NAMES = ("connection_id", "user", "statement")
 class ViewNames:
     def __init__(self, session):
         self.session = session  # a sql.SqlSession, or None
-        self.asked_at = float("-inf")
-        self.transactions: list[dict] = []  # open now, oldest first
+        self.asked_at = float("-inf")  # time.monotonic() of the last answer
+        self.answer_ns = 0  # the same moment on CLOCK_MONOTONIC in ns, as views are timed
+        self.transactions: list[dict] = []  # open at the last answer, oldest first
+        self.probe_tids: set[int] = set()  # threads with a view the probes saw open last time
+        self.unseen_shown = False  # the last record showed transactions only SQL saw
 
     def annotate(self, rec: dict) -> None:
         """Name the views of a read_views record in place, and add the transactions that
         were open before the recording began and that no probe saw (source "sql")."""
         if self.session is None:
             return
+        self.forget_closed(rec["views"])
         if self.worth_asking(rec["views"]):
-            self.asked_at = time.monotonic()
+            self.asked_at, self.answer_ns = time.monotonic(), time.monotonic_ns()
             self.transactions = self.session.old_transactions()
         by_tid = {t["tid"]: t for t in self.transactions if t["tid"] is not None}
         to_mono = time.monotonic_ns() - time.time_ns()  # this clock's offset to CLOCK_REALTIME
@@ -38,20 +47,40 @@ class ViewNames:
             trx = by_tid.pop(view["tid"], None)
             if trx:
                 view.update({k: trx[k] for k in NAMES})
-                started = self.started_mono_ns(trx, to_mono)
-                if view.get("seen_open") and started is not None and started < view["opened_ns"]:
-                    view["opened_ns"] = started  # the transaction's start bounds the view's
-        rec["views"] += self.unseen(by_tid.values(), to_mono)
+                self.bound_by_start(view, trx, to_mono)
+        unseen = self.unseen(by_tid.values(), to_mono)
+        self.unseen_shown = bool(unseen)
+        rec["views"] += unseen
         rec["views"].sort(key=lambda v: v["opened_ns"])
+
+    def forget_closed(self, views: list[dict]) -> None:
+        """A thread whose view the probes had open and no longer have closed it: its
+        transaction in the last answer has ended (or, in READ COMMITTED, holds no view any
+        more), and must not come back as one only SQL saw."""
+        tids = {v["tid"] for v in views}
+        closed = self.probe_tids - tids
+        self.probe_tids = tids
+        if closed:
+            self.transactions = [t for t in self.transactions if t["tid"] not in closed]
+
+    def bound_by_start(self, view: dict, trx: dict, to_mono: int) -> None:
+        """A view the probe caught only later (seen_open) opened no earlier than its
+        transaction started: take that start, if the answer is newer than the sighting (an
+        older answer may describe an earlier transaction of the same thread)."""
+        started = self.started_mono_ns(trx, to_mono)
+        if (view.get("seen_open") and started is not None and started < view["opened_ns"]
+                and self.answer_ns >= view["opened_ns"]):
+            view["opened_ns"] = started
 
     def worth_asking(self, views: list[dict]) -> bool:
         since = time.monotonic() - self.asked_at
-        if since >= ASK_ANYWAY_S:
+        if since >= ASK_ANYWAY_S or (self.unseen_shown and since >= UNSEEN_RECHECK_S):
             return True
         named = {t["tid"] for t in self.transactions}
         long_open = time.monotonic_ns() - int(LONG_OPEN_S * 1e9)
-        return since >= ASK_EVERY_S and any(v["tid"] not in named and v["opened_ns"] < long_open
-                                            for v in views)
+        return since >= ASK_EVERY_S and any(
+            v["opened_ns"] < long_open and (v["tid"] not in named or v["opened_ns"] > self.answer_ns)
+            for v in views)
 
     def unseen(self, transactions, to_mono: int) -> list[dict]:
         """Transactions open for a while that no probe saw open a view: opened before the

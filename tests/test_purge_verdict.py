@@ -144,7 +144,8 @@ def test_pinned_then_catching_up(tmp_path):
         "tid": 4321, "opened_s": 0.5, "age_s": 11.5, "connection_id": 17,
         "statement": "SELECT SUM(k) FROM sbtest1"}
     assert view_["stack"] == recordings.VIEW_STACK and view_["pinned_max"] == 10600
-    assert s["history"] == {"first": 1800, "last": 0, "max": 10600, "known_from_s": 1.0, "pinned": 0,
+    assert s["history"] == {"first": 1800, "last": 0, "max": 10600, "known_from_s": 1.0,
+                            "known_to_s": 18.0, "known_to_end": True, "pinned": 0,
                             "purgeable": 0, "growth_per_s": round(-1800 / 17, 3),
                             "recent_growth_per_s": -800.0, "drain_s": 0.0}
     assert s["batch_time_ms"] == {"cpu": 1051.8, "io": 150.0, "latch": 70.0, "other": 80.6}
@@ -227,8 +228,9 @@ def test_format_1_recording_reports_every_key_without_its_figures(tmp_path):
     done = subprocess.run(INNOSTALL + ["report", str(FORMAT_1), "--json"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     s = json.loads(done.stdout)["purge"]
-    assert s["history"] == dict.fromkeys(["first", "last", "max", "known_from_s", "pinned", "purgeable",
-                                          "growth_per_s", "recent_growth_per_s", "drain_s"])
+    assert s["history"] == dict.fromkeys(["first", "last", "max", "known_from_s", "known_to_s",
+                                          "known_to_end", "pinned", "purgeable", "growth_per_s",
+                                          "recent_growth_per_s", "drain_s"])
     assert s["pinned_by"] == [] and s["batch_time_ms"] == s["worker_time_ms"] == dict.fromkeys(purge.SPLIT)
     # the demo's stall, then the commit's catch-up: 146149 pages in one interval
     assert [p["verdict"] for p in s["phases"]] == ["pinned", "catching_up", "idle"]
@@ -352,3 +354,24 @@ def test_a_transaction_found_by_sql_without_a_thread_is_named_by_its_connection(
     assert (view_["tid"], view_["connection_id"], view_["source"], view_["opened_s"]) == (None, 5, "sql", -30.0)
     assert "tid ?" in text.render_text(rec)
     assert views.view_spans(rec, s["pinned_by"])["label"].tolist() == ["conn 5"]
+
+
+def test_history_is_unknown_where_the_governor_detached_its_probes(tmp_path):
+    """A gauge no probe refreshed keeps its last value: that is the history only where its
+    probes were attached all along (the server computed none); detached, it is unknown,
+    never the stale level (a recording at a tiny budget called purge idle with 'history at
+    most 486' while the server had 28,000)."""
+    whole = {"governor.attached_ns.history": 10**9}
+    steps = [{"history": 500, "purge_batches": 1, **whole},
+             {"purge_batches": 1, **whole},  # attached, not read: the coordinator slept
+             {"history": 800, "purge_batches": 1, "governor.attached_ns.history": 3 * 10**8}]
+    steps += [{"purge_batches": 1, "purge_empty_batches": 1, "governor.attached_ns.history": 0}
+              for _ in range(5)]
+    rec = load(tmp_path, purge_journal(steps))
+    history = purge.purge_table(rec)["history"]
+    assert history.iloc[:3].tolist() == [500, 500, 800]
+    assert history.iloc[3:].isna().all()
+    s = story(rec)["history"]
+    assert (s["last"], s["known_to_s"], s["known_to_end"]) == (800, 3.0, False)
+    text = subprocess.run(INNOSTALL + ["report", str(tmp_path / "rec")], capture_output=True, text=True).stdout
+    assert "read from 1.0 to 3.0 s, unknown after" in text and "at 3.0 s pinned" in text

@@ -1,0 +1,121 @@
+"""Who holds the oldest read views, as SQL names them (collector/view_names.py): pure logic
+on a scripted server answer and a clock the test moves, for what the live tests only meet by
+chance (an answer that outlived the transaction it lists). test_purge_phases and
+test_purge_history check the same on real servers."""
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from innostall.collector import view_names
+from innostall.collector.view_names import UNSEEN_RECHECK_S, ViewNames
+
+S = 1_000_000_000
+EPOCH_S = 1_800_000_000  # the wall clock at monotonic 0
+
+
+class Clock:
+    def __init__(self):
+        self.ns = 100 * S
+
+    def install(self, monkeypatch):
+        fake = types.SimpleNamespace(monotonic=lambda: self.ns / S, monotonic_ns=lambda: self.ns,
+                                     time_ns=lambda: self.ns + EPOCH_S * S)
+        monkeypatch.setattr(view_names, "time", fake)
+
+    def sleep(self, s: float):
+        self.ns += int(s * S)
+
+
+class Server:
+    """INNODB_TRX as old_transactions() gives it; counts the questions."""
+
+    def __init__(self):
+        self.open: list[dict] = []
+        self.asked = 0
+
+    def begin(self, tid: int, started_mono_s: float):
+        self.open.append({"tid": tid, "connection_id": tid // 10, "user": "app", "statement": None,
+                          "trx_started_epoch_s": EPOCH_S + started_mono_s})
+
+    def end(self, tid: int):
+        self.open = [t for t in self.open if t["tid"] != tid]
+
+    def old_transactions(self):
+        self.asked += 1
+        return [dict(t) for t in self.open]
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock()
+    c.install(monkeypatch)
+    return c
+
+
+def probe_view(tid: int, opened_s: float, seen_open: bool = False) -> dict:
+    return {"tid": tid, "opened_ns": int(opened_s * S), "history_at_open": 10, "folded": "f",
+            "seen_open": seen_open, "source": "probe"}
+
+
+def annotated(names: ViewNames, views: list[dict]) -> list[dict]:
+    rec = {"type": "read_views", "views": views}
+    names.annotate(rec)
+    return rec["views"]
+
+
+def test_a_view_the_probes_saw_close_does_not_come_back_from_an_older_answer(clock):
+    """The long snapshot's view, caught later by the probe and named by SQL, closes at its
+    COMMIT: the answer still listing its transaction must not bring it back as one only
+    SQL saw (it pinned purge for 11 s more in a CI run before this)."""
+    server, names = Server(), None
+    server.begin(2430, 95.0)
+    names = ViewNames(server)
+    view = annotated(names, [probe_view(2430, 97.0, seen_open=True)])[0]
+    assert (view["connection_id"], view["opened_ns"]) == (243, 95 * S)  # the transaction's start bounds it
+    for _ in range(3):
+        clock.sleep(1)
+        annotated(names, [probe_view(2430, 97.0, seen_open=True)])
+    server.end(2430)
+    clock.sleep(1)
+    assert annotated(names, []) == []
+    clock.sleep(1)
+    assert annotated(names, []) == []
+
+
+def test_a_transaction_only_sql_saw_is_asked_after_until_it_ends(clock):
+    server = Server()
+    server.begin(77, 50.0)
+    names = ViewNames(server)
+    assert [v["source"] for v in annotated(names, [])] == ["sql"]
+    server.end(77)
+    seconds_shown = 0
+    while annotated(names, []):
+        seconds_shown += 1
+        clock.sleep(1)
+    assert 0 < seconds_shown <= UNSEEN_RECHECK_S + 1
+
+
+def test_an_answer_older_than_the_sighting_does_not_move_the_view_back(clock):
+    """A thread's transaction ended and a new one began between the answer and the moment
+    the probe caught the new view: the old start is not the new view's."""
+    server = Server()
+    server.begin(5, 90.0)
+    names = ViewNames(server)
+    annotated(names, [probe_view(5, 91.0)])
+    server.end(5)
+    server.begin(5, 100.5)
+    clock.sleep(0.5)
+    caught = annotated(names, [probe_view(5, 100.5, seen_open=True)])[0]
+    assert caught["opened_ns"] == int(100.5 * S)
+
+
+def test_a_named_view_is_not_asked_about_again_every_second(clock):
+    server = Server()
+    server.begin(9, 95.0)
+    names = ViewNames(server)
+    for _ in range(10):
+        annotated(names, [probe_view(9, 95.0)])
+        clock.sleep(1)
+    assert server.asked == 1
