@@ -61,7 +61,7 @@ dist-check: dist
 	@BUILD=$(BUILD) scripts/dist-check.sh
 
 test: build
-	$(VENV)/bin/python -m pytest -q tests
+	$(VENV)/bin/python -m pytest -q --durations=15 tests
 
 # The pure tests only (no server, no root): the catalog lint, the views, the maths. Seconds.
 check: build

@@ -151,6 +151,29 @@ class Stay:
             self.pids = []
 
 
+class Start:
+    """innostall's start on idle CPU: this process in the idle group from now until the probes
+    attach (the recorder ends the stay then; the loader joins it, and leaves by itself once
+    its object is loaded), and the group kept for the tables at the end. Opened before the
+    server's executable is read, which is most of a start's own CPU."""
+
+    def __init__(self):
+        self.group = IdleGroup.create()
+        self.stay = self.group.stay([os.getpid()]) if self.group else None
+
+    def close(self) -> None:
+        if self.stay:
+            self.stay.end()
+        if self.group:
+            self.group.remove()
+
+    def __enter__(self) -> "Start":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def sched_idle() -> None:
     """SCHED_IDLE for this process: the fallback where no idle cgroup can be had."""
     with contextlib.suppress(OSError, AttributeError):

@@ -427,7 +427,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
            settings: dict[str, int] | None = None,
            budget_pct: float | None = DEFAULT_BUDGET_PCT,
            sql_dsn: str | None = None, use_sql: bool = True, metrics: dict | None = None,
-           holders: bool = False) -> dict:
+           holders: bool = False, start: idle.Start | None = None) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
     budget_pct: the share of the server's CPU the probes may cost before the hot ones are
@@ -437,21 +437,16 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     metrics: live Prometheus metrics ({port, addr, textfile}; collector/live_metrics.py).
     holders: find who held the contended latches, with the scheduler's wakeup tracepoint:
     off unless asked, as it costs the server several times what the governor counts for it
-    (make bench: +4.3% CPU per transaction for the latch probes with it, -1.8% without)."""
+    (make bench: +4.3% CPU per transaction for the latch probes with it, -1.8% without).
+    start: the idle-CPU start the caller opened before discovery (collector/idle.py); one
+    is opened here if not."""
     check_budget(budget_pct)
-    group = idle.IdleGroup.create()
     # until the probes attach, our work waits for CPU the server leaves (collector/idle.py)
-    starting = group.stay([os.getpid()]) if group else None
-    try:
-        return record_stages(target, probes, out_dir, starting, group, duration_s=duration_s,
-                             interval_s=interval_s, on_event=on_event, settings=settings,
-                             budget_pct=budget_pct, sql_dsn=sql_dsn, use_sql=use_sql,
-                             metrics=metrics, holders=holders)
-    finally:
-        if starting:
-            starting.end()
-        if group:
-            group.remove()
+    with contextlib.nullcontext(start) if start else idle.Start() as start:
+        return record_stages(target, probes, out_dir, start.stay, start.group,
+                             duration_s=duration_s, interval_s=interval_s, on_event=on_event,
+                             settings=settings, budget_pct=budget_pct, sql_dsn=sql_dsn,
+                             use_sql=use_sql, metrics=metrics, holders=holders)
 
 
 def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,

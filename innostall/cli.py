@@ -105,22 +105,26 @@ def cmd_bpftrace(args) -> int:
 
 
 def cmd_record(args) -> int:
-    from innostall.collector import discover, recorder
+    from innostall.collector import idle
 
     metrics = metrics_options(args)
     if os.geteuid() != 0:
         raise UserError("recording needs root (uprobes and BPF): run with sudo")
-    names = discover.select(args.probes)
-    tgt = resolve_target(args)
-    probes = discover.resolve(tgt, names)
-    if note := discover.version_note(tgt):
-        print(f"innostall: {note}", file=sys.stderr)
-    meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
-                           interval_s=args.interval,
-                           settings={"deep_walk_threshold": args.deep_walk_threshold},
-                           budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
-                           sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics,
-                           holders=args.holders)
+    # Loading numpy and pyelftools and reading the server's executable is bulk work: on idle CPU.
+    with idle.Start() as start:
+        from innostall.collector import discover, recorder
+
+        names = discover.select(args.probes)
+        tgt = resolve_target(args)
+        probes = discover.resolve(tgt, names)
+        if note := discover.version_note(tgt):
+            print(f"innostall: {note}", file=sys.stderr)
+        meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
+                               interval_s=args.interval,
+                               settings={"deep_walk_threshold": args.deep_walk_threshold},
+                               budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
+                               sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics,
+                               holders=args.holders, start=start)
     if not meta.get("sql", {}).get("access", True) and not args.no_sql:
         print(f"innostall: threads named by OS thread id only: {meta['sql']['reason']}",
               file=sys.stderr)
