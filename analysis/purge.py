@@ -36,7 +36,7 @@ import pandas as pd
 from .recording import Recording
 from .stacks import short_frame
 from .timeline import per_interval
-from .views import interval_lengths
+from .views import counter_names, interval_lengths
 
 VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled")
 # transactions: a history this short is no backlog (a server committing thousands a second
@@ -112,7 +112,7 @@ def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
     governor sampled them (MariaDB 10.6+); None where they are never detached (the member
     read at each batch, or recordings from before the governor)."""
     name = f"governor.attached_ns.{HISTORY_GROUP}"
-    if name not in set(rec.counters["name"].unique()):
+    if name not in counter_names(rec):
         return None
     attached = per_interval(rec, [name])[name].reindex(table.index, fill_value=0)
     return attached / (table["length_s"] * 1e9)

@@ -26,8 +26,7 @@ NAMES = ("connection_id", "user", "statement")
 class ViewNames:
     def __init__(self, session):
         self.session = session  # a sql.SqlSession, or None
-        self.asked_at = float("-inf")  # time.monotonic() of the last answer
-        self.answer_ns = 0  # the same moment on CLOCK_MONOTONIC in ns, as views are timed
+        self.answer_ns: int | None = None  # CLOCK_MONOTONIC of the last answer, as views are timed
         self.transactions: list[dict] = []  # open at the last answer, oldest first
         self.probe_tids: set[int] = set()  # threads with a view the probes saw open last time
         self.unseen_shown = False  # the last record showed transactions only SQL saw
@@ -39,7 +38,7 @@ class ViewNames:
             return
         self.forget_closed(rec["views"])
         if self.worth_asking(rec["views"]):
-            self.asked_at, self.answer_ns = time.monotonic(), time.monotonic_ns()
+            self.answer_ns = time.monotonic_ns()
             self.transactions = self.session.old_transactions()
         by_tid = {t["tid"]: t for t in self.transactions if t["tid"] is not None}
         to_mono = time.monotonic_ns() - time.time_ns()  # this clock's offset to CLOCK_REALTIME
@@ -73,7 +72,9 @@ class ViewNames:
             view["opened_ns"] = started
 
     def worth_asking(self, views: list[dict]) -> bool:
-        since = time.monotonic() - self.asked_at
+        if self.answer_ns is None:
+            return True
+        since = (time.monotonic_ns() - self.answer_ns) / 1e9
         if since >= ASK_ANYWAY_S or (self.unseen_shown and since >= UNSEEN_RECHECK_S):
             return True
         named = {t["tid"] for t in self.transactions}
