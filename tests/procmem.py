@@ -2,7 +2,9 @@
 the kernel puts an int3 (0xcc) at a probed instruction and restores it on detach."""
 from __future__ import annotations
 
+import contextlib
 import os
+from pathlib import Path
 
 INT3 = 0xCC
 
@@ -38,3 +40,18 @@ def file_byte(path: str, file_offset: int) -> int:
     with open(path, "rb") as f:
         f.seek(file_offset)
         return f.read(1)[0]
+
+
+def children(pid: int) -> list[int]:
+    """The processes a process has started and not yet reaped, over all its threads."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def loaders_of(pid: int) -> list[int]:
+    """The innostall loaders a process runs (the recorder's child)."""
+    return [c for c in children(pid) if "innostall-loader" in
+            Path(f"/proc/{c}/cmdline").read_text(errors="replace")]

@@ -17,7 +17,7 @@ import pytest
 import recordings
 from conftest import INNOSTALL, fixture, stop_load
 from innostall.collector import discover, target
-from procmem import code_byte, file_byte
+from procmem import code_byte, file_byte, loaders_of
 
 SERVER = "mariadb-11.4.5"
 
@@ -109,14 +109,6 @@ def test_an_empty_recording_is_said_to_be_empty(tmp_path):
     assert result.returncode == 1 and "the recording is empty" in one_line(result)
 
 
-def children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            found += [int(c) for c in (task / "children").read_text().split()]
-    return found
-
-
 def start_recording(pid: int, out: Path, *extra: str) -> tuple[subprocess.Popen, int]:
     """A recorder and, once it has attached, its loader's pid."""
     recorder = subprocess.Popen(INNOSTALL + ["record", "--pid", str(pid), "-o", str(out), *extra],
@@ -126,8 +118,7 @@ def start_recording(pid: int, out: Path, *extra: str) -> tuple[subprocess.Popen,
         if journal.exists() and '"type":"attached"' in journal.read_text(errors="replace"):
             break
         time.sleep(0.05)
-    loaders = [c for c in children(recorder.pid) if "innostall-loader" in
-               Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+    loaders = loaders_of(recorder.pid)
     assert loaders, "no loader under the recorder"
     return recorder, loaders[0]
 
