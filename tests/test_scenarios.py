@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -12,6 +13,7 @@ from conftest import REPO
 
 SCENARIOS = REPO / "scripts" / "scenarios"
 SCRIPTS = ["long-snapshot.sh", "hot-rows-scan.sh", "purge-lag-throttle.sh", "cold-restart.sh"]
+THREADS = 4  # the scenario's update threads
 MARKER = re.compile(r"^scenario: t=(\d+\.\d) (.*)$")
 
 
@@ -47,29 +49,47 @@ def test_long_snapshot_pins_purge_and_its_commit_lets_it_catch_up(servers):
     seen: dict[str, int] = {}
 
     def on_marker(t, text):
-        # Our own reads of the server's history length, at the phase changes.
-        if text.startswith("snapshot opened"):
-            seen["opened"] = history(srv, conn)
-        elif text.startswith("snapshot committed"):
-            seen["committed"] = history(srv, conn)
+        # Our own reads of the server's history length and updates, at the phase changes.
+        for phase in ("opened", "committed"):
+            if text.startswith(f"snapshot {phase}"):
+                seen[phase], seen[f"updates_{phase}"] = history(srv, conn), updates(conn)
 
     markers = run_scenario([str(SCENARIOS / "long-snapshot.sh"), "--fixture", srv.name, "--seconds", "14",
-                            "--open-at", "2", "--commit-at", "8"], on_marker)
+                            "--open-at", "2", "--commit-at", "8", "--threads", str(THREADS)], on_marker)
     samples = [(t, int(m[1])) for t, text in markers if (m := re.match(r"sample history=(\d+)", text))]
-    after = [h for t, h in samples if t > at(markers, "snapshot committed") + 2]
-    print(f"history: {seen['opened']} at the open, {seen['committed']} at the commit, "
-          f"{min(after)}-{max(after)} from 2 s after it; samples {samples}")
+    after = [h for t, h in samples if t > at(markers, "snapshot committed")]
+    made = seen["updates_committed"] - seen["updates_opened"]
+    print(f"history: {seen['opened']} at the open, {seen['committed']} at the commit ({made} updates "
+          f"between), {min(after)}-{max(after)} after it; samples {samples}")
     # The markers keep the timeline the options asked for (the demo relies on it).
     assert abs(at(markers, "snapshot opened") - 2) < 1
     assert abs(at(markers, "snapshot committed") - 8) < 1
-    # Six seconds of updates under the snapshot: the history grew by thousands ...
-    assert seen["committed"] > seen["opened"] + 3000
+    # Under the snapshot, purge removed none of the updates made meanwhile: each is one
+    # transaction of history (all but those still in flight at the commit), however many
+    # this host's commit rate allowed ...
+    assert made > 100 and seen["committed"] >= made - THREADS
     pinned = [h for t, h in samples if at(markers, "snapshot opened") + 1 < t < at(markers, "snapshot committed")]
-    assert pinned == sorted(pinned) and len(pinned) >= 4, "the history must only grow while pinned"
-    # ... and once committed, purge caught up: the history fell to a small part of its peak
-    # while the updates went on.
-    assert max(after) < seen["committed"] / 5
-    assert history(srv, conn) < seen["committed"] / 5
+    assert pinned == sorted(pinned) and len(pinned) >= 3, "the history must only grow while pinned"
+    # ... and once committed, purge caught up: the history fell while the updates went on,
+    # and, once they stopped, to a small part of its peak (waited for: how fast depends on
+    # this host).
+    assert min(after) < seen["committed"]
+    assert wait_for(lambda: history(srv, conn) < seen["committed"] / 5, timeout_s=30)
+
+
+def updates(conn) -> int:
+    with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL STATUS LIKE 'Handler_update'")
+        return int(cur.fetchone()[1])
+
+
+def wait_for(condition, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
