@@ -113,7 +113,8 @@ def start_recording(pid: int, out: Path, *extra: str) -> tuple[subprocess.Popen,
     """A recorder and, once it has attached, its loader's pid."""
     recorder = subprocess.Popen(INNOSTALL + ["record", "--pid", str(pid), "-o", str(out), *extra],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for _ in range(200):
+    deadline = time.monotonic() + 60  # the start may wait for CPU the server leaves (idle.py)
+    while time.monotonic() < deadline and recorder.poll() is None:
         journal = out / "journal.jsonl"
         if journal.exists() and '"type":"attached"' in journal.read_text(errors="replace"):
             break

@@ -106,18 +106,27 @@ def test_old_transactions_list_the_open_snapshot(servers, server_name):
 
 
 def statement_seen(srv, statement: bytes) -> str | None:
-    """What threads() shows as the statement of a connection while it runs statement."""
+    """What threads() shows as the statement of a connection while it runs statement (a
+    SLEEP(20), asked after for up to 15 s however slowly this host starts it, then killed)."""
     conn = srv.connect()
-    tid = own_tid(conn)
-    runner = threading.Thread(target=conn.query, args=(statement,))
+    tid, cid = own_tid(conn), int(one_value(conn, "SELECT CONNECTION_ID()"))
+
+    def run():
+        with contextlib.suppress(pymysql.MySQLError):  # killed, as it should be
+            conn.query(statement)
+
+    runner = threading.Thread(target=run)
     runner.start()
     try:
         with session_of(srv) as session:
-            for _ in range(40):
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
                 if seen := session.threads([tid]).get(tid, {}).get("statement"):
                     return seen
                 time.sleep(0.05)
     finally:
+        with srv.connect() as killer, killer.cursor() as cur:
+            cur.execute(f"KILL QUERY {cid}")
         runner.join()
         conn.close()
     return None
@@ -126,7 +135,7 @@ def statement_seen(srv, statement: bytes) -> str | None:
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_statement_is_the_running_one_cut_to_its_first_characters(servers, server_name):
     srv = servers(server_name)
-    statement = "SELECT SLEEP(2), '" + "é" * 300 + "'"
+    statement = "SELECT SLEEP(20), '" + "é" * 300 + "'"
     seen = statement_seen(srv, statement.encode())
     print(f"{server_name}: {seen!r}")
     assert seen == statement[:sql.STATEMENT_CHARS] + "…"
@@ -135,10 +144,10 @@ def test_statement_is_the_running_one_cut_to_its_first_characters(servers, serve
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_statement_bytes_that_are_not_utf8_are_kept_as_text(servers, server_name):
     srv = servers(server_name)
-    seen = statement_seen(srv, b"SELECT SLEEP(2) /* \xff\xfe\xc3 */")
+    seen = statement_seen(srv, b"SELECT SLEEP(20) /* \xff\xfe\xc3 */")
     print(f"{server_name}: {seen!r}")
     # MySQL cuts the text at the first byte that is not UTF-8; MariaDB shows "?" for each.
-    assert seen is not None and seen.startswith("SELECT SLEEP(2) /* ")
+    assert seen is not None and seen.startswith("SELECT SLEEP(20) /* ")
 
 
 @pytest.mark.parametrize("server_name", ["mariadb-11.4.5", "mysql-9.7.4"])
