@@ -19,8 +19,9 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
                    woke latch waiters (released the latch), by the waiting they caused
         read_views interval, t_s, tid, opened_s, age_s, history_at_open, stack, connection_id,
                    user, statement, source, open: the oldest read views at each snapshot
-        purge      one row per interval: the history (NaN where unknown), its pinned and
-                   purgeable parts, the oldest view, purge's counters and time split
+        purge      one row per interval: the history (its level, and history_end at the
+                   interval's end; NaN where unknown), its pinned and purgeable parts, the
+                   oldest view, purge's counters and time split
         intervals  one row per interval (index t_s, its end in seconds from the attach),
                    one column per counter delta
         probes     name, attached, symbol, reason ...: what was traced, from meta.json

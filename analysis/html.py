@@ -14,7 +14,8 @@ from innostall.names import demangle, server_label
 from innostall.schema import prose_unit
 from innostall.errors import UserError
 
-from . import charts, cost, flamegraph, metrics, purge, summary as summaries, views
+from . import charts, cost, flamegraph, metrics, pinning, purge, summary as summaries, views
+from .prose import shorten
 from .recording import Recording
 from .stacks import short_frame
 from .text import PHASES_SHOWN
@@ -55,15 +56,6 @@ def probe_rows(rec: Recording) -> list[dict]:
     return [{"name": p.get("name"), "attached": bool(p.get("attached")),
              "detail": demangle(p.get("symbol")) if p.get("attached") else p.get("reason"),
              "fallback": bool(p.get("fallback"))} for p in rec.meta.get("probes", [])]
-
-
-def plain_findings(rec: Recording, summary: dict) -> list[str]:
-    found = summaries.purge_findings(rec, summary["purge"])
-    if summary["version_walk"]["recorded"]:
-        found += summaries.walk_findings(summary["version_walk"], summary["drops"])
-    if summary["block_lock"]["recorded"]:
-        found += summaries.block_lock_findings(summary["block_lock"], rec.wait_stacks, rec.duration_s)
-    return found
 
 
 def purge_headline(rec: Recording, purge: dict) -> str:
@@ -133,9 +125,17 @@ def split_rows(told: dict) -> list[dict]:
     return rows
 
 
+def shortened(phase: dict) -> str:
+    """What a phase's words shortened, in full, for the line's title: the statements of the
+    views it names."""
+    return "; ".join(f"{pinning.who(v)} running {v['statement']}" for v in phase["figures"]["views"]
+                     if v["statement"] and shorten(v["statement"], pinning.STATEMENT_SHOWN)
+                     != " ".join(v["statement"].split()))
+
+
 def story(rec: Recording, summary: dict) -> dict:
     told = summary["purge"]  # what summary() says of purge
-    return {"phases": [{**p, "color": charts.VERDICT_COLORS[p["verdict"]],
+    return {"phases": [{**p, "color": charts.VERDICT_COLORS[p["verdict"]], "title": shortened(p),
                         "label": p["verdict"].replace("_", " ")} for p in told["phases"][:PHASES_SHOWN]],
             "more_phases": max(0, len(told["phases"]) - PHASES_SHOWN),
             "timeline": timeline_chart(rec, told), "history": told["history"],
@@ -240,7 +240,7 @@ def context(rec: Recording) -> dict:
         "path": rec.path,
         "facts": header_facts(rec),
         "probes": probe_rows(rec),
-        "findings": plain_findings(rec, summary),
+        "findings": summary["findings"],
         "story": story(rec, summary),
         "purge_headline": purge_headline(rec, summary["purge"]),
         "summary_rows": metrics.summary_rows(rec).to_dict("records"),

@@ -72,10 +72,19 @@ def deepest_walks(rec: Recording, top: int = 10) -> list[dict]:
     return out
 
 
+def page_name(latches: pd.DataFrame, space: int, page_no: int) -> str:
+    """A page as the latch table names its block: `block 8:4 sbtest/sbtest1 PRIMARY`, or
+    `block 8:4` where nothing said more of it."""
+    bare = f"block {space}:{page_no}"
+    names = latches.loc[latches["kind"] == "block", "name"].astype(str)
+    named = [n for n in names if n == bare or n.startswith(bare + " ")]
+    return max(named, key=len) if named else bare
+
+
 def top_pages(rec: Recording, top: int = 10) -> list[dict]:
     pages = rec.pages.nlargest(top, "wait_us")
-    return [{"space": int(p.space), "page_no": int(p.page_no), "waits": int(p.waits),
-             "wait_us": round(float(p.wait_us), 1)} for p in pages.itertuples()]
+    return [{"space": int(p.space), "page_no": int(p.page_no), "name": page_name(rec.latches, p.space, p.page_no),
+             "waits": int(p.waits), "wait_us": round(float(p.wait_us), 1)} for p in pages.itertuples()]
 
 
 def block_modes(rec: Recording) -> list[str]:
@@ -85,6 +94,7 @@ def block_modes(rec: Recording) -> list[str]:
 
 def block_lock_summary(rec: Recording) -> dict:
     by_mode = {mode: rec.counter_total(f"block_waits_{mode.lower()}") for mode in block_modes(rec)}
+    top, total_us = top_pages(rec), rec.counter_total("block_wait_ns") / 1000
     return {
         "recorded": rec.probe_attached("block_lock_s") or rec.probe_attached("block_lock_x"),
         "waits": sum(by_mode.values()),
@@ -92,7 +102,9 @@ def block_lock_summary(rec: Recording) -> dict:
         "wait_us": latency_summary(rec, rec.schema.hists_of("block_latch")),
         "total_wait_ms": round(rec.counter_total("block_wait_ns") / 1e6, 1),
         "page_io_waits": rec.counter_total("block_io_waits"),
-        "top_pages": top_pages(rec),
+        "top_pages": top,
+        # the share of all block-latch wait time on the hottest page, of the unrounded total
+        "top_page_pct": round(100 * top[0]["wait_us"] / total_us, 3) if top and total_us else None,
         "map_full": rec.counter_total("latch_map_full"),
         "coverage": coverage(rec, "block_lock_s"),
     }
@@ -177,7 +189,8 @@ def ended_by(rec: Recording) -> str:
     return rec.meta.get("end_reason") or "cut short (recorder killed)"
 
 
-def summary(rec: Recording) -> dict:
+def measured(rec: Recording) -> dict:
+    """The summary's figures, which the findings are read from."""
     batches = rec.counter_total("purge_batches")
     noted = warnings(rec)
     return {**({"warnings": noted} if noted else {}),
@@ -208,6 +221,12 @@ def summary(rec: Recording) -> dict:
     }
 
 
+def summary(rec: Recording) -> dict:
+    """What `report --json` prints; its findings are the sentences every view shows."""
+    told = measured(rec)
+    return {**told, "findings": all_findings(rec, told)}
+
+
 def findings(series) -> list[str]:
     """Plain-words reading of the purge series (one row per interval)."""
     if not series["purge_batches"].sum():
@@ -233,6 +252,33 @@ def purge_findings(rec: Recording, purge: dict) -> list[str]:
     return findings(per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]))
 
 
+def throttle_findings(purge: dict) -> list[str]:
+    if not purge["dml_delays"]:
+        return []
+    return [f"purge lag throttled DML: {purge['dml_delays']} inserts/updates slept "
+            f"{purge['dml_delay_ms'] / 1000:.2f} s in all (innodb_max_purge_lag)."]
+
+
+def undo_findings(undo: dict) -> list[str]:
+    reads = undo["page_reads"]
+    if not undo["recorded"] or reads["walk"] <= max(10, 0.2 * sum(reads.values())):
+        return []
+    return [f"version walks read {reads['walk']} undo pages from disk: the history they need no "
+            "longer fits the buffer pool, so old snapshots make reads wait for I/O."]
+
+
+def all_findings(rec: Recording, told: dict) -> list[str]:
+    """Every finding, in the report's order: purge's, the version walks', the undo reads'
+    and the latches'. The text shows each in its section, HTML and JSON all together."""
+    found = purge_findings(rec, told["purge"]) + throttle_findings(told["purge"])
+    if told["version_walk"]["recorded"]:
+        found += walk_findings(told["version_walk"], told["drops"])
+    found += undo_findings(told["undo"])
+    if told["block_lock"]["recorded"]:
+        found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
+    return found
+
+
 def walk_findings(walks: dict, drops: int) -> list[str]:
     """Plain-words reading of the version-walk summary."""
     found = []
@@ -253,12 +299,10 @@ def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) ->
         return []
     found = [f"Threads waited {locks['total_wait_ms'] / 1000:.2f} s in all on buffer-block "
              f"latches ({locks['waits']} waits in {duration_s:.0f} s)."]
-    if locks["top_pages"]:
+    if locks["top_page_pct"] is not None:
         hottest = locks["top_pages"][0]
-        share = 100 * hottest["wait_us"] / (locks["total_wait_ms"] * 1000 or 1)
-        found[0] += (f" {share:.0f}% of that time was on one page, space {hottest['space']} "
-                     f"page {hottest['page_no']}: a hot spot (hot rows, a small table or an "
-                     "index root).")
+        found[0] += (f" {locks['top_page_pct']:.0f}% of that time was on one page, {hottest['name']}: a hot spot "
+                     "(hot rows, a small table or an index root).")
     purge_us = stacks.loc[stacks["stack"].str.contains("row_purge", regex=False), "wait_us"].sum()
     if purge_us > 0.05 * locks["total_wait_ms"] * 1000:
         found.append(f"Purge itself waited {purge_us / 1e6:.2f} s on block latches: it contends "

@@ -11,13 +11,19 @@ from innostall.schema import bcc_unit
 
 from .cost import render_cost, sampled_note
 from .histogram import format_log2
-from .purge import seconds
+from .prose import seconds, shorten
 from .holders import top_holders
 from .recording import Recording
 from .stacks import leaf_path
 from .summary import (OTHER_LATCHES, SECONDARY_SCAN, block_lock_findings, ended_by, purge_findings, summary,
-                      walk_findings, warnings)
+                      throttle_findings, undo_findings, walk_findings, warnings)
 from .timeline import per_interval, sparkline
+
+
+def finding_lines(found: list[str]) -> list[str]:
+    """Findings as the text shows them, each in its section (summary.all_findings lists
+    them all, in this order, for JSON and HTML)."""
+    return [f"  finding: {text}" for text in found]
 
 
 def log2_text(rec: Recording, names: str | list[str]) -> str:
@@ -44,10 +50,7 @@ def render_undo(rec: Recording, undo: dict) -> list[str]:
                      f"other {fetches['other']}")
     if sum(reads.values()):
         lines.append(f"  read latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us")
-        if reads["walk"] > max(10, 0.2 * sum(reads.values())):
-            lines.append(f"  finding: version walks read {reads['walk']} undo pages from disk: the "
-                         "history they need no longer fits the buffer pool, so old snapshots make "
-                         "reads wait for I/O.")
+        lines += finding_lines(undo_findings(undo))
         lines += ["", "Physical page read latency", log2_text(rec, "page_read_latency")]
     return lines
 
@@ -65,13 +68,13 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
                      f"max <= {lat['max']} us")
     lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "
                  f"waits, {others['total_wait_ms']:.1f} ms, counted apart")
-    lines += [f"  finding: {text}" for text in block_lock_findings(locks, rec.wait_stacks, rec.duration_s)]
+    lines += finding_lines(block_lock_findings(locks, rec.wait_stacks, rec.duration_s))
     lines += ["", "Block-lock wait time",
               log2_text(rec, rec.schema.hists_of("block_latch"))]
     if locks["top_pages"]:
         lines += ["", "Most contended pages (by wait time)",
-                  f"  {'space':>6} {'page':>8} {'waits':>8} {'wait ms':>10}"]
-        lines += [f"  {p['space']:>6} {p['page_no']:>8} {p['waits']:>8} {p['wait_us'] / 1000:>10.1f}"
+                  f"  {'space':>6} {'page':>8} {'waits':>8} {'wait ms':>10}  latch"]
+        lines += [f"  {p['space']:>6} {p['page_no']:>8} {p['waits']:>8} {p['wait_us'] / 1000:>10.1f}  {p['name']}"
                   for p in locks["top_pages"][:5]]
     block_stacks = rec.wait_stacks[rec.wait_stacks["mode"] != OTHER_LATCHES]
     if len(block_stacks):
@@ -92,6 +95,9 @@ def holder_lines(latches: list[dict], frames: int = 6) -> list[str]:
     return lines
 
 
+NAME_COLUMN = 32  # characters of a latch's name over its column: a block's page, table and index fit
+
+
 def render_latches(rec: Recording, latches: dict, top: int = 10) -> list[str]:
     """The most contended latches by name, and the per-interval wait time of the top ones."""
     if not latches["top"]:
@@ -101,7 +107,7 @@ def render_latches(rec: Recording, latches: dict, top: int = 10) -> list[str]:
              f"  {'latch':<48} {'kind':<8} {'waits':>7} {'wait ms':>9} {'p99 us':>8}  top waiter (leaf first)"]
     for t in latches["top"][:top]:
         waiter = leaf_path(t["waiters"][0]["stack"], 3) if t["waiters"] else ""
-        lines.append(f"  {t['name'][:48]:<48} {t['kind']:<8} {t['waits']:>7} {t['wait_ms']:>9.1f} "
+        lines.append(f"  {shorten(t['name'], 48):<48} {t['kind']:<8} {t['waits']:>7} {t['wait_ms']:>9.1f} "
                      f"{t['p99_us']:>8.0f}  {waiter}")
     timeline = rec.latch_timeline
     names = [t["name"] for t in latches["top"][:3]]
@@ -109,8 +115,8 @@ def render_latches(rec: Recording, latches: dict, top: int = 10) -> list[str]:
         per = timeline[timeline["name"].isin(names)].pivot_table(
             index="interval", columns="name", values="wait_us", aggfunc="sum", fill_value=0)
         lines += ["", "Latch wait ms per interval (the three most contended)",
-                  "  " + f"{'interval':>8} " + " ".join(f"{n[:24]:>24}" for n in names)]
-        lines += ["  " + f"{i:>8} " + " ".join(f"{row.get(n, 0) / 1000:>24.1f}" for n in names)
+                  "  " + f"{'interval':>8} " + " ".join(f"{shorten(n, NAME_COLUMN):>{NAME_COLUMN}}" for n in names)]
+        lines += ["  " + f"{i:>8} " + " ".join(f"{row.get(n, 0) / 1000:>{NAME_COLUMN}.1f}" for n in names)
                   for i, row in per.iterrows()]
     return lines
 
@@ -166,7 +172,7 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
                  f"{walks['steps_outside']}; reads that needed no version {walks['reads_without_versions']}")
     lines.append(f"  deep walks (>= {walks['deep_walk_threshold']} versions) {walks['deep_walks']}, "
                  f"with stacks {walks['deep_walks_kept']}; events lost {drops}")
-    lines += [f"  finding: {text}" for text in walk_findings(walks, drops)]
+    lines += finding_lines(walk_findings(walks, drops))
     if walks["reads"]:
         lines += ["", "Version-walk depth", log2_text(rec, "version_walk_depth"),
                   "", "Version-walk latency", log2_text(rec, "version_walk_latency")]
@@ -239,7 +245,7 @@ def pinning_lines(views: list[dict]) -> list[str]:
         if v["stack"]:
             lines.append(f"      opened at {leaf_path(v['stack'], 5)}")
         if v["statement"]:
-            lines.append(f"      running {' '.join(v['statement'].split())[:100]}")
+            lines.append(f"      running {shorten(v['statement'], 100)}")
     return lines
 
 
@@ -272,10 +278,7 @@ def render_text(rec: Recording) -> str:
         lines.append(f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
                      f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}")
     series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
-    lines += [f"  finding: {text}" for text in purge_findings(rec, s)]
-    if s["dml_delays"]:
-        lines.append(f"  finding: purge lag throttled DML: {s['dml_delays']} inserts/updates slept "
-                     f"{s['dml_delay_ms'] / 1000:.2f} s in all (innodb_max_purge_lag).")
+    lines += finding_lines(purge_findings(rec, s) + throttle_findings(s))
     lines += ["", "Purge over time (one character per interval, scaled to the peak)"]
     for name, label in [("purge_batches", "batches"), ("purge_empty_batches", "empty"),
                         ("purge_pages", "pages")]:

@@ -8,6 +8,7 @@ import pandas as pd
 from innostall.schema import prose_unit
 
 from .histogram import slot_bounds, stats
+from .prose import shorten
 from .recording import Recording
 from .stacks import short_frame
 from .timeline import per_interval
@@ -204,10 +205,11 @@ def view_spans(rec: Recording, pinning: list[dict]) -> pd.DataFrame:
         names = ([f"tid {v['tid']}"] if v["tid"] is not None else []) + \
             ([f"conn {v['connection_id']}"] if v["connection_id"] is not None else [])
         label = " / ".join(names) or f"opened at {v['opened_s']:.1f} s"
-        where = " ← ".join(short_frame(f) for f in reversed(v["stack"].split(";")) if f)[:160]
+        where = shorten(" ← ".join(short_frame(f) for f in reversed(v["stack"].split(";")) if f), 160)
         hover = "; ".join(x for x in [
             f"opened at {v['opened_s']:.1f} s", f"held up to {v['pinned_max']:,} transactions",
-            f"stack: {where}" if where else "", f"running: {v['statement'][:120]}" if v["statement"] else ""] if x)
+            f"stack: {where}" if where else "",
+            f"running: {shorten(v['statement'], 120)}" if v["statement"] else ""] if x)
         rows.append({"label": label, "from_s": max(0.0, v["opened_s"]),
                      "to_s": float(same["t_s"].max()) if len(same) else v["pinned_to_s"], "hover": hover})
     return pd.DataFrame(rows, columns=["label", "from_s", "to_s", "hover"])

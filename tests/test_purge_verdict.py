@@ -13,7 +13,7 @@ import pytest
 import recordings
 from conftest import INNOSTALL, REPO
 from innostall import recording_format as fmt
-from innostall.analysis import diff, metrics, purge, recording, summary, text, views
+from innostall.analysis import diff, metrics, phases, pinning, purge, purge_time, recording, summary, text, views
 from recordings import purge_journal, view
 
 FORMAT_1 = REPO / "tests" / "data" / "purge-stall"  # make demo, format 1: no history, no views
@@ -65,10 +65,10 @@ def test_without_read_views_no_view_seen_says_nothing():
     assert math.isnan(pinned[0])
 
 
-def interval(**kw) -> purge.Interval:
+def interval(**kw) -> phases.Interval:
     base = dict(history=5000.0, before=5000.0, trend=0.0, peak=5000.0, pinned=0.0, batches=10,
                 all_empty=False, pages=500, dml_delays=0)
-    return purge.Interval(**{**base, **kw})
+    return phases.Interval(**{**base, **kw})
 
 
 @pytest.mark.parametrize("fields, expected", [
@@ -88,40 +88,40 @@ def interval(**kw) -> purge.Interval:
     ({"history": math.nan, "trend": math.nan, "pinned": math.nan, "batches": 0, "pages": 0}, "idle"),
 ])
 def test_verdict_rules(fields, expected):
-    assert purge.verdict(interval(**fields)) == expected
+    assert phases.verdict(interval(**fields)) == expected
 
 
 def test_short_runs_join_their_neighbour_unless_decisive():
     flapping = ["keeping_up", "falling_behind", "keeping_up", "keeping_up", "falling_behind",
                 "keeping_up", "keeping_up", "keeping_up"]
-    assert purge.debounce(flapping, [False] * 8) == ["keeping_up"] * 8
+    assert phases.debounce(flapping, [False] * 8) == ["keeping_up"] * 8
     edges = ["keeping_up"] * 2 + ["pinned"] * 5 + ["idle"] * 2  # nothing beyond them to flap with
-    assert purge.debounce(edges, [False] * 9) == edges
+    assert phases.debounce(edges, [False] * 9) == edges
     warm_up = ["keeping_up"] + ["falling_behind"] * 5
-    assert purge.debounce(warm_up, [False] * 6) == ["falling_behind"] * 6
+    assert phases.debounce(warm_up, [False] * 6) == ["falling_behind"] * 6
     drain = ["pinned"] * 5 + ["catching_up"] + ["idle"] * 4  # a 1-interval drain of it all
     keep = [False] * 5 + [True] + [False] * 4
-    assert purge.debounce(drain, keep) == drain
-    assert purge.debounce(drain, [False] * 10) == ["pinned"] * 6 + ["idle"] * 4
+    assert phases.debounce(drain, keep) == drain
+    assert phases.debounce(drain, [False] * 10) == ["pinned"] * 6 + ["idle"] * 4
     flaps_twice = ["pinned"] * 4 + ["keeping_up", "pinned", "keeping_up"] + ["pinned"] * 4
-    assert purge.debounce(flaps_twice, [False] * 11) == ["pinned"] * 11
+    assert phases.debounce(flaps_twice, [False] * 11) == ["pinned"] * 11
 
 
 def test_the_bound_is_the_largest_share_of_batch_time():
-    split = purge.time_split({"total": 1000, "cpu": 200, "io": 630, "latch": 50})
+    split = purge_time.time_split({"total": 1000, "cpu": 200, "io": 630, "latch": 50})
     assert split == {"cpu": 200, "io": 630, "latch": 50, "other": 120}
-    assert purge.bound_words(split) == "I/O-bound (63% of batch time reading pages)"
-    assert purge.time_split({"total": 100, "cpu": 80, "io": 40, "latch": 0})["other"] == 0  # clipped
-    assert purge.time_split({"total": 0}) is None and purge.bound_words(None) == ""
+    assert purge_time.bound_words(split) == "I/O-bound (63% of batch time reading pages)"
+    assert purge_time.time_split({"total": 100, "cpu": 80, "io": 40, "latch": 0})["other"] == 0  # clipped
+    assert purge_time.time_split({"total": 0}) is None and purge_time.bound_words(None) == ""
 
 
 def test_while_workers_run_the_coordinators_wait_is_theirs():
     coordinator = {"cpu": 10.0, "io": 5.0, "latch": 0.0, "other": 985.0}  # mostly waiting for them
     workers = {"cpu": 300.0, "io": 600.0, "latch": 50.0, "other": 50.0}
-    whole = purge.purge_split(coordinator, workers)
+    whole = purge_time.purge_split(coordinator, workers)
     assert whole == {"cpu": 310.0, "io": 605.0, "latch": 50.0, "other": 50.0}
-    assert purge.bound(whole)[0] == "io"
-    assert purge.purge_split(coordinator, None) == coordinator
+    assert purge_time.bound(whole)[0] == "io"
+    assert purge_time.purge_split(coordinator, None) == coordinator
 
 
 # --- stories, end to end ---------------------------------------------------------------
@@ -135,8 +135,10 @@ def test_pinned_then_catching_up(tmp_path):
     assert pinned["detail"].startswith("pinned by thread 4321 (read view open 11.5 s, opened at "
                                        "trx_assign_read_view <- innobase_start_trx_and_assign_read_view")
     assert "connection 17, user app" in pinned["detail"]
-    assert "holds 10,600 of 10,600 transactions of history, growing +800/s" in pinned["detail"]
-    assert catch_up["detail"] == ("catching up: history 10,600 → 0 at 5,300/s, 127 pages per batch; "
+    # over the phase, from its first known history to its end, where the view still held it all
+    assert pinned["detail"].endswith("history 1,800 → 10,600 over 11.0 s (+800/s); at its end the view "
+                                     "held 10,600 of 10,600 transactions of history")
+    assert catch_up["detail"] == ("catching up: history 10,600 → 0 over 2.0 s (-5,300/s), 127 pages per batch; "
                                   "CPU-bound (78% of batch time on CPU)")
     view_ = s["pinned_by"][0]
     assert len(s["pinned_by"]) == 1
@@ -149,7 +151,7 @@ def test_pinned_then_catching_up(tmp_path):
                             "purgeable": 0, "growth_per_s": round(-1800 / 17, 3),
                             "recent_growth_per_s": -800.0, "drain_s": 0.0}
     assert s["batch_time_ms"] == {"cpu": 1051.8, "io": 150.0, "latch": 70.0, "other": 80.6}
-    assert s["worker_time_ms"] == dict.fromkeys(purge.SPLIT)
+    assert s["worker_time_ms"] == dict.fromkeys(purge_time.SPLIT)
 
 
 def test_the_drain_estimate_while_falling(tmp_path):
@@ -183,8 +185,8 @@ def test_io_bound_purge_falling_behind(tmp_path):
     rec = load(tmp_path, purge_journal(steps))
     s = story(rec)
     assert [p["verdict"] for p in s["phases"]] == ["falling_behind"]
-    assert s["phases"][0]["detail"] == ("falling behind: history 1,000 → 19,000 (+2,000/s) while purge "
-                                        "handled 400 pages/s; I/O-bound (63% of batch time reading pages)")
+    assert s["phases"][0]["detail"] == ("falling behind: history 1,000 → 19,000 over 9.0 s (+2,000/s) while "
+                                        "purge handled 400 pages/s; I/O-bound (63% of batch time reading pages)")
     assert s["batch_time_ms"] == {"cpu": 2000.0, "io": 6300.0, "latch": 500.0, "other": 1200.0}
     assert s["history"]["drain_s"] is None  # rising: it does not drain
     assert text.render_text(rec).splitlines()[2].endswith("I/O-bound (63% of batch time reading pages)")
@@ -219,7 +221,7 @@ def test_no_history_at_all_is_null_and_the_empty_batches_still_speak(tmp_path):
     steps = [{"purge_batches": 1, "purge_empty_batches": 1} for _ in range(6)]
     s = story(load(tmp_path, purge_journal(steps)))
     assert set(s["history"].values()) == {None}
-    assert s["pinned_by"] == [] and s["batch_time_ms"] == dict.fromkeys(purge.SPLIT)
+    assert s["pinned_by"] == [] and s["batch_time_ms"] == dict.fromkeys(purge_time.SPLIT)
     assert [p["verdict"] for p in s["phases"]] == ["pinned"]
     assert "its length was not recorded" in s["phases"][0]["detail"]
 
@@ -231,7 +233,7 @@ def test_format_1_recording_reports_every_key_without_its_figures(tmp_path):
     assert s["history"] == dict.fromkeys(["first", "last", "max", "known_from_s", "known_to_s",
                                           "known_to_end", "pinned", "purgeable", "growth_per_s",
                                           "recent_growth_per_s", "drain_s"])
-    assert s["pinned_by"] == [] and s["batch_time_ms"] == s["worker_time_ms"] == dict.fromkeys(purge.SPLIT)
+    assert s["pinned_by"] == [] and s["batch_time_ms"] == s["worker_time_ms"] == dict.fromkeys(purge_time.SPLIT)
     # the demo's stall, then the commit's catch-up: 146149 pages in one interval
     assert [p["verdict"] for p in s["phases"]] == ["pinned", "catching_up", "idle"]
     assert "146,149 undo pages in 1,152 batches" in s["phases"][1]["detail"]
@@ -302,12 +304,12 @@ def test_a_long_recordings_verdict_lists_the_first_phases_and_says_how_many_more
 
 
 def test_a_view_caught_after_its_opening_is_said_to_be_at_least_that_old():
-    words = purge.view_words({"tid": 9, "opened_s": 3.0, "age_s": 42.0, "seen_open": True,
+    words = pinning.view_words({"tid": 9, "opened_s": 3.0, "age_s": 42.0, "seen_open": True,
                               "stack": recordings.VIEW_STACK, "connection_id": None, "user": None,
                               "statement": None})
     assert words == ("thread 9 (read view open at least 42.0 s, first seen at trx_assign_read_view "
                      "<- innobase_start_trx_and_assign_read_view <- trans_begin)")
-    sql = purge.view_words({"tid": 9, "opened_s": -30.0, "age_s": 42.0, "stack": "", "connection_id": 5,
+    sql = pinning.view_words({"tid": 9, "opened_s": -30.0, "age_s": 42.0, "stack": "", "connection_id": 5,
                             "user": "app", "statement": "SELECT  SLEEP(100)"})
     assert sql == ('thread 9 (read view open 42.0 s, opened before the recording; connection 5, '
                    'user app, now running "SELECT SLEEP(100)")')
@@ -349,7 +351,8 @@ def test_a_transaction_found_by_sql_without_a_thread_is_named_by_its_connection(
     s = story(rec)
     assert s["phases"][0]["detail"].startswith(
         'pinned by connection 5 (read view open 36.0 s, opened before the recording; user report, '
-        'now running "SELECT SLEEP(100)"): holds 42,500 of 42,500')  # as at the phase's end
+        'now running "SELECT SLEEP(100)"): history 40,000 → 42,500 over 5.0 s (+500/s); at its end the '
+        'view held 42,500 of 42,500')
     [view_] = s["pinned_by"]
     assert (view_["tid"], view_["connection_id"], view_["source"], view_["opened_s"]) == (None, 5, "sql", -30.0)
     assert "tid ?" in text.render_text(rec)

@@ -1,0 +1,258 @@
+"""A phase's figures and its words. The figures are taken over the phase's whole span, its
+end included, from the per-interval table (purge.purge_table); the words are made from the
+figures alone, so every number a verdict line says is one of its figures, which `report
+--json` gives beside it and verdict_check checks against the table.
+
+Rates say what they are over: a move of the history is 'A → B over S s (±R/s)', from the
+snapshot before the phase (or its first known one) to its last; nothing here is taken
+from the last few intervals only."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .pinning import BACKLOG_MIN, phase_views, view_words
+from .prose import at, count, growth, seconds
+from .purge_time import bound_text, rows_bound
+
+EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
+
+
+def rounded(x: float) -> float:
+    return round(float(x), 3)
+
+
+def known(x) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+# --- figures ---------------------------------------------------------------------------
+
+def start_s(table: pd.DataFrame, a: int) -> float:
+    """When row a's interval began: the snapshot before it (0 for the first)."""
+    return rounded(table.index[a - 1]) if a else 0.0
+
+
+def history_move(table: pd.DataFrame, a: int, b: int) -> dict | None:
+    """The history from the snapshot before row a (or the first known one from a on) to
+    the last known one up to row b, end to end (history_end): {from, to, from_s, to_s,
+    seconds, per_s}; None when unknown throughout."""
+    ends = table["history_end"]
+    inside = ends.iloc[a:b + 1].dropna()
+    if inside.empty:
+        return None
+    first = (ends.iloc[a - 1], table.index[a - 1]) if a and known(ends.iloc[a - 1]) \
+        else (inside.iloc[0], inside.index[0])
+    span = inside.index[-1] - first[1]
+    return {"from": int(first[0]), "to": int(inside.iloc[-1]), "from_s": rounded(first[1]),
+            "to_s": rounded(inside.index[-1]), "seconds": rounded(span),
+            "per_s": rounded((inside.iloc[-1] - first[0]) / span) if span > 0 else None}
+
+
+def levels(rows: pd.DataFrame) -> dict | None:
+    """The history's level over some intervals: median, min and max; None when unknown."""
+    known_levels = rows["history"].dropna()
+    if known_levels.empty:
+        return None
+    return {"median": rounded(known_levels.median()), "min": int(known_levels.min()),
+            "max": int(known_levels.max())}
+
+
+def held_row(table: pd.DataFrame, a: int, b: int) -> int | None:
+    """The last row from a to b in which the oldest view pinned history, or None."""
+    holding = [i for i in range(a, b + 1) if table["pinned"].iloc[i] > 0]
+    return holding[-1] if holding else None
+
+
+def held(table: pd.DataFrame, a: int, b: int) -> dict | None:
+    """That last interval in which the oldest view pinned history: when, how much of how
+    much, and whether that view is gone by the next snapshot of the span."""
+    i = held_row(table, a, b)
+    if i is None:
+        return None
+    row, after = table.iloc[i], (table.iloc[i + 1] if i < b else None)
+    closed = (row["view_opened_s"] is not None and after is not None
+              and (after["view_tid"], after["view_opened_s"]) != (row["view_tid"], row["view_opened_s"]))
+    return {"at_s": rounded(table.index[i]), "pinned": int(row["pinned"]), "history": int(row["history"]),
+            "by_view": row["view_opened_s"] is not None,
+            "closed_by_s": rounded(table.index[i + 1]) if closed else None}
+
+
+def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
+    """What every phase and event is told by: purge's work and the history over rows a..b."""
+    rows = table.iloc[a:b + 1]
+    length = float(rows["length_s"].sum())
+    batches, empty, pages = (int(rows[c].sum()) for c in ("purge_batches", "purge_empty_batches", "purge_pages"))
+    found = rows_bound(rows)
+    return {"seconds": rounded(length), "intervals": len(rows), "batches": batches,
+            "empty_batches": empty, "pages": pages,
+            "all_empty_intervals": int(rows["all_empty"].sum()),
+            "pages_per_s": rounded(pages / length) if length else 0.0,
+            "batches_per_s": rounded(batches / length) if length else 0.0,
+            "pages_per_batch": rounded(pages / (batches - empty)) if batches > empty else None,
+            "history": history_move(table, a, b), "levels": levels(rows),
+            "held": held(table, a, b),
+            "dml_delays": int(rows["dml_delays"].sum()), "dml_delay_us": rounded(rows["dml_delay_us"].sum()),
+            "bound": {"part": found[0], "share": rounded(found[1])} if found else None}
+
+
+# --- words -----------------------------------------------------------------------------
+
+def move_words(move: dict | None) -> str:
+    """'history 1,800 → 10,600 over 11.0 s (+800/s)'."""
+    if not move:
+        return "history length not recorded"
+    rate = f" ({growth(move['per_s'])})" if move["per_s"] is not None else ""
+    return f"history {count(move['from'])} → {count(move['to'])} over {seconds(move['seconds'])}{rate}"
+
+
+def bound_words(f: dict) -> str:
+    return f"; {bound_text(f['bound']['part'], f['bound']['share'])}" if f["bound"] else ""
+
+
+def nothing_found(f: dict) -> bool:
+    """Every batch of the span found nothing to purge (and some ran)."""
+    return f["batches"] > 0 and f["empty_batches"] >= f["batches"] and not f["pages"]
+
+
+def empty_words(f: dict) -> str:
+    if nothing_found(f):
+        return "every purge batch found nothing to purge"
+    return (f"purge batches found nothing to purge in {count(f['all_empty_intervals'])} of "
+            f"{count(f['intervals'])} intervals")
+
+
+def share_words(h: dict) -> str:
+    """'the view held 10,600 of 10,600 transactions of history'."""
+    share = f"{count(h['pinned'])} of {count(h['history'])} transactions of history"
+    return f"the view held {share}" if h["by_view"] else f"{share} were pinned"
+
+
+def held_words(f: dict, to_s: float) -> str:
+    """When the view last held history in the phase and how much ('at its end the view
+    held ...'), and whether it closed within the phase."""
+    h = f["held"]
+    if not h:
+        return ""
+    when = "at its end" if h["at_s"] == to_s else f"at {at(h['at_s'])} s"
+    text = f"{when} {share_words(h)}"
+    if h["closed_by_s"] is not None:
+        text += f"; the view closed between {at(h['at_s'])} and {at(h['closed_by_s'])} s"
+    return text
+
+
+def named_views(views: list[dict]) -> str:
+    named = ", then ".join(view_words(v) for v in views[-2:])
+    return named + (f" (and {len(views) - 2} views before)" if len(views) > 2 else "")
+
+
+def pinned_words(f: dict, views: list[dict], pinned_move: dict | None, to_s: float) -> str:
+    """Who pinned purge, how the history grew while it did (to the last interval it held
+    it), and how much of it the view held then."""
+    clauses = [move_words(pinned_move)] if pinned_move else []
+    clauses += [held_words(f, to_s)] if f["held"] else []
+    if views:
+        return f"pinned by {named_views(views)}" + (f": {'; '.join(clauses)}" if clauses else "")
+    if not pinned_move:
+        return (f"pinned: {empty_words(f)}: an old read view (a long transaction or consistent "
+                "snapshot) kept the history (its length was not recorded)")
+    return (f"pinned: {empty_words(f)}; {move_words(pinned_move)}; no open read view was recorded "
+            "(one opened before the recording shows only with SQL access)")
+
+
+def idle_words(f: dict) -> str:
+    top = f["levels"]["max"] if f["levels"] else None
+    if not f["batches"]:
+        many = "" if top is None else ", no history" if not top else f", with {count(top)} transactions of history"
+        return f"idle: no purge batch ran{many}"
+    if f["pages"]:
+        level = f"history at most {count(top)}" if top is not None else "history length not recorded"
+        return f"idle: {level}; purge handled {count(f['pages'])} undo pages in {count(f['batches'])} batches"
+    if top is None:
+        return f"idle: {count(f['batches'])} purge batches found nothing to purge"
+    return f"idle: {'no history' if not top else f'history at most {count(top)}'}, nothing for purge to do"
+
+
+def keeping_up_words(f: dict) -> str:
+    lv = f["levels"]
+    level = (f"history about {count(lv['median'])} ({count(lv['min'])}–{count(lv['max'])})"
+             if lv else "history length not recorded")
+    return (f"keeping up: {level}, purge {count(f['pages_per_s'])} pages/s in "
+            f"{f['batches_per_s']:,.1f} batches/s")
+
+
+def catching_up_words(f: dict) -> str:
+    if not f["history"]:
+        per_batch = f" ({count(f['pages_per_batch'])} per batch)" if f["pages_per_batch"] else ""
+        return (f"catching up after the pin: {count(f['pages'])} undo pages in {count(f['batches'])} "
+                f"batches{per_batch}, {count(f['pages_per_s'])} pages/s (history length not recorded)"
+                f"{bound_words(f)}")
+    per_batch = f", {count(f['pages_per_batch'])} pages per batch" if f["pages_per_batch"] else ""
+    return f"catching up: {move_words(f['history'])}{per_batch}{bound_words(f)}"
+
+
+def falling_behind_words(f: dict) -> str:
+    if not f["batches"]:
+        return f"falling behind: {move_words(f['history'])} and no purge batch ran"
+    return (f"falling behind: {move_words(f['history'])} while purge handled "
+            f"{count(f['pages_per_s'])} pages/s{bound_words(f)}")
+
+
+def throttled_words(f: dict, views: list[dict], to_s: float) -> str:
+    n = f["dml_delays"]
+    text = (f"throttled: DML delayed {count(f['dml_delay_us'] / n)} µs × {count(n)} row operations "
+            f"(innodb_max_purge_lag), {move_words(f['history'])}")
+    if views:
+        held_text = held_words(f, to_s)
+        text += f"; pinned by {named_views(views)}" + (f": {held_text}" if held_text else "")
+    return text
+
+
+def event_words(verdict: str, f: dict) -> str:
+    """A short run taken in by a phase, in a few words."""
+    if verdict == "pinned":
+        return empty_words(f) if nothing_found(f) or not f["held"] else share_words(f["held"])
+    if verdict == "catching_up":  # the work first: the gauge may be read before it ends
+        work = f"purge caught up: {count(f['pages'])} undo pages in {count(f['batches'])} batches"
+        return work + (f", {move_words(f['history'])}" if f["history"] else "")
+    if verdict == "falling_behind":
+        return f"the history rose: {move_words(f['history'])}"
+    return f"DML delayed {count(f['dml_delays'])} row operations (innodb_max_purge_lag)"
+
+
+def events_words(events: list[dict]) -> str:
+    text = "".join(f"; at {at(e['from_s'])}–{at(e['to_s'])} s {e['words']}" for e in events[:EVENTS_SHOWN])
+    if len(events) > EVENTS_SHOWN:
+        text += f"; and {count(len(events) - EVENTS_SHOWN)} more short events (report --json lists them)"
+    return text
+
+
+# --- a phase ---------------------------------------------------------------------------
+
+def event(verdict: str, table: pd.DataFrame, a: int, b: int) -> dict:
+    f = span_figures(table, a, b)
+    return {"from_s": start_s(table, a), "to_s": rounded(table.index[b]), "verdict": verdict,
+            "words": event_words(verdict, f), "figures": f}
+
+
+def phase(verdict: str, table: pd.DataFrame, a: int, b: int, taken_in: list[tuple]) -> dict:
+    """One phase over rows a..b: {from_s, to_s, verdict, detail, figures, events}; taken_in:
+    (verdict, first row, last row) of the shorter runs it took in."""
+    f = span_figures(table, a, b)
+    to_s = rounded(table.index[b])
+    views = phase_views(table.iloc[a:b + 1]) if verdict in ("pinned", "throttled") else []  # who pins
+    f["views"] = views[-2:]
+    f["views_before"] = max(0, len(views) - 2)
+    pinned_move = None
+    if verdict == "pinned":  # the growth while it held: to its last pinning interval
+        last = held_row(table, a, b)
+        pinned_move = f["pinned_history"] = history_move(table, a, b if last is None else last)
+    words = {"pinned": lambda: pinned_words(f, views, pinned_move, to_s),
+             "throttled": lambda: throttled_words(f, views, to_s),
+             "catching_up": lambda: catching_up_words(f), "falling_behind": lambda: falling_behind_words(f),
+             "idle": lambda: idle_words(f), "keeping_up": lambda: keeping_up_words(f)}[verdict]()
+    events = [event(v, table, first, last) for v, first, last in taken_in]
+    return {"from_s": start_s(table, a), "to_s": to_s, "verdict": verdict,
+            "detail": words + events_words(events), "figures": f, "events": events}
+

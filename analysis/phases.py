@@ -1,0 +1,186 @@
+"""The recording cut into phases, each with a verdict: idle, keeping up, pinned, catching
+up, falling behind or throttled.
+
+Each interval gets a verdict by verdict()'s rules, then catch_ups_after_pins() and
+debounce(): a run shorter than MIN_PHASE intervals joins its neighbour unless it is
+decisive. What such a run was is not lost: it stays an event of the phase that took it in,
+and the phase's words name it (phase_words), so a one-second catch-up after a pin, a brief
+stall or a burst is still said, inside the phase or as a phase of its own."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .phase_words import history_move, phase
+from .pinning import BACKLOG_MIN
+
+VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled")
+# the verdicts worth a word when a phase takes them in: what went wrong, or was put right
+NOTEWORTHY = ("pinned", "catching_up", "falling_behind", "throttled")
+PINNED_SHARE = 0.8  # the oldest view holds at least this share of the history: pinned
+TREND_WINDOW = 5  # intervals over which the history's trend is taken
+TREND_SHARE = 0.1  # a trend moves the history by this share of its level over the window
+TREND_MIN = 100  # ... and by at least this many transactions
+MIN_PHASE = 3  # intervals: a shorter run joins its neighbour, unless it is decisive
+DECISIVE_SHARE = 0.25  # a run that moves the history by this share of its peak is kept
+
+
+# --- verdicts --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Interval:
+    """What verdict() needs of one interval."""
+    history: float  # NaN: unknown
+    before: float  # the history at the snapshot before; NaN: unknown
+    trend: float  # history now − history TREND_WINDOW intervals ago; NaN: unknown
+    peak: float  # the highest history over that window
+    pinned: float  # NaN: unknown
+    batches: int
+    all_empty: bool  # batches ran and every one found nothing
+    pages: int
+    dml_delays: int
+
+
+def significant(move: float, level: float) -> bool:
+    return abs(move) > max(TREND_MIN, TREND_SHARE * level)
+
+
+def verdict(iv: Interval) -> str:
+    """The verdict of one interval, by these rules in order:
+    throttled   DML was delayed (innodb_max_purge_lag) in it;
+    pinned      an old read view holds most of the history, or every batch found nothing
+                while there was history (or its length is unknown);
+    catching_up the history fell markedly over the last intervals while purge worked on a
+                backlog (it was one at the snapshot before);
+    falling_behind  it rose markedly into a backlog, not pinned;
+    idle        no history to speak of and nothing purged, or no batch and no history known;
+    keeping_up  otherwise: purge works and the history holds steady."""
+    known = not math.isnan(iv.history)
+    if iv.dml_delays:
+        return "throttled"
+    if known and iv.history > BACKLOG_MIN and not math.isnan(iv.pinned) \
+            and iv.pinned >= PINNED_SHARE * iv.history:
+        return "pinned"
+    if iv.all_empty and (not known or iv.history > BACKLOG_MIN):
+        return "pinned"
+    if known and not math.isnan(iv.trend) and significant(iv.trend, iv.peak):
+        if iv.trend < 0 and iv.pages and iv.before > BACKLOG_MIN:
+            return "catching_up"
+        if iv.trend > 0 and iv.history > BACKLOG_MIN:
+            return "falling_behind"
+    if (known and iv.history <= BACKLOG_MIN and not iv.pages) or (not iv.batches and not iv.pages):
+        return "idle"
+    return "keeping_up"
+
+
+def interval_rows(table: pd.DataFrame) -> list[Interval]:
+    peaks = table["history"].rolling(TREND_WINDOW + 1, min_periods=1).max()
+    before = table["history"].shift(1)
+    return [Interval(history=float(r.history), before=float(b), trend=float(r.trend), peak=float(p),
+                     pinned=float(r.pinned), batches=int(r.purge_batches),
+                     all_empty=bool(r.all_empty), pages=int(r.purge_pages),
+                     dml_delays=int(r.dml_delays))
+            for r, p, b in zip(table.itertuples(), peaks, before)]
+
+
+def catch_ups_after_pins(verdicts: list[str], intervals: list[Interval]) -> list[str]:
+    """Purge working right after a pin is catching up: the first interval after it (whose
+    history may still show the peak the pin left: it was read before the backlog drained),
+    and each next one while the history keeps falling, or while its length is unknown (then
+    up to the first interval without undo pages)."""
+    out = list(verdicts)
+    for i in range(1, len(out)):
+        iv = intervals[i]
+        if out[i] not in ("keeping_up", "falling_behind") or not iv.pages:
+            continue
+        falling = math.isnan(iv.history) or iv.history < iv.before
+        if out[i - 1] == "pinned" or (out[i - 1] == "catching_up" and falling):
+            out[i] = "catching_up"
+    return out
+
+
+def decisive(verdicts: list[str], history: pd.Series, pages: pd.Series) -> list[bool]:
+    """Intervals that settle a short run: a catch-up or a fall that moved the history by a
+    large share of its peak in one interval (a 2-second drain of a big backlog is a phase),
+    or, without the history length, a catch-up that did a large share of all purge's work.
+    history: at each snapshot (history_end), so a backlog cleared within one interval,
+    whose level still shows it, moves it."""
+    peak, work = history.max(), pages.sum()
+    moved = history.diff().abs() / peak if peak and not math.isnan(peak) else history * math.nan
+    share = pages / work if work else pages * 0.0
+    return [v in ("catching_up", "falling_behind")
+            and ((not math.isnan(m) and m >= DECISIVE_SHARE)
+                 or (math.isnan(h) and v == "catching_up" and w >= DECISIVE_SHARE))
+            for v, m, h, w in zip(verdicts, moved, history, share)]
+
+
+def runs(verdicts: list[str]) -> list[list]:
+    """[verdict, first, last] of each run of equal verdicts."""
+    found: list[list] = []
+    for i, v in enumerate(verdicts):
+        if found and found[-1][0] == v:
+            found[-1][2] = i
+        else:
+            found.append([v, i, i])
+    return found
+
+
+def debounce(verdicts: list[str], keep: list[bool], min_len: int = MIN_PHASE) -> list[str]:
+    """Verdicts without flapping: a run shorter than min_len intervals takes the verdict of
+    its longer neighbour, unless one of its intervals is decisive; the shortest such run
+    first, inner runs before the first and the last, until every run is long enough or
+    decisive. The first and the last run need one interval less: with nothing on their
+    other side they flap less (a snapshot opened 2 s into the recording leaves 2 s that were
+    not pinned), but a single first interval is only the history's trend warming up."""
+    out, keep = list(verdicts), list(keep)
+    while True:
+        spans = runs(out)
+        edge = {0, len(spans) - 1}
+        short = [(k in edge, b - a, k) for k, (v, a, b) in enumerate(spans)
+                 if len(spans) > 1 and b - a + 1 < min_len - (k in edge) and not any(keep[a:b + 1])]
+        if not short:
+            return out
+        k = min(short)[2]
+        _, a, b = spans[k]
+        neighbours = [spans[j] for j in (k - 1, k + 1) if 0 <= j < len(spans)]
+        verdict_, first, last = max(neighbours, key=lambda n: n[2] - n[1])  # ties: the one before
+        out[a:b + 1] = [verdict_] * (b - a + 1)
+        keep[a:b + 1] = [any(keep[first:last + 1])] * (b - a + 1)
+
+
+# --- phases ----------------------------------------------------------------------------
+
+def phases(table: pd.DataFrame) -> list[dict]:
+    """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
+    figures, events} (phase_words.phase), events being the runs of another, noteworthy
+    verdict that the phase took in."""
+    if table.empty:
+        return []
+    intervals = interval_rows(table)
+    raw = catch_ups_after_pins([verdict(iv) for iv in intervals], intervals)
+    smooth = debounce(raw, decisive(raw, table["history_end"], table["purge_pages"]))
+    return [phase(v, table, a, b, taken_in(v, raw, table, a, b)) for v, a, b in runs(smooth)]
+
+
+def taken_in(v: str, raw: list[str], table: pd.DataFrame, a: int, b: int) -> list[tuple]:
+    """(verdict, first row, last row) of each shorter run of another, noteworthy verdict in
+    rows a..b that its own intervals bear out. A rise or a fall is named by a trend over the
+    intervals before it too, and the first interval after a pin is called a catch-up
+    before it is seen to be one: each is said only where the history moved so within it."""
+    found = []
+    for e, first, last in runs(raw[a:b + 1]):
+        if e != v and e in NOTEWORTHY and borne_out(e, table, a + first, a + last):
+            found.append((e, a + first, a + last))
+    return found
+
+
+def borne_out(v: str, table: pd.DataFrame, a: int, b: int) -> bool:
+    moved = history_move(table, a, b)
+    if v == "catching_up":
+        return table["purge_pages"].iloc[a:b + 1].sum() > 0 and (not moved or moved["to"] < moved["from"])
+    if v == "falling_behind":
+        level = table["history"].iloc[a:b + 1].max()
+        return bool(moved) and moved["to"] > moved["from"] and significant(moved["to"] - moved["from"], level)
+    return True

@@ -1,0 +1,126 @@
+"""The read views that pin purge: the oldest one open at each snapshot (the table's view_*
+columns), the ones that held history worth the name, and how they are named in words.
+
+Purge may remove an undo log only when no read view can still need it, so the oldest open
+view pins the history added since it opened (purge.split_history)."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .prose import seconds, shorten
+from .recording import Recording
+from .stacks import short_frame
+
+# transactions: a history this short is no backlog (a server committing thousands a second
+# shows a few hundred between two batches while purge keeps up)
+BACKLOG_MIN = 1000
+PIN_LISTED = 10  # pinning views listed at most
+STATEMENT_SHOWN = 80  # characters of a view's statement in the verdict (all of it in JSON)
+VIEW_COLUMNS = ["tid", "opened_s", "age_s", "history_at_open", "stack", "connection_id",
+                "user", "statement", "source", "seen_open", "open"]
+
+
+def oldest_views(rec: Recording, ends: pd.Index) -> pd.DataFrame:
+    """Per interval end, the oldest read view open at its snapshot (view_* columns)."""
+    views = rec.read_views
+    columns = [f"view_{c}" for c in VIEW_COLUMNS]
+    if not len(views):
+        return pd.DataFrame({c: pd.Series([None] * len(ends), index=ends, dtype=object)
+                             for c in columns})
+    oldest = views.sort_values(["interval", "opened_s"]).groupby("interval").head(1)
+    ends_of = rec.counters.groupby("interval")["t_s"].first()
+    oldest = oldest.assign(t_s=oldest["interval"].map(ends_of)).set_index("t_s")
+    oldest = oldest[VIEW_COLUMNS].rename(columns=lambda c: f"view_{c}").reindex(ends).astype(object)
+    return oldest.where(oldest.notna(), None)
+
+
+def view_keys(table: pd.DataFrame) -> list:
+    """Which view each interval's oldest is, as (tid, opened_s), or None when none was
+    seen (the tid itself may be unknown: a transaction found by SQL without one)."""
+    return [None if opened is None else (int(tid) if tid is not None else None, round(float(opened), 3))
+            for tid, opened in zip(table["view_tid"], table["view_opened_s"])]
+
+
+def who(view: dict) -> str:
+    """'thread 1234', or the connection when the OS thread is unknown."""
+    if view.get("tid") is not None:
+        return f"thread {view['tid']}"
+    return f"connection {view['connection_id']}" if view.get("connection_id") is not None else "a transaction"
+
+
+def is_known(x) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def view_words(view: dict) -> str:
+    """'thread 1234 (read view open 42 s, opened at f <- g <- h; connection 12, user app,
+    now running "SELECT ..."')'. The statement is the connection's current one, which need
+    not be the one that opened the view: the stack says where it was opened."""
+    frames = [short_frame(f) for f in reversed(str(view.get("stack") or "").split(";"))
+              if f and not f.startswith("[")]
+    if frames:
+        opened = ("first seen at " if view.get("seen_open") else "opened at ") + " <- ".join(frames[:3])
+    elif view.get("opened_s") is not None and view["opened_s"] < 0:
+        opened = "opened before the recording"
+    else:
+        opened = "opened at an unknown place (no stack)"
+    named = is_known(view.get("connection_id")) and view.get("tid") is not None  # else who() names it
+    about = [f"connection {view['connection_id']}"] if named else []
+    about += [f"user {view['user']}"] if view.get("user") else []
+    if view.get("statement"):
+        about.append(f'now running "{shorten(view["statement"], STATEMENT_SHOWN)}"')
+    at_least = "at least " if view.get("seen_open") else ""  # caught later than its opening
+    return (f"{who(view)} (read view open {at_least}{seconds(view['age_s'])}, {opened}"
+            + (f"; {', '.join(about)}" if about else "") + ")")
+
+
+def phase_views(rows: pd.DataFrame) -> list[dict]:
+    """The distinct oldest views of a phase's intervals, each as at its last interval."""
+    seen: dict = {}
+    for r in rows.itertuples():
+        if r.view_opened_s is not None:
+            seen[(r.view_tid, r.view_opened_s)] = plain_view({c: getattr(r, f"view_{c}") for c in VIEW_COLUMNS})
+    return list(seen.values())
+
+
+def plain_view(view: dict) -> dict:
+    """A view's fields as JSON has them: whole numbers as int, unknowns as None."""
+    out = {k: (v if is_known(v) else None) for k, v in view.items()}
+    for k in ("tid", "connection_id", "history_at_open", "open"):
+        out[k] = int(out[k]) if out.get(k) is not None else None
+    return out
+
+
+def pinning_views(table: pd.DataFrame) -> list[dict]:
+    """The read views that pinned purge: oldest open in at least two snapshots, and holding
+    a history worth the name (or every batch found nothing) in one. Each with its age at
+    the last interval it pinned; the ones holding most first, at most PIN_LISTED."""
+    found: dict = {}
+    for t, r in table.iterrows():
+        if r["view_opened_s"] is None:
+            continue
+        key = (r["view_tid"], r["view_opened_s"])
+        holds = (not math.isnan(r["pinned"]) and r["pinned"] > BACKLOG_MIN) or r["all_empty"]
+        entry = found.setdefault(key, {"seen": 0, "pinned": False, "held": 0.0})
+        entry["seen"] += 1
+        if holds:
+            entry.update(pinned=True, last=r, until_s=t,
+                         held=max(entry["held"], 0.0 if math.isnan(r["pinned"]) else r["pinned"]))
+            entry.setdefault("since_s", t)
+    listed = [e for e in found.values() if e["pinned"] and e["seen"] >= 2]
+    listed.sort(key=lambda e: (-e["held"], e["last"]["view_opened_s"]))
+    return [view_json(e) for e in listed[:PIN_LISTED]]
+
+
+def view_json(entry: dict) -> dict:
+    view = plain_view({c: entry["last"][f"view_{c}"] for c in VIEW_COLUMNS})
+    return {"tid": view["tid"], "opened_s": round(float(view["opened_s"]), 3),
+            "age_s": round(float(view["age_s"]), 3), "stack": view["stack"] or "",
+            "connection_id": view["connection_id"], "user": view["user"],
+            "statement": view["statement"], "source": view["source"],
+            "seen_open": bool(view["seen_open"]), "history_at_open": view["history_at_open"],
+            "pinned_from_s": round(float(entry["since_s"]), 3),
+            "pinned_to_s": round(float(entry["until_s"]), 3),
+            "pinned_max": int(entry["held"])}

@@ -1,0 +1,48 @@
+"""How numbers and names are written in every view: one place, so the terminal, JSON and
+HTML say the same figure the same way, and the verdict's checker (verdict_check) reads
+them back with the precision they were printed at."""
+from __future__ import annotations
+
+ELLIPSIS = "…"
+
+
+def count(n: float) -> str:
+    """A whole count with thousands separated: '64,267'."""
+    return f"{n:,.0f}"
+
+
+def growth(n: float) -> str:
+    """A rate whose direction is the point: '+2,921/s', '-5,300/s'."""
+    return f"{n:+,.0f}/s"
+
+
+def seconds(s: float) -> str:
+    """An age or a span as people say it: '4.5 s', '42.0 s', '1,234 s'."""
+    return f"{s:.1f} s" if abs(s) < 100 else f"{s:,.0f} s"
+
+
+def at(t: float) -> str:
+    """A moment of the recording: '28.0'."""
+    return f"{t:.1f}"
+
+
+def shorten(text: str, width: int) -> str:
+    """text in at most width characters, cut before a space and marked with '…'; whole
+    when it fits. Never inside a word, nor inside a qualified name (MDL_map::find_or_insert,
+    sbtest/sbtest1), which reads as one: a first word longer than width is kept whole and
+    overflows. The full text is in JSON, and in the HTML title."""
+    text = " ".join(str(text).split())
+    if len(text) <= width:
+        return text
+    cut = text.rfind(" ", 0, width - len(ELLIPSIS) + 1)
+    if cut <= 0:
+        cut = text.find(" ")
+    return kept(text[:cut]) if cut > 0 else text
+
+
+def kept(head: str) -> str:
+    """The part of a name kept, marked as cut; an arrow left dangling at its end goes."""
+    head = head.rstrip()
+    for arrow in (" ←", " <-"):
+        head = head.removesuffix(arrow)
+    return head.rstrip() + ELLIPSIS

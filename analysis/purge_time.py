@@ -1,0 +1,94 @@
+"""Where purge's time goes: each batch's (the coordinator's) and each worker task's wall
+time split into on-CPU, page reads (I/O), latch waits and the rest, from the per-interval
+table's purge_*_ns columns; and the largest share, which names a phase as CPU-, I/O- or
+latch-bound."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .recording import Recording
+
+SPLIT = ("cpu", "io", "latch", "other")  # where a batch's time goes
+BOUND_WORDS = {"cpu": ("CPU-bound", "on CPU"), "io": ("I/O-bound", "reading pages"),
+               "latch": ("latch-bound", "waiting on latches"),
+               "other": ("off CPU", "waiting for workers, a CPU or a sleep")}
+
+
+def time_split(totals: dict[str, float]) -> dict[str, float] | None:
+    """cpu, io, latch and other (the rest, never below 0) in ns, from a total and its three
+    measured parts; None when no time was measured."""
+    total = totals.get("total", 0)
+    if not total:
+        return None
+    parts = {k: float(totals.get(k, 0)) for k in ("cpu", "io", "latch")}
+    return {**parts, "other": max(0.0, total - sum(parts.values()))}
+
+
+def watched_split_columns(rec: Recording) -> list[str]:
+    """The wall time the sleep tracepoint watched, in recordings that have it (it was not
+    sampled before)."""
+    names = set(rec.counters["name"].unique())
+    return [name for name in ("purge_batch_split_ns", "purge_worker_split_ns") if name in names]
+
+
+def split_of(rows: pd.DataFrame, who: str) -> dict | None:
+    """The split of the spans the sleep tracepoint watched whole (purge_*_split_ns; before
+    it was sampled, every span: the whole wall time)."""
+    watched = f"purge_{who}_split_ns"
+    total = rows[watched].sum() if watched in rows else rows[f"purge_{who}_ns"].sum()
+    return time_split({"total": total, **{part: rows[f"purge_{who}_{part}_ns"].sum()
+                                          for part in ("cpu", "io", "latch")}})
+
+
+def coordinator_split(rows: pd.DataFrame) -> dict | None:
+    return split_of(rows, "batch")
+
+
+def worker_split(rows: pd.DataFrame) -> dict | None:
+    return split_of(rows, "worker")
+
+
+def purge_split(coordinator: dict | None, workers: dict | None) -> dict | None:
+    """The time of purge as a whole. While workers run a batch, the coordinator waits for
+    them (off CPU, in 'other'): that wait is the workers' time, so it is counted once, as
+    theirs."""
+    if not workers:
+        return coordinator
+    if not coordinator:
+        return workers
+    return {k: workers[k] + (coordinator[k] if k != "other" else 0.0) for k in SPLIT}
+
+
+def bound(split: dict | None) -> tuple[str, float] | None:
+    """The largest share of purge time: (cpu, io, latch or other, its share 0..1)."""
+    if not split or not sum(split.values()):
+        return None
+    part = max(SPLIT, key=lambda k: split[k])
+    return part, split[part] / sum(split.values())
+
+
+def bound_words(split: dict | None) -> str:
+    """'I/O-bound (63% of batch time reading pages)', or '' when no time was measured."""
+    found = bound(split)
+    return bound_text(*found) if found else ""
+
+
+def bound_text(part: str, share: float) -> str:
+    name, doing = BOUND_WORDS[part]
+    return f"{name} ({100 * share:.0f}% of batch time {doing})"
+
+
+def rows_bound(rows: pd.DataFrame) -> tuple[str, float] | None:
+    """The bound of purge as a whole (coordinator and workers) over some intervals."""
+    return bound(purge_split(coordinator_split(rows), worker_split(rows)))
+
+
+def as_ms(split: dict | None) -> dict:
+    return {k: (round(split[k] / 1e6, 1) if split else None) for k in SPLIT}
+
+
+def watched_pct(table: pd.DataFrame, who: str) -> float | None:
+    """The share of the spans' wall time that the time split covers (the sleep tracepoint is
+    sampled); None where the recording split every span."""
+    watched, total = f"purge_{who}_split_ns", table[f"purge_{who}_ns"].sum()
+    return round(float(100 * table[watched].sum() / total), 3) if watched in table and total else None

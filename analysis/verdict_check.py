@@ -1,0 +1,343 @@
+"""Whether a report contradicts the recording it summarizes: the checker of the verdict and
+the findings, for the tests and for anyone who doubts a report.
+
+    from innostall.analysis.verdict_check import check
+    check("path/to/recording")  # [] when the report holds; else one line per contradiction
+
+What it checks, on `report --json`'s summary and the per-interval table (purge.purge_table):
+- the phases tile the recording, and each verdict has a reason in its own rows (a pinned
+  phase has a pinned interval, a catch-up's history fell, a fall's rose ...);
+- each phase's and each short event's figures, recomputed over its own span, its end
+  included (so a figure of the last few intervals passing for the phase's is caught);
+- each sentence, read back clause by clause: every claim ('history A → B over S s (R/s)',
+  'no purge batch ran', 'the view held P of H', '12 of 19 intervals' ...) against the rows
+  of the span it speaks of, and no number left over that no claim accounts for;
+- the findings' figures against the tables they come from, and the block they name as the
+  latch table names it;
+- the text and the HTML report carrying the very sentences JSON has.
+It recomputes what it checks on its own rather than calling the words' code, so a rule or a
+sentence drifting from the table is caught, not repeated."""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+from markupsafe import escape
+
+from .html import render_html
+from .phase_words import EVENTS_SHOWN
+from .phases import PINNED_SHARE, VERDICTS
+from .pinning import BACKLOG_MIN, view_words
+from .purge import purge_table
+from .purge_time import rows_bound
+from .recording import load
+from .summary import summary
+from .text import PHASES_SHOWN, render_text
+from .timeline import per_interval
+
+__all__ = ["check"]
+
+TOLERANCE = 2e-3  # seconds: times are kept to the millisecond
+NUMBER = r"[+-]?\d[\d,]*(?:\.\d+)?"
+EVENT = re.compile(rf"^at ({NUMBER})–({NUMBER}) s (.*)$")
+
+
+def check(recording_dir: str) -> list[str]:
+    """Every contradiction between the report of a recording (JSON, text and HTML) and its
+    tables, one line each; an empty list when there is none."""
+    rec = load(recording_dir)
+    told = summary(rec)
+    try:
+        told = json.loads(json.dumps(told, allow_nan=False))  # what --json prints
+        problems = []
+    except ValueError as e:
+        problems = [f"report --json is not valid JSON: {e}"]
+    table = purge_table(rec)
+    phases = told["purge"]["phases"]
+    problems += tiling(phases, table)
+    for p in phases:
+        where = f"phase {p['from_s']}–{p['to_s']} s ({p['verdict']})"
+        problems += [f"{where}: {x}" for x in phase_problems(p, table)]
+    problems += finding_problems(told, rec)
+    return problems + view_problems(told, render_text(rec), render_html(rec))
+
+
+# --- the tables, recomputed over a span ------------------------------------------------
+
+def rows_in(table: pd.DataFrame, from_s: float, to_s: float) -> pd.DataFrame:
+    return table[(table.index > from_s + TOLERANCE) & (table.index <= to_s + TOLERANCE)]
+
+
+def move(table: pd.DataFrame, rows: pd.DataFrame) -> dict | None:
+    """The history at the span's start (the snapshot before it, or its first known one)
+    and at its last known snapshot: what 'history A → B' must say."""
+    ends = rows["history_end"].dropna()
+    earlier = table.loc[table.index < rows.index[0] - TOLERANCE, "history_end"] if len(rows) else ends
+    if ends.empty:
+        return None
+    start = earlier.iloc[-1:] if len(earlier) and not math.isnan(earlier.iloc[-1]) else ends.iloc[:1]
+    span = ends.index[-1] - start.index[0]
+    return {"from": start.iloc[0], "to": ends.iloc[-1], "seconds": span,
+            "per_s": (ends.iloc[-1] - start.iloc[0]) / span if span > 0 else None}
+
+
+def holding(rows: pd.DataFrame) -> pd.Series | None:
+    """The last row of a span in which the oldest view pinned history."""
+    pinned = rows[rows["pinned"] > 0]
+    return pinned.iloc[-1] if len(pinned) else None
+
+
+def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
+    """What a span's figures must be. A pinned phase's move is told up to the last interval
+    the view held history (then what followed is named apart)."""
+    length = rows["length_s"].sum()
+    batches, empty, pages = (rows[c].sum() for c in ("purge_batches", "purge_empty_batches", "purge_pages"))
+    held = holding(rows)
+    known = rows["history"].dropna()
+    found = rows_bound(rows)
+    return {
+        "seconds": length, "intervals": len(rows), "batches": batches, "empty_batches": empty,
+        "pages": pages, "all_empty_intervals": rows["all_empty"].sum(),
+        "pages_per_s": pages / length if length else 0.0, "batches_per_s": batches / length if length else 0.0,
+        "pages_per_batch": pages / (batches - empty) if batches > empty else None,
+        "dml_delays": rows["dml_delays"].sum(), "dml_delay_us": rows["dml_delay_us"].sum(),
+        "levels": {"median": known.median(), "min": known.min(), "max": known.max()} if len(known) else None,
+        "history": move(table, rows),
+        "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
+        "held": held, "bound": {"part": found[0], "share": found[1]} if found else None}
+
+
+# --- the phases ------------------------------------------------------------------------
+
+def tiling(phases: list[dict], table: pd.DataFrame) -> list[str]:
+    if table.empty:
+        return [] if not phases else ["phases of a recording without intervals"]
+    problems = [f"unknown verdict {p['verdict']}" for p in phases if p["verdict"] not in VERDICTS]
+    bounds = [0.0] + [p["to_s"] for p in phases]
+    if [p["from_s"] for p in phases] != bounds[:-1]:
+        problems.append("the phases do not follow one another without gaps or overlaps")
+    if not phases or abs(bounds[-1] - table.index[-1]) > TOLERANCE:
+        problems.append(f"the phases end at {bounds[-1]} s, the recording at {table.index[-1]:.3f} s")
+    return problems
+
+
+def phase_problems(p: dict, table: pd.DataFrame) -> list[str]:
+    rows = rows_in(table, p["from_s"], p["to_s"])
+    truth = truths(table, rows, p["verdict"] == "pinned")
+    problems = figure_problems(p["figures"], truth, rows) + reason_problems(p["verdict"], truth, rows)
+    for e in p["events"]:
+        inside = p["from_s"] <= e["from_s"] < e["to_s"] <= p["to_s"]
+        problems += [] if inside else [f"event {e['from_s']}–{e['to_s']} s lies outside the phase"]
+        e_rows = rows_in(table, e["from_s"], e["to_s"])
+        e_truth = truths(table, e_rows, False)
+        problems += [f"event at {e['from_s']} s: {x}" for x in figure_problems(e["figures"], e_truth, e_rows)
+                     + reason_problems(e["verdict"], e_truth, e_rows)]
+    return problems + sentence_problems(p, table, rows, truth)
+
+
+def reason_problems(verdict: str, truth: dict, rows: pd.DataFrame) -> list[str]:
+    """A verdict with nothing in its rows to stand on."""
+    history = rows["history"]
+    pinned = (rows["all_empty"] & ~(history <= BACKLOG_MIN)) | (
+        (history > BACKLOG_MIN) & (rows["pinned"] >= PINNED_SHARE * history))
+    reasons = {"pinned": pinned.any(), "throttled": truth["dml_delays"] > 0,
+               "catching_up": truth["pages"] > 0 and (not truth["history"] or truth["history"]["to"]
+                                                      < truth["history"]["from"]),
+               "falling_behind": bool(truth["history"]) and truth["history"]["to"] > truth["history"]["from"]}
+    return [] if reasons.get(verdict, True) else [f"nothing in its intervals makes it {verdict}"]
+
+
+def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]:
+    """The JSON figures of a span against the table's."""
+    problems = []
+    for name in ("seconds", "intervals", "batches", "empty_batches", "pages", "all_empty_intervals",
+                 "pages_per_s", "batches_per_s", "pages_per_batch", "dml_delays", "dml_delay_us"):
+        if not same(figures[name], truth[name]):
+            problems.append(f"{name} is {figures[name]}, its intervals say {shown(truth[name])}")
+    for name, real in [("levels", truth["levels"]), ("history", truth["history"]), ("bound", truth["bound"]),
+                       *([("pinned_history", truth["moved"])] if "pinned_history" in figures else [])]:
+        told = figures[name]
+        if (told is None) != (real is None) or (told and not all(same(told[k], real[k]) for k in real)):
+            problems.append(f"{name} is {told}, its intervals say {shown(real)}")
+    held, real = figures["held"], truth["held"]
+    if (held is None) != (real is None) or (held and not (
+            same(held["at_s"], real.name) and same(held["pinned"], real["pinned"])
+            and same(held["history"], real["history"]))):
+        problems.append(f"held is {held}, its intervals say the view last held "
+                        f"{None if real is None else (real.name, real['pinned'], real['history'])}")
+    seen = set(zip(rows["view_tid"], rows["view_opened_s"]))
+    problems += [f"names thread {v['tid']}, not the oldest view in any of its intervals"
+                 for v in figures.get("views", []) if not any(
+                     same(v["opened_s"], o) and v["tid"] == (None if t is None else int(t)) for t, o in seen)]
+    return problems
+
+
+def shown(value):
+    """A figure as JSON would have it, for a message."""
+    if isinstance(value, dict):
+        return {k: shown(v) for k, v in value.items()}
+    if value is None or isinstance(value, str):
+        return value
+    value = float(value)
+    return None if math.isnan(value) else int(value) if value.is_integer() else round(value, 3)
+
+
+def same(told, real) -> bool:
+    if told is None or real is None or (isinstance(real, float) and math.isnan(real)):
+        return (told is None) == (real is None or (isinstance(real, float) and math.isnan(real)))
+    if isinstance(real, str) or isinstance(told, str):
+        return told == real
+    return abs(float(told) - float(real)) <= max(TOLERANCE, 1e-6 * abs(float(real)))
+
+
+# --- the sentences ---------------------------------------------------------------------
+
+def said(text: str, real) -> bool:
+    """Whether a number as printed is the true one, to the precision it was printed at."""
+    if real is None or (isinstance(real, float) and math.isnan(real)):
+        return False
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return abs(float(text.replace(",", "")) - float(real)) <= 0.5 * 10 ** -decimals + 1e-6 * abs(float(real))
+
+
+def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> list[tuple]:
+    """(pattern, test of its match) for every claim a verdict sentence makes."""
+    m, lv, held = truth["moved"], truth["levels"] or {}, truth["held"]
+    closed = {round(t, 1): (v, o) for t, v, o in zip(rows.index, rows["view_tid"], rows["view_opened_s"])}
+    return [
+        (rf"history ({NUMBER}) → ({NUMBER}) over ({NUMBER}) s(?: \(({NUMBER})/s\))?",
+         lambda g: m is not None and said(g[0], m["from"]) and said(g[1], m["to"]) and said(g[2], m["seconds"])
+         and (g[3] is None and m["per_s"] is None or g[3] is not None and said(g[3], m["per_s"]))),
+        (rf"history about ({NUMBER}) \(({NUMBER})–({NUMBER})\)",
+         lambda g: all(said(x, lv.get(k)) for x, k in zip(g, ("median", "min", "max")))),
+        (rf"(?:history at most|with) ({NUMBER})(?: transactions of history)?", lambda g: said(g[0], lv.get("max"))),
+        (r"no history\b", lambda g: lv.get("max") == 0),
+        (rf"(?:at (its end|{NUMBER} s) )?(?:the view held ({NUMBER}) of ({NUMBER}) transactions of history"
+         rf"|({NUMBER}) of ({NUMBER}) transactions of history were pinned)",
+         lambda g: held is not None and said(g[1] or g[3], held["pinned"]) and said(g[2] or g[4], held["history"])
+         and (g[0] is None or (held.name == rows.index[-1] if g[0] == "its end" else said(g[0][:-2], held.name)))),
+        (rf"the view closed between ({NUMBER}) and ({NUMBER}) s",
+         lambda g: closed.get(float(g[0]), (None, None))[1] is not None
+         and closed.get(float(g[0])) != closed.get(float(g[1]), (None, None))),
+        (r"every purge batch found nothing to purge(?! in)",
+         lambda g: truth["batches"] > 0 and truth["empty_batches"] >= truth["batches"] and not truth["pages"]),
+        (rf"found nothing to purge in ({NUMBER}) of ({NUMBER}) intervals",
+         lambda g: said(g[0], truth["all_empty_intervals"]) and said(g[1], truth["intervals"])),
+        (rf"({NUMBER}) purge batches found nothing to purge",
+         lambda g: said(g[0], truth["batches"]) and not truth["pages"]),
+        (r"no purge batch ran", lambda g: truth["batches"] == 0),
+        (r"nothing for purge to do", lambda g: truth["pages"] == 0),
+        (rf"({NUMBER}) undo pages in ({NUMBER}) batches",
+         lambda g: said(g[0], truth["pages"]) and said(g[1], truth["batches"])),
+        (rf"({NUMBER}) batches/s", lambda g: said(g[0], truth["batches_per_s"])),
+        (rf"({NUMBER}) pages/s", lambda g: said(g[0], truth["pages_per_s"])),
+        (rf"\(({NUMBER}) per batch\)|({NUMBER}) pages per batch",
+         lambda g: said(g[0] or g[1], truth["pages_per_batch"])),
+        (rf"DML delayed ({NUMBER}) µs × ({NUMBER}) row operations",
+         lambda g: said(g[0], truth["dml_delay_us"] / max(1, truth["dml_delays"])) and said(g[1], truth["dml_delays"])),
+        (rf"DML delayed ({NUMBER}) row operations", lambda g: said(g[0], truth["dml_delays"])),
+        (rf"(CPU-bound|I/O-bound|latch-bound|off CPU) \(({NUMBER})% of batch time",
+         lambda g: truth["bound"] is not None and said(g[1], 100 * truth["bound"]["share"])
+         and g[0] == {"cpu": "CPU-bound", "io": "I/O-bound", "latch": "latch-bound",
+                      "other": "off CPU"}[truth["bound"]["part"]]),
+        (rf"\(and ({NUMBER}) views before\)", lambda g: said(g[0], phase["figures"]["views_before"])),
+        (rf"and ({NUMBER}) more short events", lambda g: said(g[0], len(events) - EVENTS_SHOWN)),
+    ]
+
+
+def sentence_problems(p: dict, table: pd.DataFrame, rows: pd.DataFrame, truth: dict) -> list[str]:
+    """Each clause of the phase's sentence against the rows it speaks of: the phase's, or
+    a short event's ('at 28.0–29.0 s ...')."""
+    text, problems = p["detail"], []
+    for v in p["figures"]["views"]:
+        words = view_words(v)
+        problems += [] if words in text else [f"names {v['tid']} in words not its own"]
+        text = text.replace(words, "VIEW")
+    for clause in text.split("; "):
+        found = EVENT.match(clause)
+        span_rows, span_truth, span = rows, truth, p
+        if found:
+            span = next((e for e in p["events"] if said(found[1], e["from_s"]) and said(found[2], e["to_s"])), None)
+            if span is None:
+                problems.append(f"'{clause}' names no event of the phase")
+                continue
+            span_rows = rows_in(table, span["from_s"], span["to_s"])
+            span_truth, clause = truths(table, span_rows, False), found[3]
+        for pattern, holds in claims(span_truth, span_rows, p, p["events"]):
+            for match in re.finditer(pattern, clause):
+                if not holds(match.groups()):
+                    problems.append(f"says '{match.group(0)}': its intervals say otherwise")
+            clause = re.sub(pattern, "·", clause)
+        problems += [f"says {n} that no claim accounts for, in '{clause}'" for n in re.findall(NUMBER, clause)]
+    return problems
+
+
+# --- the findings and the views --------------------------------------------------------
+
+def finding_problems(told: dict, rec) -> list[str]:
+    series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
+    stalled = (series["purge_batches"] > 0) & (series["purge_empty_batches"] == series["purge_batches"])
+    working = series[~stalled & (series["purge_pages"] > 0)]
+    total = rec.counter_total
+    block_waits = sum(total(f"block_waits_{m}") for m in ("s", "x", "sx"))
+    block_us = total("block_wait_ns") / 1000
+    pages = rec.pages.nlargest(1, "wait_us")
+    latches = rec.latches[rec.latches["kind"] == "block"]["name"].astype(str)
+
+    def named(space, page_no, name):
+        bare = f"block {space}:{page_no}"
+        names = [n for n in latches if n == bare or n.startswith(bare + " ")]
+        return name == (max(names, key=len) if names else bare)
+
+    hot = pages.iloc[0] if len(pages) else None
+    known = [
+        (rf"^In ({NUMBER}) of ({NUMBER}) intervals every purge batch found nothing to purge.*?"
+         rf"(?: Purge did its work in ({NUMBER}) interval\(s\): ({NUMBER}) undo pages\.)?$",
+         lambda g: said(g[0], stalled.sum()) and said(g[1], len(series))
+         and (g[2] is None and working.empty or g[2] is not None and said(g[2], len(working))
+              and said(g[3], working["purge_pages"].sum()))),
+        (r"^No purge batch ran", lambda g: total("purge_batches") == 0),
+        (rf"^purge lag throttled DML: ({NUMBER}) inserts/updates slept ({NUMBER}) s",
+         lambda g: said(g[0], total("dml_delays")) and said(g[1], total("dml_delay_us") / 1e6)),
+        (rf"^({NUMBER}) read\(s\) walked >= ({NUMBER}) row versions; the deepest walked ({NUMBER})",
+         lambda g: said(g[0], max(total("deep_walks"), len(rec.walks)))
+         and said(g[1], rec.setting("deep_walk_threshold", 100))
+         and said(g[2], max([total("version_walk_max_depth"), *rec.walks["depth"]]))),
+        (rf"^({NUMBER}) event\(s\) were lost", lambda g: said(g[0], total("drops"))),
+        (rf"^version walks read ({NUMBER}) undo pages from disk", lambda g: said(g[0], total("page_reads_walk"))),
+        (rf"^Threads waited ({NUMBER}) s in all on buffer-block latches \(({NUMBER}) waits in ({NUMBER}) s\)\."
+         rf"(?: ({NUMBER})% of that time was on one page, (.+?): a hot spot)?",
+         lambda g: said(g[0], block_us / 1e6) and said(g[1], block_waits) and said(g[2], rec.duration_s)
+         and (g[3] is None and hot is None or hot is not None and said(g[3], 100 * hot.wait_us / (block_us or 1))
+              and named(int(hot.space), int(hot.page_no), g[4]))),
+        (rf"^Purge itself waited ({NUMBER}) s on block latches",
+         lambda g: said(g[0], rec.wait_stacks.loc[rec.wait_stacks["stack"].str.contains("row_purge", regex=False),
+                                                  "wait_us"].sum() / 1e6)),
+        (rf"^({NUMBER}) waits were for a page being read from disk", lambda g: said(g[0], total("block_io_waits"))),
+    ]
+    problems = []
+    for finding in told["findings"]:
+        matches = [(re.match(pattern, finding), holds) for pattern, holds in known]
+        hit = next(((m, holds) for m, holds in matches if m), None)
+        if hit is None:
+            problems.append(f"finding the checker does not know: '{finding}'")
+        elif not hit[1](hit[0].groups()):
+            problems.append(f"finding '{finding}': its tables say otherwise")
+    return problems
+
+
+def view_problems(told: dict, text: str, html: str) -> list[str]:
+    """The text and HTML reports say what JSON says, in the same words."""
+    phases, findings = told["purge"]["phases"][:PHASES_SHOWN], told["findings"]
+    lines = text.splitlines()
+    problems = [f"the text report lacks the phase at {p['from_s']} s as JSON words it" for p in phases
+                if not any(line.endswith(f" s  {p['detail']}") for line in lines)]
+    problems += [f"the HTML report lacks the phase at {p['from_s']} s as JSON words it" for p in phases
+                 if str(escape(p["detail"])) not in html]
+    in_text = [line.split("finding: ", 1)[1] for line in lines if line.startswith("  finding: ")]
+    if in_text != findings:
+        problems.append(f"the text report's findings {in_text} are not JSON's {findings}")
+    problems += [f"the HTML report lacks the finding '{f}'" for f in findings if str(escape(f)) not in html]
+    return problems

@@ -1,0 +1,263 @@
+"""The verdict never contradicts the recording it summarizes : short events keep
+their words, every figure holds over its phase's whole span, the text, JSON and HTML say
+the same sentences, and a latch is named whole and alike everywhere. The checker
+(analysis/verdict_check.py) is run on every stored recording and on synthetic ones written
+the way the recorder writes them (tests/recordings.py); and shown to catch the
+contradictions a user found."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from markupsafe import escape
+
+import recordings
+from conftest import REPO
+from innostall.analysis import html, purge, recording, summary, text, verdict_check
+from innostall.analysis.prose import shorten
+from recordings import purge_journal, view
+
+STORED = sorted(p for p in (REPO / "tests" / "data").iterdir() if (p / "meta.json").exists())
+# MariaDB 11.4.5: a snapshot held 18 s while 4 threads updated 20,000 rows for 10 s; at its
+# commit purge cleared the 41,477 transactions of history within one interval
+CATCH_UP = REPO / "tests" / "data" / "pin-catch-up"
+
+
+def with_peaks(records: list[dict], peaks: list[int]) -> list[dict]:
+    """The history's peak in each interval, as the recorder keeps it (a gauge, per interval)."""
+    for snapshot, peak in zip((r for r in records if r["type"] in ("interval", "final")), peaks):
+        snapshot["counters"]["history_length_peak"] = peak
+    return records
+
+
+def issue_steps() -> tuple[list[dict], list[int]]:
+    """The case a user met on MariaDB 11.4.5: a snapshot opened at 6 s pins purge while updates add
+    64,267 transactions of history (then stop: the history holds still); it commits, and
+    within the next interval purge clears the whole backlog in 520 batches. That interval's
+    level is still the backlog (the peak, read before the drain); its end is 0."""
+    snapshot = view(14306, 6.0, 0, connection_id=9, user="app", statement="SELECT COUNT(*) FROM sbtest1")
+    steps, peaks = [{"history": 0} for _ in range(6)], [0] * 6
+    for i in range(1, 24):
+        level = min(64267, 6427 * i)
+        steps.append({"history": level, "purge_batches": 1, "purge_empty_batches": 1, "views": [snapshot]})
+        peaks.append(level)
+    steps.append({"history": 0, "purge_batches": 520, "purge_pages": 65916})
+    peaks.append(64267)
+    return steps + [{} for _ in range(6)], peaks + [0] * 6
+
+
+def write(tmp_path, records, name="rec") -> Path:
+    return recordings.write(tmp_path / name, records)
+
+
+def told(directory: Path) -> dict:
+    return summary.summary(recording.load(str(directory)))
+
+
+# --- short events keep their words ---------------------------------------------------
+
+def test_a_one_interval_catch_up_after_a_pin_reads_pinned_then_caught_up(tmp_path):
+    directory = write(tmp_path, with_peaks(purge_journal(issue_steps()[0]), issue_steps()[1]))
+    phases = told(directory)["purge"]["phases"]
+    assert [p["verdict"] for p in phases] == ["idle", "pinned", "catching_up", "idle"]
+    pinned, catch_up = phases[1:3]
+    assert (pinned["from_s"], pinned["to_s"], catch_up["to_s"]) == (6.0, 29.0, 30.0)
+    # what happened over the phase, and true at its end: no rate of its last seconds
+    assert pinned["detail"].endswith("history 0 → 64,267 over 23.0 s (+2,794/s); at its end the view "
+                                     "held 64,267 of 64,267 transactions of history")
+    assert "growing" not in pinned["detail"]
+    # the interval's level is the backlog it cleared, its end what was left
+    assert catch_up["detail"] == "catching up: history 64,267 → 0 over 1.0 s (-64,267/s), 127 pages per batch"
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_a_catch_up_too_short_to_be_a_phase_is_named_in_the_pinned_phase(tmp_path):
+    """A pin of 4,000 transactions over a history of 20,000, and the recording ends one
+    interval after the commit: that catch-up moved too little of the history to stand alone,
+    so the pinned phase says it, and that the view closed."""
+    snapshot = view(77, 6.5, 20000)
+    steps = [{"history": 20000, "purge_batches": 20, "purge_pages": 2000} for _ in range(6)]
+    steps += [{"history": 20000 + 500 * i, "purge_batches": 1, "purge_empty_batches": 1, "views": [snapshot]}
+              for i in range(1, 9)]
+    steps.append({"history": 20500, "purge_batches": 40, "purge_pages": 4000})
+    directory = write(tmp_path, purge_journal(steps))
+    pinned = told(directory)["purge"]["phases"][-1]
+    assert (pinned["verdict"], pinned["from_s"], pinned["to_s"]) == ("pinned", 6.0, 15.0)
+    assert pinned["detail"].endswith("history 20,000 → 24,000 over 8.0 s (+500/s); at 14.0 s the view "
+                                     "held 24,000 of 24,000 transactions of history; the view closed "
+                                     "between 14.0 and 15.0 s; at 14.0–15.0 s purge caught up: "
+                                     "4,000 undo pages in 40 batches, history 24,000 → 20,500 over "
+                                     "1.0 s (-3,500/s)")
+    assert [(e["verdict"], e["from_s"], e["to_s"]) for e in pinned["events"]] == [("catching_up", 14.0, 15.0)]
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_a_brief_stall_and_a_burst_are_named_inside_the_phase_that_took_them_in(tmp_path):
+    steady = {"history": 5000, "purge_batches": 30, "purge_pages": 3000}
+    steps = [steady] * 6 + [{"history": 5000, "purge_batches": 1, "purge_empty_batches": 1}] + [steady] * 6
+    steps += [{"history": 6000, "purge_batches": 30, "purge_pages": 3000}] + [steady] * 6
+    directory = write(tmp_path, purge_journal(steps))
+    [phase] = told(directory)["purge"]["phases"]
+    assert phase["verdict"] == "keeping_up"
+    assert phase["detail"].endswith("; at 6.0–7.0 s every purge batch found nothing to purge; at 13.0–14.0 s "
+                                    "the history rose: history 5,000 → 6,000 over 1.0 s (+1,000/s)")
+    # the interval after the stall is no catch-up: the history did not fall in it
+    assert [e["verdict"] for e in phase["events"]] == ["pinned", "falling_behind"]
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_a_pinned_phase_that_took_in_working_intervals_does_not_say_every_batch_found_nothing(tmp_path):
+    """Without the history length (format 1), a stretched hour of stall-then-catch-up: each
+    catch-up is too small a share of all the work to be a phase of its own."""
+    hour = recordings.stretched(REPO / "tests" / "data" / "purge-stall", tmp_path / "hour", 300)
+    phases = told(hour)["purge"]["phases"]
+    pinned = [p for p in phases if p["verdict"] == "pinned"]
+    assert pinned and all("every purge batch found nothing" not in p["detail"] for p in pinned if p["events"])
+    assert pinned[0]["detail"].startswith("pinned: purge batches found nothing to purge in 18 of 19 intervals")
+    assert pinned[0]["detail"].endswith("; at 18.0–19.0 s purge caught up: 146,149 undo pages in 1,152 batches")
+    assert verdict_check.check(str(hour)) == []
+
+
+# --- every figure checked against the tables -----------------------------------------
+
+@pytest.mark.parametrize("directory", STORED, ids=[p.name for p in STORED])
+def test_no_stored_recording_is_contradicted_by_its_report(directory):
+    assert verdict_check.check(str(directory)) == []
+
+
+@pytest.mark.parametrize("make", ["pinned_then_catch_up", "synthetic", "throttled", "no_history"])
+def test_no_synthetic_recording_is_contradicted_by_its_report(tmp_path, make):
+    if make == "synthetic":
+        directory = recordings.synthetic(tmp_path / "rec")
+    elif make == "pinned_then_catch_up":
+        directory = write(tmp_path, recordings.pinned_then_catch_up())
+    elif make == "throttled":
+        snapshot = view(555, 1.0, 2000)
+        steps = [{"history": 2000, "purge_batches": 5, "purge_pages": 600} for _ in range(4)]
+        steps += [{"history": 2100 + 100 * i, "purge_batches": 1, "purge_empty_batches": 1, "dml_delays": 2063,
+                   "dml_delay_us": 2000 * 2063, "views": [snapshot]} for i in range(5)]
+        directory = write(tmp_path, purge_journal(steps))
+    else:
+        directory = write(tmp_path, purge_journal([{"purge_batches": 1, "purge_empty_batches": 1}] * 6))
+    assert verdict_check.check(str(directory)) == []
+
+
+def swallowed(tmp_path) -> tuple[dict, object]:
+    """The report the user met: the pinned phase runs on through the catch-up, in the old words."""
+    directory = write(tmp_path, with_peaks(purge_journal(issue_steps()[0]), issue_steps()[1]))
+    table = purge.purge_table(recording.load(str(directory)))
+    pinned = told(directory)["purge"]["phases"][1]
+    return {**pinned, "to_s": 30.0}, table
+
+
+def test_the_checker_finds_the_contradictions_a_user_met(tmp_path):
+    phase, table = swallowed(tmp_path)
+    old = {**phase, "detail": phase["detail"].split("): ")[0] + "): holds 64,267 of 64,267 transactions "
+                                                                   "of history, growing +0/s"}
+    problems = verdict_check.phase_problems(old, table)
+    assert "pages is 0, its intervals say 65916" in problems  # the figures of the pin alone
+    assert any(p.startswith("says +0 that no claim accounts for") for p in problems), problems
+    # the words of the pin, over a span that runs on past it: 'at its end' is no longer true
+    problems = verdict_check.phase_problems(phase, table)
+    assert ("says 'at its end the view held 64,267 of 64,267 transactions of history': its intervals "
+            "say otherwise") in problems
+
+
+def test_the_checker_reads_each_claim_against_its_own_span(tmp_path):
+    _, table = swallowed(tmp_path)
+    phases = summary.summary(recording.load(str(tmp_path / "rec")))["purge"]["phases"]
+    idle = {**phases[3], "from_s": 29.0}  # now spans the catch-up: 'no purge batch ran' is false
+    assert any("says 'no purge batch ran'" in p for p in verdict_check.phase_problems(idle, table))
+    catch_up = {**phases[2], "detail": phases[2]["detail"].replace("1.0 s (-64,267/s)", "1.0 s (-64,000/s)")}
+    assert any("says 'history 64,267 → 0 over 1.0 s (-64,000/s)'" in p
+               for p in verdict_check.phase_problems(catch_up, table))
+    padded = {**phases[2], "detail": phases[2]["detail"] + "; in 7 seconds"}
+    assert any("says 7 that no claim accounts for" in p for p in verdict_check.phase_problems(padded, table))
+
+
+def test_text_and_html_say_the_same_sentences_as_json(tmp_path):
+    rec = recording.load(str(recordings.synthetic(tmp_path / "rec")))
+    said = summary.summary(rec)
+    page, report = html.render_html(rec), text.render_text(rec)
+    assert verdict_check.view_problems(said, report, page) == []
+    assert said["findings"] and all(f"  finding: {f}" in report.splitlines() for f in said["findings"])
+    altered = report.replace("every purge batch found nothing", "every purge batch found little")
+    assert verdict_check.view_problems(said, altered, page)
+    assert verdict_check.view_problems(said, report, page.replace(str(escape(said["findings"][-1])), ""))
+
+
+# --- names whole, true and the same everywhere ----------------------------------------
+
+LONG_LATCH = "condition's mutex retaken in net_real_write ← net_flush ← net_write_command"
+
+
+def named_recording(tmp_path) -> Path:
+    """The synthetic stall with latches, one of them named by where it was taken (long)."""
+    records = recordings.synthetic_journal(6, walks=True, latches=True)
+    for r in records:
+        if r["type"] == "latches":
+            r["latches"][1][8] = LONG_LATCH
+    return write(tmp_path, records)
+
+
+def test_the_finding_names_the_hot_block_as_the_latch_table_does(tmp_path):
+    directory = named_recording(tmp_path)
+    rec = recording.load(str(directory))
+    said = summary.summary(rec)
+    block = "block 5:3 sbtest/sbtest1 PRIMARY"
+    assert block in list(rec.latches["name"])
+    assert said["block_lock"]["top_pages"][0]["name"] == block
+    [latches] = [f for f in said["findings"] if f.startswith("Threads waited")]
+    assert f"% of that time was on one page, {block}: a hot spot" in latches
+    assert "space 5 page 3" not in json.dumps(said)
+    assert re.search(r"^\s+5\s+3\s+\d+\s+[\d.]+\s+block 5:3 sbtest/sbtest1 PRIMARY$", text.render_text(rec), re.M)
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_names_are_shortened_only_at_word_boundaries_and_whole_in_json_and_html(tmp_path):
+    rec = recording.load(str(named_recording(tmp_path)))
+    report = text.render_text(rec)
+    assert LONG_LATCH not in report  # too long for its column ...
+    cut = shorten(LONG_LATCH, 48)
+    assert cut == "condition's mutex retaken in net_real_write…"
+    assert f"  {cut}" in report and "net_real_write ← ne " not in report  # ... cut between words
+    assert all(LONG_LATCH.startswith(c.rstrip("…")) for c in re.findall(r"condition's[^…]*…", report))
+    assert LONG_LATCH in [t["name"] for t in summary.summary(rec)["latches"]["top"]]  # whole in JSON
+    assert f'title="{escape(LONG_LATCH)}"' in html.render_html(rec)  # and in the HTML title
+
+
+def test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_title(tmp_path):
+    statement = "SELECT " + ", ".join(f"SUM(column_number_{i})" for i in range(12)) + " FROM sbtest1"
+    snapshot = view(4321, 0.5, 1000, connection_id=17, user="app", statement=statement)
+    steps = [{"history": 1000 + 800 * i, "purge_batches": 1, "purge_empty_batches": 1, "views": [snapshot]}
+             for i in range(1, 8)]
+    rec = recording.load(str(write(tmp_path, purge_journal(steps))))
+    [phase] = summary.summary(rec)["purge"]["phases"]
+    shown = re.search(r'now running "([^"]*)"', phase["detail"])[1]
+    assert shown.endswith("…") and statement.startswith(shown[:-1]) and statement[len(shown) - 1] == " "
+    assert phase["figures"]["views"][0]["statement"] == statement
+    assert f'title="thread 4321 running {escape(statement)}"' in html.render_html(rec)
+    assert verdict_check.check(rec.path) == []
+
+
+def test_shorten_keeps_words_whole():
+    assert shorten("block 8:4 sbtest/sbtest1 PRIMARY", 40) == "block 8:4 sbtest/sbtest1 PRIMARY"
+    assert shorten("block 8:4 sbtest/sbtest1 PRIMARY", 24) == "block 8:4…"
+    assert shorten("SELECT  a,\n b FROM t WHERE x = 1", 20) == "SELECT a, b FROM t…"
+    assert shorten("a_single_word_that_is_long tail", 10) == "a_single_word_that_is_long…"
+    assert shorten("mutex locked in rw_pr_wrlock ← MDL_map::find_or_insert", 40) == "mutex locked in rw_pr_wrlock…"
+
+
+# --- a real recording of the catch-up, when one is at hand ----------------------------
+
+def test_a_real_catch_up_after_a_pin_reads_as_one():
+    phases = told(CATCH_UP)["purge"]["phases"]
+    pins = [i for i, p in enumerate(phases) if p["verdict"] == "pinned"]
+    assert pins, [p["detail"] for p in phases]
+    caught_up = [phases[i + 1]["verdict"] == "catching_up" if i + 1 < len(phases) else False
+                 for i in pins]
+    said_inside = [any(e["verdict"] == "catching_up" for e in phases[i]["events"]) for i in pins]
+    assert any(a or b for a, b in zip(caught_up, said_inside)), [p["detail"] for p in phases]
+    assert verdict_check.check(str(CATCH_UP)) == []
