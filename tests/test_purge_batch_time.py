@@ -40,7 +40,7 @@ def catch_up(srv, pool: str, out: str) -> tuple[dict, int]:
     with snapshot.cursor() as cur:
         cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         cur.execute("SELECT COUNT(*) FROM sbtest1")
-    load = srv.sysbench("oltp_update_non_index", 12, "--threads=4", "--rand-type=uniform")
+    load = srv.sysbench("oltp_update_non_index", 8, "--threads=4", "--rand-type=uniform")
     assert load.wait(timeout=60) == 0, load.stderr.read()
     metrics = srv.connect()
     seen = {}

@@ -8,11 +8,13 @@ import json
 import re
 import subprocess
 
+import numpy as np
 import pytest
 
 from conftest import INNOSTALL
 from innostall.analysis import load_frames
-from innostall.analysis.purge import BACKLOG_MIN
+from innostall.analysis.phases import PINNED_SHARE
+from innostall.analysis.pinning import BACKLOG_MIN
 from test_record_purge import wait_for_line
 from test_scenarios import SCENARIOS, at, run_scenario
 
@@ -44,16 +46,19 @@ def test_pinned_by_the_snapshot_then_catching_up(servers, server_name, tmp_path)
         print(f"  {p['from_s']:5.1f}-{p['to_s']:5.1f} {p['verdict']}: {p['detail'][:110]}")
     pinned = [p for p in phases if p["verdict"] == "pinned"]
     assert pinned and f"thread {tid}" in pinned[0]["detail"]
-    # The phase spans the pin as the recording saw it: from the interval where the history
-    # the snapshot held first counted as a backlog (how soon depends on this host's commit
-    # rate, so not on the markers) to the one where it peaked, the commit, an interval
-    # either side for where a change falls within one.
+    # The phase spans the pin as the recording saw it, not as the markers timed it: how soon
+    # the snapshot's view holds most of the history (it opens over the load's own backlog)
+    # depends on this host's commit rate. It began by the first interval in which the
+    # oldest view held a backlog, and it lasts until the interval the view closed in: the
+    # one whose peak is the highest (its peak was read before the commit).
     table = load_frames(str(out))["purge"]
-    history = table["history"].dropna()
-    peak_s = float(history.idxmax())
-    backlog_s = float(history[(history.index <= peak_s) & (history > BACKLOG_MIN)].index.min())
-    print(f"  history a backlog from {backlog_s:.1f} s, its peak at {peak_s:.1f} s")
-    assert pinned[0]["from_s"] <= backlog_s + 1 and pinned[0]["to_s"] >= peak_s - 1
+    peak = int(np.nanargmax(table["history"].to_numpy()))
+    held = (table["history"] > BACKLOG_MIN) & (table["pinned"] >= PINNED_SHARE * table["history"])
+    first_held = held.iloc[:peak].idxmax() if held.iloc[:peak].any() else None
+    print(f"  the view held a backlog from the interval ending {first_held} s; it closed in the one "
+          f"ending {table.index[peak]:.1f} s")
+    assert first_held is not None and pinned[0]["from_s"] <= first_held
+    assert pinned[0]["to_s"] >= table.index[peak - 1] - 0.01
     view = report["purge"]["pinned_by"][0]
     assert view["tid"] == tid and abs(view["age_s"] - held_s) <= 1.5
     catch_up = [p for p in phases if p["verdict"] == "catching_up" and p["from_s"] >= pinned[0]["from_s"]]
