@@ -10,6 +10,7 @@ import contextlib
 import inspect
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -65,15 +66,54 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.live)
 
 
+# The fixture servers in the order the suite first uses them: fetched in that order in the
+# background, so that one downloads while another starts and loads (on a fresh machine the
+# downloads are minutes).
+PREFETCH = ("mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5")
+
+
+class Prefetch(threading.Thread):
+    """Fetches the fixture servers one after another (Maven's local repository is not made
+    for two writers); wait(name) returns once that one's fetch is over, failed or not (its
+    init fetches again, and says why it failed)."""
+
+    def __init__(self, names):
+        super().__init__(daemon=True)
+        self.done = {name: threading.Event() for name in names}
+
+    def run(self):
+        for name, done in self.done.items():
+            fixture(name, "fetch", check=False)
+            done.set()
+
+    def wait(self, name: str) -> None:
+        if name in self.done:
+            self.done[name].wait()
+
+
+PREFETCHING: list[Prefetch] = []  # the session's, once the servers fixture has begun it
+
+
+def fetched(name: str) -> None:
+    """A fixture server's files, fetched if need be, never beside the prefetch's own fetch."""
+    for prefetch in PREFETCHING:
+        prefetch.wait(name)
+    fixture(name, "fetch")
+
+
 @pytest.fixture(scope="session")
 def servers():
     """servers(name) -> a running, loaded Server; each is started once per session."""
     if os.geteuid() != 0:
         pytest.skip("real-server tests need root")
     started: dict[str, Server] = {}
+    prefetch = Prefetch(PREFETCH)
+    PREFETCHING.append(prefetch)
+    prefetch.start()
 
     def get(name: str) -> Server:
         if name not in started:
+            prefetch.wait(name)  # never two fetches of one server at once
             fixture(name, "init")
             fixture(name, "start")
             fixture(name, "load", "2", "10000")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INNOSTALL, REPO, fixture
+from conftest import INNOSTALL, REPO, fetched
 from innostall.collector import debuginfo, discover, target
 from innostall.errors import NotCovered, UserError
 
@@ -65,7 +65,7 @@ def test_without_build_id_the_debuglink_crc_decides(split, unstripped_offsets):
 
 def test_a_debug_file_of_another_build_is_refused(split):
     # another release's server, fetched here: earlier tests must not be needed to bring it
-    fixture("mariadb-10.2.11", "fetch")
+    fetched("mariadb-10.2.11")
     other = REPO / "build" / "fixtures" / "mariadb-10.2.11" / "dist" / "bin" / "mysqld"
     with pytest.raises(UserError, match="does not belong to"):
         target.from_binary(str(split / "bare" / "mariadbd"), str(other))

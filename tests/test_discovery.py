@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INNOSTALL, REPO, fixture
+from conftest import INNOSTALL, REPO, fetched
 from innostall.collector import discover, target
 from innostall.errors import UserError
 
@@ -22,7 +22,7 @@ BINARIES = {  # family, version, executable in the fixture's directory, trx_purg
 
 
 def fixture_binary(name: str) -> Path:
-    fixture(name, "fetch")
+    fetched(name)
     return REPO / "build" / "fixtures" / name / BINARIES[name][2]
 
 
