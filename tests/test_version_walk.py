@@ -21,6 +21,7 @@ from innostall import recording_format as fmt
 from innostall.collector.elf import ElfImage, FunctionIndex
 from innostall.collector.stacks import StackSymbolizer, read_maps
 from procmem import INT3, code_byte, file_byte
+from test_record_purge import wait_until_purge_idle
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5"]
 DEEP_ROW, DEEP = 7, 300  # updated DEEP times after the snapshot: one deep walk
@@ -123,6 +124,7 @@ def test_killed_recording_keeps_its_deep_walks(servers, tmp_path):
     reader, writer = srv.connect(), srv.connect()
     before = open_snapshot(reader)
     update_rows(writer)
+    wait_until_purge_idle(srv, writer)  # idle means idle: no purge left from earlier tests
     out = tmp_path / "rec"
     cli = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "-o", str(out),
                                         "--deep-walk-threshold", "4"], stderr=subprocess.DEVNULL)
