@@ -97,10 +97,6 @@ speedscope_schema() {  # the file format's JSON schema, from the npm package, fo
 [ "$(id -u)" -eq 0 ] || { echo "setup: must run as root (uprobes and BPF need it)" >&2; exit 1; }
 step "install Debian packages" need_debs
 step "mount tracefs" mount_tracefs
-# inferno compiles while pip downloads and installs: on a fresh machine each takes a minute
-# or more, one mostly on the network, the other on the CPU
-step "install inferno $inferno_version (cargo)" inferno &
-inferno_build=$!
 step "create Python environment" python_env
-wait "$inferno_build" || exit 1  # its step said which
+step "install inferno $inferno_version (cargo)" inferno
 step "fetch speedscope $speedscope_version's file format schema (npm)" speedscope_schema
