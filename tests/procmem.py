@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 from pathlib import Path
 
 INT3 = 0xCC
@@ -55,3 +56,10 @@ def loaders_of(pid: int) -> list[int]:
     """The innostall loaders a process runs (the recorder's child)."""
     return [c for c in children(pid) if "innostall-loader" in
             Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+
+
+def stop_own_recording() -> None:
+    """Ctrl-C to the recording this process runs: SIGINT to its loaders, as the recorder
+    forwards a user's, so the recording ends (its final snapshot, its tables) as it would."""
+    for loader in loaders_of(os.getpid()):
+        os.kill(loader, signal.SIGINT)

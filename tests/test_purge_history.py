@@ -5,15 +5,13 @@ purge is named by the OS thread the server itself gives for the connection that 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import threading
 import time
 
 import pytest
 
 from innostall.collector import discover, recorder, target
-from procmem import loaders_of
+from procmem import stop_own_recording
 
 SERVERS = ["mariadb-11.4.5", "mariadb-10.11.5", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]
 UPDATES = 3000
@@ -79,8 +77,7 @@ class PinnedHistory(threading.Thread):
         # The recording ends once an interval has passed since that read, however long this
         # host took to commit the updates one by one (an fsync or two each)
         time.sleep(1.5)
-        for loader in loaders_of(os.getpid()):
-            os.kill(loader, signal.SIGINT)
+        stop_own_recording()
 
     def commit(self):
         with self.snapshot.cursor() as cur:

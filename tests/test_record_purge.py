@@ -3,7 +3,6 @@ with the server's own purge_invoked counter, and nothing stays attached afterwar
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import threading
@@ -14,7 +13,7 @@ import pytest
 from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording
 from innostall.collector import discover, recorder, target
-from procmem import INT3, code_byte, file_byte, loaders_of
+from procmem import INT3, code_byte, file_byte, stop_own_recording
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mysql-9.7.4"]
 
@@ -78,8 +77,7 @@ def test_purge_batches_agree_with_server_counter(servers, server_name, tmp_path)
                 seen["final"] = wait_until_purge_idle(srv, counts)
         except BaseException as e:  # surfaced by the test; the recording ends either way
             errors.append(e)
-        for loader in loaders_of(os.getpid()):
-            os.kill(loader, signal.SIGINT)
+        stop_own_recording()
 
     def on_event(snapshot):
         if snapshot["type"] == "attached":

@@ -3,14 +3,12 @@ snapshot scan reads undo pages from disk inside its version walks. The server's 
 of undo pages read (INNODB_METRICS buffer_page_read_undo_log) is the ground truth."""
 from __future__ import annotations
 
-import os
-import signal
 import threading
 
 import pytest
 
 from conftest import fixture
-from procmem import loaders_of
+from procmem import stop_own_recording
 from innostall.analysis import recording
 from innostall.collector import discover, recorder, target
 
@@ -63,8 +61,7 @@ def test_snapshot_scan_reads_undo_pages_from_disk(small_pool_server, tmp_path):
             seen["start"] = server_counts(counts)  # the probes are in: the window opens
             cur.execute("SELECT AVG(k) FROM sbtest1 FORCE INDEX (PRIMARY)")
             seen["end"] = server_counts(counts)  # before the probes go: the window closes
-        for loader in loaders_of(os.getpid()):
-            os.kill(loader, signal.SIGINT)
+        stop_own_recording()
 
     def on_event(snap):
         if snap["type"] == "attached":
