@@ -95,6 +95,7 @@ def block_modes(rec: Recording) -> list[str]:
 def block_lock_summary(rec: Recording) -> dict:
     by_mode = {mode: rec.counter_total(f"block_waits_{mode.lower()}") for mode in block_modes(rec)}
     top, total_us = top_pages(rec), rec.counter_total("block_wait_ns") / 1000
+    hottest_us = float(rec.pages["wait_us"].max()) if len(rec.pages) else 0.0  # unrounded, as total_us
     return {
         "recorded": rec.probe_attached("block_lock_s") or rec.probe_attached("block_lock_x"),
         "waits": sum(by_mode.values()),
@@ -103,8 +104,9 @@ def block_lock_summary(rec: Recording) -> dict:
         "total_wait_ms": round(rec.counter_total("block_wait_ns") / 1e6, 1),
         "page_io_waits": rec.counter_total("block_io_waits"),
         "top_pages": top,
-        # the share of all block-latch wait time on the hottest page, of the unrounded total
-        "top_page_pct": round(100 * top[0]["wait_us"] / total_us, 3) if top and total_us else None,
+        # the share of all block-latch wait time on the hottest page: both unrounded, so that a
+        # page of 52.448 us in 62.056 reads 85%, not the 84% of its table's 52.4
+        "top_page_pct": round(100 * hottest_us / total_us, 3) if top and total_us else None,
         "map_full": rec.counter_total("latch_map_full"),
         "coverage": coverage(rec, "block_lock_s"),
     }

@@ -11,6 +11,7 @@ import inspect
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,18 @@ def is_live(item) -> bool:
             or names_rooted_server(item))
 
 
+# Recordings written after this are the session's own (tests/test_verdict_consistency.py).
+SESSION_START = time.time()
+AFTER_RECORDINGS = "after_recordings: runs after every other test, over the recordings they made"
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", LIVE)
+    config.addinivalue_line("markers", AFTER_RECORDINGS)
+    tests = Path(__file__).resolve().parent
+    # the whole suite, as `make test` runs it: no test left out by name, marker or path
+    config.whole_suite = (not config.option.keyword and not config.option.markexpr
+                          and all(Path(a).resolve() == tests for a in config.args))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -64,6 +75,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_live(item):
             item.add_marker(pytest.mark.live)
+    items.sort(key=lambda item: item.get_closest_marker("after_recordings") is not None)  # stable
 
 
 # The fixture servers in the order the suite first uses them: fetched in that order in the

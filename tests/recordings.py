@@ -10,6 +10,7 @@ from innostall import recording_format as fmt
 from innostall.collector import loader, store
 
 SLOTS = 32
+PID = 4242  # the made-up server these recordings are of
 # demangled frames as the recorder folds them: full of <, >, & and commas
 FRAMES = {
     "root": "start_thread",
@@ -53,7 +54,7 @@ def meta(walks: bool, latches: bool = False, **extra) -> dict:
     probes.append({"name": "undo_read", "attached": False, "fallback": False, "symbol": None,
                    "offset": None, "reason": "no symbol <sux_lock<ssux_lock_impl<true> >::x_lock> in .symtab"})
     return {"tool_version": "0.1.0", "host": "test<host>", "kernel": "6.1 & more",
-            "target": {"pid": 4242, "exe": "/opt/<mariadb>/bin/mariadbd", "family": "mariadb",
+            "target": {"pid": PID, "exe": "/opt/<mariadb>/bin/mariadbd", "family": "mariadb",
                        "version": "11.4.5", "build_id": "df9ed6c4"},
             "interval_s": 1.0, "probes": probes, "settings": {"deep_walk_threshold": 100},
             "start_real_ns": 1795320498440089178, "stop_real_ns": 1795320498440089178 + 6 * 10**9,

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 from markupsafe import escape
 
 import recordings
-from conftest import REPO
+from conftest import REPO, SESSION_START
 from innostall.analysis import html, purge, recording, summary, text, verdict_check
 from innostall.analysis.prose import shorten
+from innostall.errors import UserError
 from recordings import purge_journal, view
 
 STORED = sorted(p for p in (REPO / "tests" / "data").iterdir() if (p / "meta.json").exists())
@@ -125,6 +127,42 @@ def test_a_pinned_phase_that_took_in_working_intervals_does_not_say_every_batch_
 @pytest.mark.parametrize("directory", STORED, ids=[p.name for p in STORED])
 def test_no_stored_recording_is_contradicted_by_its_report(directory):
     assert verdict_check.check(str(directory)) == []
+
+
+def recorded_by_this_session(meta: Path) -> bool:
+    """A recording the recorder wrote during this session, of a real server: not one written
+    by tests/recordings.py (its made-up pid) nor a copy of a stored one (a stored pid)."""
+    stored_pids = {json.loads((d / "meta.json").read_text())["target"]["pid"] for d in STORED}
+    try:
+        pid = json.loads(meta.read_text())["target"]["pid"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return (meta.stat().st_mtime >= SESSION_START and pid not in stored_pids | {recordings.PID}
+            and (meta.parent / "journal.jsonl").exists())
+
+
+def contradictions(directory: Path) -> tuple[str, list[str] | None]:
+    """The checker's findings for one recording; None for one the tests damaged on purpose
+    (reading it is one line, tested where it is made)."""
+    try:
+        return str(directory), verdict_check.check(str(directory))
+    except UserError:
+        return str(directory), None
+
+
+# After every other test: the recordings they made of the fixture servers under their loads.
+@pytest.mark.after_recordings
+def test_no_recording_the_suite_made_is_contradicted_by_its_report(request, tmp_path_factory):
+    made = sorted({meta.parent.resolve() for meta in tmp_path_factory.getbasetemp().rglob("meta.json")
+                   if recorded_by_this_session(meta)})  # resolved: pytest links each test's last directory
+    if not request.config.whole_suite and len(made) < 30:
+        pytest.skip(f"{len(made)} real recordings made by this run; the whole suite (make test) makes 30 or more")
+    with ProcessPoolExecutor(2) as pool:  # ~1.5 s each, most of it the HTML's charts
+        checked = dict(pool.map(contradictions, made))
+    readable = {d: problems for d, problems in checked.items() if problems is not None}
+    servers = {json.loads((Path(d) / "meta.json").read_text())["target"]["version"] for d in readable}
+    assert len(readable) >= 30 and len(servers) >= 4, (len(readable), servers)
+    assert {d: problems for d, problems in readable.items() if problems} == {}
 
 
 @pytest.mark.parametrize("make", ["pinned_then_catch_up", "synthetic", "throttled", "no_history"])
