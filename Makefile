@@ -35,28 +35,27 @@ $(BUILD)/innostall.bpf.o: $(BPF_OBJS)
 $(BUILD)/innostall.skel.h: $(BUILD)/innostall.bpf.o
 	$(BPFTOOL) gen skeleton $< name innostall_bpf > $@
 
-LOADER_SRCS := collector/loader.c collector/json_output.c collector/trace_helpers.c collector/governor.c \
-               collector/attacher.c collector/calibrate.c collector/uprobe.c collector/read_views.c \
-               collector/run_time.c
-$(LOADER): $(LOADER_SRCS) collector/*.h probes/innostall.h $(BUILD)/innostall.skel.h
-	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector $(LOADER_SRCS) -o $@ \
+LOADER_SRCS := $(addprefix collector/loader/,loader.c json_output.c trace_helpers.c governor.c \
+               attacher.c calibrate.c uprobe.c read_views.c run_time.c)
+$(LOADER): $(LOADER_SRCS) collector/loader/*.h probes/innostall.h $(BUILD)/innostall.skel.h
+	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector/loader $(LOADER_SRCS) -o $@ \
 		$$(pkg-config --libs --static libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm -lpthread
 
 $(BUILD)/bench-yardstick: scripts/bench/yardstick.c
 	$(CC) $(CFLAGS) $< -o $@
 
-# The release artifact for hosts without a compiler (README, "Release artifact"): a wheel with
+# The release artifact for hosts without a compiler (docs/install.md, "Release artifact"): a wheel with
 # this loader, linked statically (libbpf, libelf, zlib, glibc), as package data.
 DIST_LOADER := $(BUILD)/dist/innostall-loader
-$(DIST_LOADER): $(LOADER_SRCS) collector/*.h probes/innostall.h $(BUILD)/innostall.skel.h
+$(DIST_LOADER): $(LOADER_SRCS) collector/loader/*.h probes/innostall.h $(BUILD)/innostall.skel.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -static -s -I$(BUILD) -Iprobes -Icollector $(LOADER_SRCS) -o $@ -lbpf -lelf -lz -lm -lpthread
+	$(CC) $(CFLAGS) -static -s -I$(BUILD) -Iprobes -Icollector/loader $(LOADER_SRCS) -o $@ -lbpf -lelf -lz -lm -lpthread
 
 dist: build $(DIST_LOADER)
 	@BUILD=$(BUILD) scripts/dist.sh
 
 # Installs the wheel in fresh Debian 12 and 13 roots (no compiler, no make, no kernel headers)
-# and records a fixture server from there. Not part of make test: 3-6 minutes (README).
+# and records a fixture server from there. Not part of make test: 3-6 minutes (docs/install.md).
 dist-check: dist
 	@BUILD=$(BUILD) scripts/dist-check.sh
 
@@ -70,7 +69,7 @@ check: build
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh
 
-# The overhead benchmark: writes bench/results.json and bench/results.md (BENCH_* env vars shorten
+# The overhead benchmark: writes bench/results/latest.json and bench/results/latest.md (BENCH_* env vars shorten
 # it; python -m bench --help lists them). scripts/ holds the bench package and fixture_servers.py.
 bench: build $(BUILD)/bench-yardstick
 	BUILD=$(BUILD) PYTHONPATH=$(CURDIR)/scripts $(VENV)/bin/python -m bench

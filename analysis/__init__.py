@@ -5,6 +5,6 @@ def __getattr__(name: str):
     """load_frames, the one-call helper (innostall.analysis.load_frames), imported on first
     use: pandas stays out of processes that only need a light module of the package."""
     if name == "load_frames":
-        from .frames import load_frames
+        from .dataframes import load_frames
         return load_frames
     raise AttributeError(name)

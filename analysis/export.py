@@ -8,7 +8,7 @@ import os
 
 from innostall.errors import UserError
 
-from . import flamegraph, metrics, pprof, speedscope, views
+from . import flamegraph, metrics, pprof, speedscope, report_tables
 from .summary import summary
 from .recording import Recording
 
@@ -32,11 +32,11 @@ def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
 
     write("summary.json", json.dumps(summary(rec), indent=2) + "\n")
     write("summary.csv", metrics.summary_rows(rec).to_csv(index=False))
-    write("intervals.csv", views.interval_table(rec).to_csv())
+    write("intervals.csv", report_tables.interval_table(rec).to_csv())
     write("counters.csv", rec.counters.to_csv(index=False))
     write("hists.csv", rec.hists.to_csv(index=False))
     for name in EVENT_TABLES:
-        table = views.table_of(rec, name)
+        table = report_tables.table_of(rec, name)
         if table is not None:
             write(f"{name}.csv", table.to_csv(index=False))
     graphs = flamegraph.available(rec)

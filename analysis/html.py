@@ -1,5 +1,5 @@
 """The HTML report: one self-contained file (plotly.js, styles and flame graphs inline, no
-network needed to view it). A thin layer: the tables come from views, the figures from
+network needed to view it). A thin layer: the tables come from report_tables, the figures from
 charts and flamegraph, the words from report; the page is a Jinja template with
 autoescaping, so every string from the recording is escaped."""
 from __future__ import annotations
@@ -11,10 +11,10 @@ from markupsafe import Markup
 
 from innostall import __version__
 from innostall.names import demangle, server_label
-from innostall.schema import prose_unit
+from innostall.format.schema import prose_unit
 from innostall.errors import UserError
 
-from . import charts, cost, flamegraph, metrics, pinning, purge, summary as summaries, views
+from . import charts, cost, flamegraph, metrics, pinning, purge, summary as summaries, report_tables
 from .prose import shorten
 from .recording import Recording
 from .stacks import short_frame
@@ -71,13 +71,13 @@ def purge_headline(rec: Recording, purge: dict) -> str:
 
 def hist_section(rec: Recording, name: str) -> dict:
     """A histogram's bars over the whole recording, and its heatmap over time."""
-    title, unit = views.hist_title(rec, name)
-    slots = views.hist_slots(rec, name)
-    stats = views.hist_stats(rec, name)
+    title, unit = report_tables.hist_title(rec, name)
+    slots = report_tables.hist_slots(rec, name)
+    stats = report_tables.hist_stats(rec, name)
     chart_id = f"hist-{name}"
     figures = [charts.fragment(charts.hist_figure(slots, title, unit), chart_id)]
     if stats["count"] and rec.counters["t_s"].nunique() > 1:
-        heat = charts.heatmap_figure(views.hist_over_time(rec, name), slots, f"{title} over time", unit)
+        heat = charts.heatmap_figure(report_tables.hist_over_time(rec, name), slots, f"{title} over time", unit)
         figures.append(charts.fragment(heat, f"{chart_id}-time"))
     return {"name": name, "title": title, "unit": unit, "stats": stats,
             "charts": [Markup(f) for f in figures]}
@@ -86,17 +86,17 @@ def hist_section(rec: Recording, name: str) -> dict:
 def hist_group_section(rec: Recording, names: list[str], title: str, chart_id: str) -> dict | None:
     """Histograms of one kind (latch waits by mode) as grouped bars over common ranges, and
     their sum over time; labelled with their titles, in the first one's unit."""
-    present = {rec.schema.hist_title(n): n for n in names if n in views.hist_names(rec)}
+    present = {rec.schema.hist_title(n): n for n in names if n in report_tables.hist_names(rec)}
     unit = prose_unit(rec.schema.hist_unit(names[0])) if names else ""
     total = rec.hist(list(present.values()))
     if not present or not total.sum():
         return None
     top = int(total[total > 0].index.max())
-    bars = {lbl: views.hist_slots(rec, name, top) for lbl, name in present.items()}
+    bars = {lbl: report_tables.hist_slots(rec, name, top) for lbl, name in present.items()}
     figures = [charts.hist_group_figure(bars, title, unit)]
     if rec.counters["t_s"].nunique() > 1:
-        over_time = views.hist_over_time(rec, list(present.values()))
-        figures.append(charts.heatmap_figure(over_time, views.hist_slots(rec, list(present.values())),
+        over_time = report_tables.hist_over_time(rec, list(present.values()))
+        figures.append(charts.heatmap_figure(over_time, report_tables.hist_slots(rec, list(present.values())),
                                              f"{title}, all modes, over time", unit))
     ids = [chart_id, f"{chart_id}-time"]
     return {"title": title, "charts": [Markup(charts.fragment(f, i)) for f, i in zip(figures, ids)]}
@@ -107,7 +107,7 @@ def timeline_chart(rec: Recording, told: dict) -> Markup | None:
     table = purge.purge_table(rec)
     if table.empty:
         return None
-    fig = charts.timeline_figure(views.story_series(table), views.view_spans(rec, told["pinned_by"]),
+    fig = charts.timeline_figure(report_tables.story_series(table), report_tables.view_spans(rec, told["pinned_by"]),
                                  told["phases"])
     return Markup(charts.fragment(fig, "purge-timeline"))
 
@@ -146,7 +146,7 @@ def story(rec: Recording, summary: dict) -> dict:
 
 
 def throughput_chart(rec: Recording) -> Markup | None:
-    rates = views.purge_throughput(rec)
+    rates = report_tables.purge_throughput(rec)
     if rates.empty:
         return None
     fig = charts.small_multiples(rates, "Purge throughput (per second)")
@@ -183,20 +183,20 @@ def flame_graphs(rec: Recording, table: str) -> tuple[list[dict], str | None]:
 
 
 def hist_sections(rec: Recording, names: list[str]) -> list[dict]:
-    present = views.hist_names(rec)
+    present = report_tables.hist_names(rec)
     return [hist_section(rec, n) for n in names if n in present]
 
 
 def walk_section(rec: Recording, summary: dict) -> dict:
-    walks = views.table_of(rec, "walks")
+    walks = report_tables.table_of(rec, "walks")
     flames, note = flame_graphs(rec, "walks")
     return {"summary": summary["version_walk"], "hists": hist_sections(rec, rec.schema.hists_of("version_walk")),
-            "deepest": None if walks is None else views.deepest_walks(walks).to_dict("records"),
+            "deepest": None if walks is None else report_tables.deepest_walks(walks).to_dict("records"),
             "flames": flames, "flame_note": note}
 
 
 def latch_section(rec: Recording, summary: dict) -> dict:
-    stacks = views.table_of(rec, "wait_stacks")
+    stacks = report_tables.table_of(rec, "wait_stacks")
     flames, note = flame_graphs(rec, "wait_stacks")
     by_latch, by_latch_note = flame_graphs(rec, "latch_stacks")
     flames, note = flames + by_latch, note or by_latch_note
@@ -204,25 +204,25 @@ def latch_section(rec: Recording, summary: dict) -> dict:
     flames, note = flames + holder_flames, note or holder_note
     return {"summary": summary.get("block_lock"), "others": summary.get("other_latch"),
             "named": summary.get("latches"),
-            "waits": hist_group_section(rec, views.latch_hists(rec), "Latch wait time", "latch-waits"),
-            "longest": None if stacks is None else views.top_wait_stacks(stacks).to_dict("records"),
+            "waits": hist_group_section(rec, report_tables.latch_hists(rec), "Latch wait time", "latch-waits"),
+            "longest": None if stacks is None else report_tables.top_wait_stacks(stacks).to_dict("records"),
             "flames": flames, "flame_note": note}
 
 
 def other_counters(rec: Recording) -> dict:
     """Every counter the purge and walk sections do not chart: a table, and a chart of the
     ones that moved."""
-    names = [n for n in views.counter_names(rec)
-             if n not in views.PURGE_COUNTERS and not views.is_gauge(rec, n)]  # levels: in the timeline
+    names = [n for n in report_tables.counter_names(rec)
+             if n not in report_tables.PURGE_COUNTERS and not report_tables.is_gauge(rec, n)]  # levels: in the timeline
     if not names:
         return {"rows": [], "chart": None}
-    overview = views.counter_overview(rec, names)
+    overview = report_tables.counter_overview(rec, names)
     moved = [n for n in names if overview.loc[n, "total"]]
     chart = None
     if moved:
-        table = views.interval_table(rec, moved)
-        series = views.per_second(table)
-        for name in (n for n in moved if views.is_running_max(rec, n)):  # drawn as the maximum so far
+        table = report_tables.interval_table(rec, moved)
+        series = report_tables.per_second(table)
+        for name in (n for n in moved if report_tables.is_running_max(rec, n)):  # drawn as the maximum so far
             series[name] = table[name].cumsum().reindex(series.index)
         fig = charts.small_multiples(series, "Counters (per second; running maxima as they grew)")
         chart = Markup(charts.fragment(fig, "other-counters"))
@@ -233,7 +233,7 @@ def other_counters(rec: Recording) -> dict:
 def context(rec: Recording) -> dict:
     summary = summaries.summary(rec)
     purge_hists = rec.schema.hists_of("purge")
-    known = set(purge_hists) | set(rec.schema.hists_of("version_walk")) | set(views.latch_hists(rec))
+    known = set(purge_hists) | set(rec.schema.hists_of("version_walk")) | set(report_tables.latch_hists(rec))
     target = rec.meta.get("target", {})
     return {
         "title": f"innostall report: {server_label(target.get('family'), target.get('version'))}",
@@ -248,7 +248,7 @@ def context(rec: Recording) -> dict:
         "purge_hists": hist_sections(rec, purge_hists),
         "walks": walk_section(rec, summary),
         "latches": latch_section(rec, summary),
-        "other_hists": [hist_section(rec, n) for n in views.hist_names(rec) if n not in known],
+        "other_hists": [hist_section(rec, n) for n in report_tables.hist_names(rec) if n not in known],
         "counters": other_counters(rec),
         "cost": [line.strip() for line in cost.render_cost(summary["governor"])[2:]],
         "sampled": {"walks": cost.sampled_note(rec, "version_walk"),

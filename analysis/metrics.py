@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import views
+from . import report_tables
 from .recording import Recording
 from .summary import summary
 
@@ -39,13 +39,13 @@ def numeric_metrics(rec: Recording) -> pd.Series:
             if isinstance(v, (int, float)) and not isinstance(v, bool)
             and not k.startswith("server.")  # identity (pid), not a measurement
             and not k.endswith(tuple(f".{p}" for p in PERCENTILES))}
-    overview = views.counter_overview(rec)
+    overview = report_tables.counter_overview(rec)
     for name, row in overview.iterrows():
         if pd.notna(row["per_s"]):  # running maxima have no rate
             flat[f"counter.{name}.per_s"] = row["per_s"]
-    for name, row in views.gauge_overview(rec).iterrows():
+    for name, row in report_tables.gauge_overview(rec).iterrows():
         flat.update({f"gauge.{name}.{stat}": row[stat] for stat in ("mean", "max", "last")})
-    for name in views.hist_names(rec):
-        for stat, value in views.hist_stats(rec, name).items():
+    for name in report_tables.hist_names(rec):
+        for stat, value in report_tables.hist_stats(rec, name).items():
             flat[f"hist.{name}.{stat}"] = value
     return pd.Series(flat, dtype="float64")

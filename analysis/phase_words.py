@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-from .pinning import BACKLOG_MIN, phase_views, view_words
+from .pinning import phase_views, view_words
 from .prose import at, count, growth, seconds
 from .purge_time import bound_text, rows_bound
 

@@ -41,7 +41,7 @@ from .pinning import is_known, oldest_views, pinning_views, view_keys
 from .purge_time import as_ms, coordinator_split, watched_pct, watched_split_columns, worker_split
 from .recording import Recording
 from .timeline import per_interval
-from .views import counter_names, interval_lengths
+from .report_tables import counter_names, interval_lengths
 
 HISTORY_GROUP = "history"  # the sampling group of the probes that read it (catalog.toml)
 WATCHED_WHOLE = 0.99  # attached this share of an interval: a read it lacks was not made

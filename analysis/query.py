@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
-from innostall import recording_format as fmt
+from innostall.format import journal as fmt
 from innostall.errors import UserError
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def connect(paths: list[str]) -> duckdb.DuckDBPyConnection:
 
 def empty_table(name: str) -> pd.DataFrame:
     """A table of the format with its columns and types, and no rows."""
-    from innostall.schema import format_1
+    from innostall.format.schema import format_1
     return {"counters": lambda: fmt.journal_to_tables([])[0], "hists": lambda: fmt.journal_to_tables([])[1],
              "walks": lambda: fmt.walks_table([]), "block_pages": lambda: fmt.pages_table([]),
              "wait_stacks": lambda: fmt.wait_stacks_table([], format_1()),

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow
 
-from innostall import recording_format as fmt
+from innostall.format import journal as fmt
 from innostall.errors import UserError
-from innostall.schema import Schema
+from innostall.format.schema import Schema
 
 
 @dataclass
@@ -129,7 +129,8 @@ def _read_table(path: str, name: str, columns) -> pd.DataFrame:
         table = pd.read_parquet(os.path.join(path, name))
     except (OSError, pyarrow.ArrowException) as e:
         raise UserError(f"{path}: damaged table ({e.__class__.__name__}: {str(e).splitlines()[0]})")
-    for later in fmt.LATER_COLUMNS & set(columns) - set(table.columns):  # an older recording
+    # an older recording: added in the schema's order (a set's order changes run to run)
+    for later in [c for c in columns if c in fmt.LATER_COLUMNS and c not in table.columns]:
         table[later] = pd.Series(pd.NA, index=table.index, dtype="string")
     missing = [c for c in columns if c not in table.columns]
     if missing:

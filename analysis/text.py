@@ -7,7 +7,7 @@ import datetime as dt
 import pandas as pd
 
 from innostall.names import demangle, server_label
-from innostall.schema import bcc_unit
+from innostall.format.schema import bcc_unit
 
 from .cost import render_cost, sampled_note
 from .histogram import format_log2

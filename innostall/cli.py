@@ -41,7 +41,7 @@ def add_target_args(parser: argparse.ArgumentParser) -> None:
 
 
 def resolve_target(args):
-    from innostall.collector import target
+    from innostall.collector.discovery import target
 
     if args.pid is not None:
         return target.from_pid(args.pid, args.debuginfo)
@@ -56,7 +56,7 @@ def probe_json(p) -> dict:
 
 
 def cmd_probes(args) -> int:
-    from innostall.collector import discover
+    from innostall.collector.discovery import discover
     from innostall.names import demangle
 
     tgt = resolve_target(args)
@@ -93,7 +93,8 @@ def cmd_probes(args) -> int:
 
 
 def cmd_bpftrace(args) -> int:
-    from innostall.collector import bpftrace, discover
+    from innostall.collector.discovery import discover
+    from innostall.collector.loader import bpftrace
 
     names = discover.select(args.probes) if args.probes else None
     tgt = resolve_target(args)
@@ -105,14 +106,15 @@ def cmd_bpftrace(args) -> int:
 
 
 def cmd_record(args) -> int:
-    from innostall.collector import idle
+    from innostall.collector.recorder import idle
 
     metrics = metrics_options(args)
     if os.geteuid() != 0:
         raise UserError("recording needs root (uprobes and BPF): run with sudo")
     # Loading numpy and pyelftools and reading the server's executable is bulk work: on idle CPU.
     with idle.Start() as start:
-        from innostall.collector import discover, recorder
+        from innostall.collector.discovery import discover
+        from innostall.collector.recorder import recorder
 
         names = discover.select(args.probes)
         tgt = resolve_target(args)
@@ -211,7 +213,7 @@ def ready_queries_help() -> str:
     from innostall.analysis.query import READY
 
     lines = ["views: recordings, counters, hists, walks, block_pages, wait_stacks, read_views "
-             "(each with the columns recording and host first; README: the recording format)",
+             "(each with the columns recording and host first; docs/recording-format.md)",
              "ready queries (--ready NAME [ARG]):"]
     lines += [f"  {name}: {ready.help}" for name, ready in READY.items()]
     return "\n".join(lines)
@@ -250,7 +252,7 @@ def parser() -> argparse.ArgumentParser:
     record.add_argument("--holders", action="store_true",
                         help="also find who held each contended latch, from the scheduler's wakeup "
                         "tracepoint; it costs a busy server several times what the budget counts "
-                        "for it (README, Overhead), so it is off unless asked")
+                        "for it (docs/overhead.md, Latch holders), so it is off unless asked")
     names = record.add_mutually_exclusive_group()
     names.add_argument("--sql", metavar="[USER@]SOCKET",
                        help="log in there to name the connections holding read views (default: "

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Programs for measuring what one probe hit costs on this kernel: the loader probes a
- * function of its own and times calls to it (collector/calibrate.c). Their bodies do what
+ * function of its own and times calls to it (collector/loader/calibrate.c). Their bodies do what
  * a timed span does (mvcc.bpf.c, latch.bpf.c): the entry saves per-thread state in a hash
  * map, the return finds it, adds to a histogram and a counter, and deletes it. So the cost
  * measured is the trap plus a representative program.

@@ -272,7 +272,7 @@ struct wait_sum {
 
 /* Every contended latch, by identity (latch.bpf.c): a buffer block's latch by its page
  * (space << 32 | page_no), any other latch by its address, which user space names
- * (collector/latch_names.py). One entry per latch and mode. */
+ * (collector/server/latch_names.py). One entry per latch and mode. */
 #define LATCH_SLOTS 24 /* log2 us buckets of a latch's waits; the last takes all above 2^23 us */
 
 /* What a latch is, as far as the probes tell: a buffer block's, or by the sync array cell

@@ -101,7 +101,7 @@ install_wheel() {  # install_wheel ROOT LOG: the wheel's declared dependencies, 
   py_minor=$(chroot "$root" python3 -c 'import sys; print(sys.version_info[1])')
   times="apt $(since "$t0") s"
   # The root gets no network for Python: the wheels come from PyPI through the host, as
-  # they would to a database host without Internet access (README, "Release artifact").
+  # they would to a database host without Internet access (docs/install.md, "Release artifact").
   t0=$(now)
   wheels=$work/wheels-cp3$py_minor
   step "$log" "pip download the wheels for Python 3.$py_minor" wheelhouse "$root" "$wheels"

@@ -147,7 +147,8 @@ def hot_rows(servers, tmp_path_factory):
     with the latch probes, once per server per session. The block-latch, latch-name and
     holder tests each check their part of the same recording (each one takes ~20 s)."""
     from innostall.analysis import recording
-    from innostall.collector import discover, recorder, target
+    from innostall.collector.discovery import discover, target
+    from innostall.collector.recorder import recorder
     from procmem import code_byte, file_byte
 
     made: dict[str, tuple] = {}

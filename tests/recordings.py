@@ -6,8 +6,9 @@ import copy
 import json
 from pathlib import Path
 
-from innostall import recording_format as fmt
-from innostall.collector import loader, store
+from innostall.format import journal as fmt
+from innostall.collector.loader import loader
+from innostall.collector.recorder import store
 
 SLOTS = 32
 PID = 4242  # the made-up server these recordings are of

@@ -13,7 +13,8 @@ import pytest
 from conftest import stop_load
 from innostall.analysis import recording
 from innostall.analysis.summary import summary
-from innostall.collector import discover, recorder, target
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
 from procmem import code_byte, file_byte
 from test_record_purge import wait_until_purge_idle
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import INNOSTALL, stop_load
-from innostall.collector import discover, target
+from innostall.collector.discovery import discover, target
 from procmem import INT3, code_byte, file_byte
 
 

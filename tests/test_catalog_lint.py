@@ -12,9 +12,10 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from conftest import REPO
-from innostall.collector import discover, loader
-from innostall.recording_format import GOVERNOR_ACCOUNTS
-from innostall.schema import format_1
+from innostall.collector.discovery import discover
+from innostall.collector.loader import loader
+from innostall.format.journal import GOVERNOR_ACCOUNTS
+from innostall.format.schema import format_1
 
 BPF_OBJECT = REPO / "build" / "innostall.bpf.o"
 FAMILIES = {"mysql", "percona", "mariadb"}
@@ -111,7 +112,7 @@ def test_latch_names_are_well_formed():
     """Every [[latch_names]] key is a naming rule the namer reads; members are [offset, size,
     name] within their global, arrays [global, pointer, count, element size, name]."""
     from dataclasses import fields
-    from innostall.collector.latch_names import NamingRules
+    from innostall.collector.server.latch_names import NamingRules
     rules = {f.name for f in fields(NamingRules)}
     for entry in discover.catalog_file()["latch_names"]:
         assert set(entry) - {"families", "versions"} <= rules, entry["versions"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from innostall.analysis import cost, recording, text
-from innostall import recording_format as fmt
-from innostall.collector import store
+from innostall.format import journal as fmt
+from innostall.collector.recorder import store
 from recordings import meta
 
 GROUPS = ["version_walk", "version_step"]

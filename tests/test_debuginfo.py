@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import INNOSTALL, REPO, fetched
-from innostall.collector import debuginfo, discover, target
+from innostall.collector.discovery import debuginfo, discover, target
 from innostall.errors import NotCovered, UserError
 
 CORE = ["purge_batch", "version_walk", "block_lock_s", "block_lock_x"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import INNOSTALL, REPO, fetched
-from innostall.collector import discover, target
+from innostall.collector.discovery import discover, target
 from innostall.errors import UserError
 
 BINARIES = {  # family, version, executable in the fixture's directory, trx_purge, PIE

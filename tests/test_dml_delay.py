@@ -8,7 +8,8 @@ import pytest
 from conftest import stop_load
 from innostall.analysis import recording
 from innostall.analysis.purge import purge_story
-from innostall.collector import discover, recorder, target
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
 
 # MariaDB 11.4.5 is left out: with innodb_max_purge_lag=100 and a history of 16k under load
 # (with or without a pinning snapshot) it kept srv_dml_needed_delay at 0 at every batch

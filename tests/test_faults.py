@@ -16,7 +16,7 @@ import pytest
 
 import recordings
 from conftest import INNOSTALL, fixture, stop_load
-from innostall.collector import discover, target
+from innostall.collector.discovery import discover, target
 from procmem import code_byte, file_byte, loaders_of
 
 SERVER = "mariadb-11.4.5"

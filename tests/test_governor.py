@@ -10,14 +10,15 @@ import threading
 
 from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording, summary, text
-from innostall.collector import discover, recorder, target
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
 
 SERVER = "mariadb-11.4.5"
 BUDGET = 0.2  # % of the server's CPU: far below what the steps of the deep reads cost
 DEEP = 300
 READ = "SELECT k FROM innostall_deep WHERE id = 1"
 ATTEMPTS = 4
-TICK_MS = 20  # how often the governor checks a sampled group (TICK_NS in collector/governor.c)
+TICK_MS = 20  # how often the governor checks a sampled group (TICK_NS in collector/loader/governor.c)
 
 
 def deep_row_snapshot(srv):

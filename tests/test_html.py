@@ -334,7 +334,7 @@ def test_browser_draws_a_real_recording_without_walks(browser, tmp_path):
 def test_hour_long_recording_renders(tmp_path):
     """3600 one-second intervals: the real demo intervals repeated, through journal → tables.
     The time each takes is printed, not asserted: speed is judged by runs on a quiet machine
-    (README gives them), never by a timed test on two shared cores."""
+    (docs/recording-format.md gives them), never by a timed test on two shared cores."""
     long = recordings.stretched(REAL, tmp_path / "hour", 3600)
     assert recording.load(str(long)).counters["t_s"].nunique() == 3600
     page = tmp_path / "hour.html"

@@ -1,6 +1,6 @@
 """What a start and a finish cost the server: innostall's bulk work waits for CPU the server
-leaves (collector/idle.py), and libc's frame table is decoded once per libc build
-(collector/libc.py's cache), not at every start."""
+leaves (collector/recorder/idle.py), and libc's frame table is decoded once per libc build
+(collector/discovery/libc.py's cache), not at every start."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from innostall.collector import discover, idle, libc, recorder, target
+from innostall.collector.discovery import discover, libc, target
+from innostall.collector.recorder import idle, recorder
 
 SERVER = "mariadb-11.4.5"
 HOST_LIBC = next((p for p in ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"]

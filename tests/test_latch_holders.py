@@ -15,12 +15,10 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import stop_load
-from innostall.analysis import recording
-from innostall import recording_format as fmt
-from innostall.analysis.holders import ROLES, role_of, top_holders
-from innostall.collector import discover, libc, recorder, target
-from procmem import code_byte, file_byte
+from innostall.analysis.holders import top_holders
+from innostall.collector.discovery import libc
+from innostall.format import journal as fmt
+from innostall.format.roles import ROLES, role_of
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
 # where a thread that holds a latch lets it go: the unlock, then the futex wake or event set

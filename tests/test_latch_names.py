@@ -7,13 +7,13 @@ import struct
 
 import pytest
 
-from conftest import stop_load
 from innostall.analysis import recording
 from innostall.analysis.summary import summary
-from innostall.collector import discover, recorder, target
-from innostall.collector.latch_names import (LATCH_BLOCK, LATCH_MUTEX, LATCH_SRW, LatchNamer,
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
+from innostall.collector.server.latch_names import (LATCH_BLOCK, LATCH_MUTEX, LATCH_SRW, LatchNamer,
                                              NamingRules, UNKNOWN)
-from innostall.recording_format import p99_us
+from innostall.format.journal import p99_us
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
 

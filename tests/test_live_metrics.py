@@ -17,8 +17,10 @@ import recordings
 from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording, summary
 from innostall.analysis.histogram import slot_bounds
-from innostall.collector import discover, loader, recorder, target
-from innostall.collector.live_metrics import LiveMetrics
+from innostall.collector.discovery import discover, target
+from innostall.collector.loader import loader
+from innostall.collector.recorder import recorder
+from innostall.collector.recorder.live_metrics import LiveMetrics
 
 SERVER = "mariadb-11.4.5"
 

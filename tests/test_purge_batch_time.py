@@ -18,7 +18,8 @@ import threading
 import pytest
 
 from conftest import fixture
-from innostall.collector import discover, recorder, target
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
 from innostall.analysis import recording
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11"]

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from innostall.collector import discover, recorder, target
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
 from procmem import stop_own_recording
 
 SERVERS = ["mariadb-11.4.5", "mariadb-10.11.5", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]

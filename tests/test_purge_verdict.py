@@ -12,8 +12,8 @@ import pytest
 
 import recordings
 from conftest import INNOSTALL, REPO
-from innostall import recording_format as fmt
-from innostall.analysis import diff, metrics, phases, pinning, purge, purge_time, recording, summary, text, views
+from innostall.format import journal as fmt
+from innostall.analysis import diff, metrics, phases, pinning, purge, purge_time, recording, summary, text, report_tables
 from recordings import purge_journal, view
 
 FORMAT_1 = REPO / "tests" / "data" / "purge-stall"  # make demo, format 1: no history, no views
@@ -212,7 +212,7 @@ def test_history_not_yet_read_is_unknown_not_zero(tmp_path):
     assert s["history"]["pinned"] == 7030  # every batch found nothing
     table = purge.purge_table(rec)
     assert table["history"].iloc[:3].isna().all()
-    assert views.interval_table(rec, ["history_length"])["history_length"].iloc[:3].isna().all()
+    assert report_tables.interval_table(rec, ["history_length"])["history_length"].iloc[:3].isna().all()
     assert [p["verdict"] for p in s["phases"]] == ["pinned"]
     assert "no open read view was recorded" in s["phases"][0]["detail"]
 
@@ -266,7 +266,7 @@ def test_gauges_are_levels_in_the_diff_and_never_rates(tmp_path):
                                       for h in (1000, 1000, 3000)]), "a")
     b = load(tmp_path, purge_journal([{"history": h, "purge_batches": 2, "purge_pages": 20}
                                       for h in (2000, 2000, 6000)]), "b")
-    assert "history_length" not in views.counter_overview(a).index
+    assert "history_length" not in report_tables.counter_overview(a).index
     flat = metrics.numeric_metrics(a)
     assert "counter.history_length.per_s" not in flat
     assert (flat["gauge.history_length.mean"], flat["gauge.history_length.max"],
@@ -356,7 +356,7 @@ def test_a_transaction_found_by_sql_without_a_thread_is_named_by_its_connection(
     [view_] = s["pinned_by"]
     assert (view_["tid"], view_["connection_id"], view_["source"], view_["opened_s"]) == (None, 5, "sql", -30.0)
     assert "tid ?" in text.render_text(rec)
-    assert views.view_spans(rec, s["pinned_by"])["label"].tolist() == ["conn 5"]
+    assert report_tables.view_spans(rec, s["pinned_by"])["label"].tolist() == ["conn 5"]
 
 
 def test_history_is_unknown_where_the_governor_detached_its_probes(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 import recordings
 from conftest import INNOSTALL, REPO
-from innostall import recording_format as fmt
+from innostall.format import journal as fmt
 from innostall.analysis import query, recording
 
 DATA = REPO / "tests" / "data"
@@ -143,11 +143,11 @@ def test_bad_input_is_one_line(args, message):
     assert done.stderr.startswith(message) and done.stdout == ""
 
 
-def test_readme_documents_every_column_of_every_table():
-    """The Parquet schema section of the README names each view's every column."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("### The Parquet tables", 1)[1].split("\n## ", 1)[0]
-    assert f"format {fmt.FORMAT_VERSION}" in section
+def test_the_manual_documents_every_column_of_every_table():
+    """The manual's Parquet tables section names each view's every column."""
+    manual = (REPO / "docs" / "recording-format.md").read_text()
+    section = manual.split("\n## The Parquet tables", 1)[1].split("\n## ", 1)[0]
+    assert f"recording format {fmt.FORMAT_VERSION}" in section
     for name, (file, _) in query.TABLES.items():
         columns = list(query.empty_table(name).columns)
         block = re.search(rf"^\| `{re.escape(file)}`.*?(?=^\| `[a-z_]+\.parquet`|\Z)", section, re.M | re.S)

@@ -12,7 +12,8 @@ import pytest
 
 from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording
-from innostall.collector import discover, recorder, target
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
 from procmem import INT3, code_byte, file_byte, stop_own_recording
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mysql-9.7.4"]

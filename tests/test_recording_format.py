@@ -5,9 +5,10 @@ import subprocess
 import pytest
 
 from conftest import INNOSTALL
-from innostall import recording_format as fmt
+from innostall.format import journal as fmt
 from innostall.analysis import recording
-from innostall.collector import loader, store
+from innostall.collector.loader import loader
+from innostall.collector.recorder import store
 from innostall.errors import UserError
 
 

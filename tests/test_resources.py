@@ -6,7 +6,7 @@ from fnmatch import fnmatch
 import pytest
 
 from innostall import resources
-from innostall.collector import loader
+from innostall.collector.loader import loader
 from innostall.errors import UserError
 
 

@@ -1,4 +1,4 @@
-"""Optional SQL access (collector/sql.py): on real servers, a connection holding a consistent
+"""Optional SQL access (collector/server/sql.py): on real servers, a connection holding a consistent
 snapshot is found by the OS thread id the server itself reports for it; the socket is found
 from the server's pid, also in a chroot; the ways it fails are one line each."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pymysql
 import pytest
 
 from fixture_servers import restart
-from innostall.collector import sql
+from innostall.collector.server import sql
 from innostall.errors import UserError
 
 SERVERS = ["mariadb-11.4.5", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]

@@ -10,7 +10,8 @@ import pytest
 from conftest import fixture
 from procmem import stop_own_recording
 from innostall.analysis import recording
-from innostall.collector import discover, recorder, target
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
 UNDO_PROBES = ["version_walk", "version_step", "undo_fetch", "purge_batch", "undo_read"]

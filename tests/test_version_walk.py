@@ -11,15 +11,15 @@ import signal
 import subprocess
 import time
 
-import pandas as pd
 import pytest
 
 from conftest import INNOSTALL, REPO
 from innostall.analysis import recording, stacks, summary
-from innostall.collector import discover, recorder, target
-from innostall import recording_format as fmt
-from innostall.collector.elf import ElfImage, FunctionIndex
-from innostall.collector.stacks import StackSymbolizer, read_maps
+from innostall.collector.discovery import discover, target
+from innostall.collector.recorder import recorder
+from innostall.format import journal as fmt
+from innostall.collector.discovery.elf import ElfImage, FunctionIndex
+from innostall.collector.discovery.symbolize import StackSymbolizer, read_maps
 from procmem import INT3, code_byte, file_byte
 from test_record_purge import wait_until_purge_idle
 

@@ -1,4 +1,4 @@
-"""Who holds the oldest read views, as SQL names them (collector/view_names.py): pure logic
+"""Who holds the oldest read views, as SQL names them (collector/server/view_names.py): pure logic
 on a scripted server answer and a clock the test moves, for what the live tests only meet by
 chance (an answer that outlived the transaction it lists). test_purge_phases and
 test_purge_history check the same on real servers."""
@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from innostall.collector import view_names
-from innostall.collector.view_names import UNSEEN_RECHECK_S, ViewNames
+from innostall.collector.server import view_names
+from innostall.collector.server.view_names import UNSEEN_RECHECK_S, ViewNames
 
 S = 1_000_000_000
 EPOCH_S = 1_800_000_000  # the wall clock at monotonic 0

@@ -14,7 +14,7 @@ On a small, noisy machine TPS swings more than any probe costs, so the main metr
 server's CPU time per transaction: uprobe and BPF time is charged to the traced thread.
 Every comparison is interleaved: each traced window lies between two untraced ones, and
 gives a ratio B/A against their mean (a slow drift cancels out), summarised as median,
-min and max. Writes bench/results.json and bench/results.md and prints the ratios and the
+min and max. Writes bench/results/latest.json and bench/results/latest.md and prints the ratios and the
 targets. Runs as root; durations are in settings.py, each with an env override (--help).
 
 python -m bench, with scripts/ on the path (make bench sets PYTHONPATH). Its modules:
@@ -28,7 +28,7 @@ python -m bench, with scripts/ on the path (make bench sets PYTHONPATH). Its mod
   harness      the state of one run: server, load, tracer alive, results so far
   bracketing   base, traced, base, ...: the order of windows and the ratios against their mean
   phases/      calibrate, steady, pfs, worst
-  targets      pass or fail against the README's targets
-  tables, markdown, results   the printed summary, bench/results.md and bench/results.json
+  targets      pass or fail against the targets (docs/overhead.md)
+  tables, markdown, results   the printed summary, bench/results/latest.md and bench/results/latest.json
   errors, log  what a failed step raises; progress lines
 """

@@ -1,4 +1,4 @@
-"""bench/results.md: the run's settings, targets, ratios, and every window and scan."""
+"""bench/results/latest.md: the run's settings, targets, ratios, and every window and scan."""
 from __future__ import annotations
 
 import json

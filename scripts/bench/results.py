@@ -1,5 +1,5 @@
-"""The end of a run: what it ran on and with, the targets, bench/results.json and
-bench/results.md, and the summary printed to the terminal."""
+"""The end of a run: what it ran on and with, the targets, bench/results/latest.json and
+bench/results/latest.md, and the summary printed to the terminal."""
 from __future__ import annotations
 
 import datetime
@@ -37,9 +37,9 @@ def complete(results: dict, started: float) -> None:
 
 
 def write_results(results: dict) -> None:
-    OUT_DIR.mkdir(exist_ok=True)
-    (OUT_DIR / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    (OUT_DIR / "results.md").write_text(markdown(results))
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    (OUT_DIR / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    (OUT_DIR / "latest.md").write_text(markdown(results))
 
 
 def print_summary(results: dict) -> None:
@@ -49,4 +49,4 @@ def print_summary(results: dict) -> None:
     print(text_table(TARGET_HEADER, target_rows(results)))
     for error in results["errors"]:
         print(f"error: {error}")
-    print(f"\nwrote {OUT_DIR / 'results.json'} and {OUT_DIR / 'results.md'}")
+    print(f"\nwrote {OUT_DIR / 'latest.json'} and {OUT_DIR / 'latest.md'}")

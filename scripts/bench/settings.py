@@ -70,11 +70,11 @@ TOOLS = Path(sys.prefix).parent                        # the build dir whose ven
 INNOSTALL = str(Path(sys.prefix) / "bin" / "innostall")
 LOADER = str(TOOLS / "innostall-loader")
 YARDSTICK = str(TOOLS / "bench-yardstick")              # built by make bench (yardstick.c)
-OUT_DIR = REPO / "bench"
+OUT_DIR = REPO / "bench" / "results"  # latest.*: the last run; dated folders: the runs kept
 
 
 def recorded() -> dict:
-    """The settings as bench/results.json keeps them, with how two figures are read."""
+    """The settings as bench/results/latest.json keeps them, with how two figures are read."""
     return {"phases": PHASES, "rounds": ROUNDS, "window_s": WINDOW_S, "settle_s": SETTLE_S,
             "scan_target_s": SCAN_TARGET_S, "max_update_s": MAX_UPDATE_S,
             "record_lead_s": RECORD_LEAD_S, "steady_load": STEADY_LOAD,

@@ -1,4 +1,4 @@
-"""The README's targets, judged from the medians of the comparisons: PASS, FAIL, UNSURE (the
+"""The targets docs/overhead.md states, judged from the medians of the comparisons: PASS, FAIL, UNSURE (the
 median passes, but its 90% interval reaches past the limit), or n/a where the phase did not
 run or had no pair."""
 from __future__ import annotations

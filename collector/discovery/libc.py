@@ -26,7 +26,7 @@ from innostall.errors import UserError
 
 from .debuginfo import find_debug_file
 from .elf import ElfImage, Symbol
-from .stacks import read_maps
+from .symbolize import read_maps
 
 LIBC_NAME = re.compile(r"/libc(?:\.so\.6|-[\d.]+\.so)$")
 CFI_ROW = np.dtype([("pc", "<u4"), ("cfa_offset", "<i4"), ("cfa_base", "u1"), ("rbp_offset", "i1"),
@@ -207,7 +207,7 @@ def unwind_settings(libc: Libc, rows: int, pages: int) -> dict[str, int]:
 
 
 def main(argv: list[str]) -> int:
-    """python -m innostall.collector.libc PID PATH: write the libc frame table of process
+    """python -m innostall.collector.discovery.libc PID PATH: write the libc frame table of process
     PID to PATH, its counts to PATH.json, and print its settings as JSON (nothing when
     there is none). The recorder runs it in a process of its own: decoding libc's
     .eh_frame takes about 100 MB, which the recorder, running next to the database, keeps

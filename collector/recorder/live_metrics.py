@@ -20,8 +20,8 @@ import threading
 from prometheus_client import CollectorRegistry, Metric, generate_latest, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from innostall.recording_format import governor_counters
-from innostall.schema import Schema
+from innostall.format.journal import governor_counters
+from innostall.format.schema import Schema
 
 PREFIX = "innostall_"
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}

@@ -1,4 +1,4 @@
-"""The BPF loader process (collector/loader.c): find it, start it, read its snapshots."""
+"""The BPF loader process (collector/loader/loader.c): find it, start it, read its snapshots."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ from functools import cache
 
 from innostall import resources
 from innostall.errors import UserError
-from innostall.schema import Schema
+from innostall.format.schema import Schema
 
 
 def loader_path() -> str:

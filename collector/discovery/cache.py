@@ -1,5 +1,5 @@
 """innostall's cache on the database host: what a start would otherwise work out again from
-files that do not change, such as libc's frame table (collector/libc.py), kept per build.
+files that do not change, such as libc's frame table (collector/discovery/libc.py), kept per build.
 /var/cache/innostall, or $INNOSTALL_CACHE; where neither can be written, starts work as
 before, uncached."""
 from __future__ import annotations

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import metrics, purge, views
+from . import metrics, purge, report_tables
 from .recording import load
 
 
@@ -39,7 +39,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "latch_holders": rec.latch_holders,
         "read_views": rec.read_views,
         "purge": purge.purge_table(rec),
-        "intervals": views.interval_table(rec),
+        "intervals": report_tables.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),
         "summary": metrics.summary_rows(rec),
     }

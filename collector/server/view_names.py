@@ -1,5 +1,5 @@
 """Who holds the oldest read views. The probes give each view's OS thread, its opening time
-and stack; where innostall can log in (collector/sql.py), the recorder adds what only the
+and stack; where innostall can log in (collector/server/sql.py), the recorder adds what only the
 server knows: the connection id, user and statement of that thread, and the transactions
 already open when the recording began, whose views the probes never saw open. Nothing
 else depends on it: without SQL access the views keep what the probes gave."""

@@ -1,6 +1,6 @@
 """Write a recording directory: meta.json, replaced atomically, and the Parquet tables
 built from the journal once tracing is over (in a process of its own: pandas would double
-the recorder's memory). The format itself is innostall/recording_format.py."""
+the recorder's memory). The format itself is innostall/format/journal.py."""
 from __future__ import annotations
 
 import contextlib
@@ -8,10 +8,10 @@ import json
 import os
 import sys
 
-from innostall import recording_format as fmt
+from innostall.format import journal as fmt
 from innostall.errors import UserError
 
-from innostall.recording_format import (COUNTERS, FORMAT, FORMAT_VERSION, HISTS, JOURNAL, META,
+from innostall.format.journal import (COUNTERS, FORMAT, FORMAT_VERSION, HISTS, JOURNAL, META,
                                         PAGES, WAIT_STACKS, WALKS, journal_to_tables,
                                         pages_table, read_records, schema_of, wait_stacks_table,
                                         walks_table)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .elf import STT_OBJECT, SYM_DTYPE
+from ..discovery.elf import STT_OBJECT, SYM_DTYPE
 
 # enum latch_kind (probes/innostall.h)
 LATCH_SRW, LATCH_BLOCK, LATCH_MUTEX, LATCH_RW_LOCK = 0, 1, 2, 3
@@ -364,7 +364,7 @@ class LatchNamer:
 
 
 def naming_rules(target) -> NamingRules:
-    from .discover import catalog_file, in_range
+    from ..discovery.discover import catalog_file, in_range
     return rules_for(catalog_file().get("latch_names", []), target.family,
                      target.version_tuple(), in_range)
 

@@ -90,5 +90,5 @@ def prose_unit(unit: str) -> str:
 @cache
 def format_1() -> Schema:
     """The schema recordings of format 1 were written with."""
-    text = resources.files("innostall").joinpath("schema-v1.json").read_text()
+    text = resources.files("innostall.format").joinpath("schema-v1.json").read_text()
     return Schema.parse(json.loads(text))

@@ -1,8 +1,8 @@
-"""The recording format, shared by its writer (collector/store.py) and its reader
+"""The recording format, shared by its writer (collector/recorder/store.py) and its reader
 (analysis/recording.py): a directory a DBA can carry to another machine.
 
     meta.json         what was traced, how, when, and how it ended (versioned), and the
-                      measurement schema (names, kinds and units; innostall/schema.py)
+                      measurement schema (names, kinds and units; innostall/format/schema.py)
     journal.jsonl     the loader's cumulative snapshots, appended as they arrive, so a
                       recording cut short stays readable up to its last complete line
     counters.parquet  per-interval deltas: interval, t_s, name, value (for a gauge, its
@@ -52,7 +52,8 @@ import re
 import json
 
 from innostall.errors import UserError
-from innostall.schema import Schema, format_1
+from innostall.format.roles import role_of
+from innostall.format.schema import Schema, format_1
 
 FORMAT = "innostall-recording"
 FORMAT_VERSION = 2  # 2: meta.json keeps the measurement schema
@@ -73,7 +74,7 @@ SNAPSHOT_TYPES = ("attached", "interval", "final")
 # The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # The snapshot's tracepoint_runs: the scheduler tracepoints' runs in the server's context.
-TRACEPOINTS = ("sched_switch", "sched_waking")
+TRACEPOINT_RUNS = ("sched_switch", "sched_waking")
 # pandas is imported by the functions that build tables, never here: the recorder, which
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
@@ -140,11 +141,6 @@ def journal_facts(records: list[dict]) -> dict:
     for record in records:
         facts.update(meta_fact(record))
     return facts
-
-
-def read_journal(path: str) -> list[dict]:
-    """The snapshots of the journal, in order."""
-    return [r for r in read_records(path) if r.get("type") in SNAPSHOT_TYPES]
 
 
 def journal_start(records: list[dict]) -> int:
@@ -344,7 +340,6 @@ HOLDER_COLUMNS = {"latch": "int64", "name": "string", "mode": "string", "thread"
 
 def holders_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     import pandas as pd
-    from innostall.analysis.holders import role_of
     modes = schema.wait_modes
     rows = [(latch, (name or [UNNAMED])[0], modes[mode], thread, role_of(thread, folded), folded, waits,
              ns / 1000)
@@ -360,7 +355,7 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
             continue
         for probe in program.get("probes", []):
             flat[f"hits.{probe}"] = flat.get(f"hits.{probe}", 0) + hits
-    for tracepoint, runs in zip(TRACEPOINTS, snapshot.get("tracepoint_runs", [])):
+    for tracepoint, runs in zip(TRACEPOINT_RUNS, snapshot.get("tracepoint_runs", [])):
         flat[f"hits.{tracepoint}"] = runs
     gov = snapshot.get("governor")
     if gov:

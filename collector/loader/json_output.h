@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The loader's output: one JSON object per line on stdout, read by collector/loader.py. */
+/* The loader's output: one JSON object per line on stdout, read by collector/loader/loader.py. */
 #ifndef __INNOSTALL_JSON_OUTPUT_H
 #define __INNOSTALL_JSON_OUTPUT_H
 

@@ -1,11 +1,11 @@
-"""Tables behind the report views: small pure functions from a recording's tidy tables to
-the frames the HTML, export and diff views draw. Generic over counter and histogram names,
-so a new measurement shows up without touching the views."""
+"""Tables behind the report's sections: small pure functions from a recording's tidy tables
+to the DataFrames the HTML, export and diff draw. Generic over counter and histogram names,
+so a new measurement shows up without touching the reports."""
 from __future__ import annotations
 
 import pandas as pd
 
-from innostall.schema import prose_unit
+from innostall.format.schema import prose_unit
 
 from .histogram import slot_bounds, stats
 from .prose import shorten

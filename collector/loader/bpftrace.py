@@ -9,9 +9,9 @@ from string import Template
 
 from innostall import resources
 
-from .discover import ResolvedProbe
-from .elf import ElfImage
-from .target import Target
+from ..discovery.discover import ResolvedProbe
+from ..discovery.elf import ElfImage
+from ..discovery.target import Target
 
 FRAGMENTS = resources.bpftrace_fragments()
 

@@ -57,7 +57,7 @@ class ResolvedProbe:
 
 @cache
 def catalog_file() -> dict:
-    return tomllib.loads(resources.files("innostall.collector").joinpath("catalog.toml").read_text())
+    return tomllib.loads(resources.files("innostall.collector.discovery").joinpath("catalog.toml").read_text())
 
 
 def catalog() -> dict:

@@ -16,157 +16,28 @@ from typing import Callable
 
 from innostall import __version__
 from innostall.errors import UserError
-from innostall.recording_format import JOURNAL, META, meta_fact
-from innostall.schema import Schema
+from innostall.format.journal import JOURNAL, meta_fact
+from innostall.format.schema import Schema
 
-from . import cache, idle, latch_names, libc, loader, sql, store
-from .discover import ResolvedProbe, layout
-from .stacks import StackSymbolizer
-from .target import Target
-from .view_names import ViewNames
+from ..discovery import cache, libc
+from ..discovery.discover import ResolvedProbe, layout
+from ..discovery.target import Target
+from ..loader import loader
+from ..server import latch_names, sql
+from ..server.view_names import ViewNames
+from . import idle, store
+from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room
+from .live_line import LiveLine
+from .plan import (check_budget, check_settings, global_addresses, group_settings, layout_args,
+                   loader_args, plan_attachments, sampling_groups)
+from .stack_journal import StackJournal
 
-DEFAULT_SETTINGS = {"deep_walk_threshold": 100}  # versions: walks this deep are kept with stacks
 DEFAULT_BUDGET_PCT = 1.0  # of the server's CPU time the probes may cost; None: no budget
-RESERVE, RESERVE_BYTES = ".reserve", 64 * 1024  # room kept for the last meta.json on a full disk
-
-
-def prepare_dir(path: str) -> bool:
-    """Create the recording directory; True if it did not exist (so a recording that never
-    started removes it again)."""
-    if os.path.exists(os.path.join(path, META)):
-        raise UserError(f"{path} already holds a recording; choose another -o directory")
-    created = not os.path.exists(path)
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot create {path}: {e.strerror}")
-    probe = os.path.join(path, ".innostall-write-test")
-    try:
-        with open(probe, "w"):
-            pass
-        os.remove(probe)
-    except OSError as e:
-        if created:  # nothing of ours is in it yet: only the directory to take back
-            with contextlib.suppress(OSError):
-                os.rmdir(path)
-        raise UserError(f"cannot write into {path}: {e.strerror}")
-    return created
-
-
-def discard_dir(path: str, created: bool) -> None:
-    """Undo prepare_dir for a recording that never started: what we wrote, and the
-    directory if we made it. Nothing else is touched."""
-    for name in (META, META + ".tmp", JOURNAL, "loader.log", RESERVE):
-        with contextlib.suppress(OSError):
-            os.remove(os.path.join(path, name))
-    if created:
-        with contextlib.suppress(OSError):
-            os.rmdir(path)
-
-
-def check_settings(settings: dict[str, int]) -> dict[str, int]:
-    unknown = sorted(set(settings) - set(DEFAULT_SETTINGS))
-    if unknown:
-        raise UserError(f"unknown setting {unknown[0]}")
-    if settings.get("deep_walk_threshold", 1) < 1:
-        raise UserError("--deep-walk-threshold must be at least 1 (versions)")
-    return {**DEFAULT_SETTINGS, **settings}
-
-
-def global_addresses(target: Target, probes: list[ResolvedProbe]) -> dict[str, int]:
-    """Settings that receive the address of a server global some programs read, at its
-    place in the running process (the catalog's `globals`), and the code range of a
-    function whose calls some programs tell by their return address (`caller`)."""
-    settings = {}
-    for p in probes:
-        for setting, symbol in p.global_settings.items() if p.ok else ():
-            address = target.runtime_address(p.globals[symbol])
-            if address:
-                settings[setting] = address
-        for prefix, function in p.caller_ranges.items() if p.ok else ():
-            start = target.runtime_address(function.vaddr)
-            if start:
-                settings.update({f"{prefix}_lo": start, f"{prefix}_hi": start + function.size})
-    return settings
-
-
-def layout_args(layout: dict | None, schema: Schema) -> list[str]:
-    """--layout MEMBER=VALUE arguments of the build's struct layout; the latch model goes
-    by its number in the schema."""
-    if not layout:
-        return []
-    members = {"latch_model": schema.latch_models.index(layout["latch_model"] or "none"),
-               **layout["members"]}
-    unknown = sorted(set(members) - set(schema.layout_members))
-    if unknown:
-        raise UserError(f"the catalog's layout names {unknown[0]}, which the loader does not read")
-    return [f"{member}={int(value)}" for member, value in members.items()]
-
-
-# The scheduler tracepoints some programs need, attached with them: (program, the program
-# it serves, what it measures, its sampling group; "" = the served program's). The switch
-# program tells purge's sleeps apart (sched.bpf.c) and is sampled on its own: it runs at
-# every switch on the machine. The wakeup program finds latch holders (wakeup.bpf.c) and
-# goes with the latch waits.
-SLEEP_GROUP = "purge_sleeps"
-TRACEPOINTS = (("purge_sched_switch", "purge_batch_enter", "purge_sleeps", SLEEP_GROUP),
-               ("latch_waker", "latch_wait_exit", "latch_holders", ""))
-
-
-def plan_attachments(probes: list[ResolvedProbe], holders: bool) -> list[dict]:
-    """One loader attachment per program and offset, in the loader's order: its spec, the
-    probes it serves (sync_array_wait_event serves three on rw_lock servers, attached once)
-    and its sampling group ("" = never sampled); then the tracepoints they need (without
-    the wakeup tracepoint when the latch holders are not wanted)."""
-    planned: dict[str, dict] = {}
-    for p in probes:
-        for spec in p.attach_args() if p.ok else []:
-            planned.setdefault(spec, {"spec": spec, "probes": [], "group": p.group})["probes"].append(p.name)
-    attachments = list(planned.values())
-    return attachments + tracepoint_attachments(attachments, holders)
-
-
-def tracepoint_attachments(attachments: list[dict], holders: bool) -> list[dict]:
-    planned = []
-    for program, served, measures, group in TRACEPOINTS:
-        if measures == "latch_holders" and not holders:
-            continue
-        serving = next((a for a in attachments if a["spec"].split("=")[0] == served), None)
-        if serving:
-            planned.append({"spec": f"{program}=0", "probes": [measures],
-                            "group": group or serving["group"], "tracepoint": True})
-    return planned
-
-
-def sampling_groups(attachments: list[dict], schema: Schema) -> list[str]:
-    """Group names in loader numbering (1, 2, ...), in order of appearance; group 0 is the
-    never-sampled one."""
-    groups = list(dict.fromkeys(a["group"] for a in attachments if a["group"]))
-    if len(groups) > schema.max_groups - 1:
-        raise UserError(f"{len(groups)} sampling groups in the catalog; the loader takes "
-                        f"{schema.max_groups - 1}")
-    return groups
-
-
-def loader_args(attachments: list[dict], groups: list[str]) -> list[str]:
-    """--attach arguments: SPEC#N for sampled groups."""
-    return [f"{a['spec']}#{groups.index(a['group']) + 1}" if a["group"] else a["spec"]
-            for a in attachments]
-
-
-def group_settings(probes: list[ResolvedProbe], groups: list[str]) -> dict[str, int]:
-    """Settings told a group's number (the catalog's `group_setting`): e.g. the version
-    walks must know when their steps were sampled (mvcc.bpf.c)."""
-    settings = {p.group_setting: groups.index(p.group) + 1
-                for p in probes if p.ok and p.group_setting and p.group in groups}
-    if SLEEP_GROUP in groups:  # the purge spans must know when their sleeps were watched
-        settings["sleep_group"] = groups.index(SLEEP_GROUP) + 1
-    return settings
 
 
 def unwind_table(target: Target, probes: list[ResolvedProbe],
                  group: idle.IdleGroup | None) -> tuple[str | None, dict[str, int], bool]:
-    """libc's frame table for the latch programs' stacks (collector/libc.py), which the
+    """libc's frame table for the latch programs' stacks (collector/discovery/libc.py), which the
     loader reads at start: its path, the settings that go with it, and whether the path is
     a temporary file to remove after the recording (it is not when the table is cached).
     None and no settings without latch probes, a process, or a table that fits."""
@@ -193,14 +64,8 @@ def unwind_table(target: Target, probes: list[ResolvedProbe],
 def build_unwind_table(pid: int, path: str, group: idle.IdleGroup | None) -> dict[str, int] | None:
     """Decode libc's .eh_frame into path, in a process of its own as the tables are
     written: decoding takes memory, and it runs on idle CPU."""
-    done = run_idle([sys.executable, "-m", "innostall.collector.libc", str(pid), path], group)
+    done = run_idle([sys.executable, "-m", "innostall.collector.discovery.libc", str(pid), path], group)
     return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
-
-
-def check_budget(budget_pct: float | None) -> float | None:
-    if budget_pct is not None and not 0 < budget_pct <= 100:
-        raise UserError("--budget must be a percentage above 0 and at most 100")
-    return budget_pct
 
 
 def describe(target: Target, probes: list[ResolvedProbe], interval_s: float,
@@ -238,134 +103,6 @@ def signals_forwarded_to(proc):
             signal.signal(s, handler)
 
 
-class LiveLine:
-    """On a terminal: elapsed time, events per second and the probes' estimated cost in the
-    last interval, the groups being sampled with their coverage, and drops."""
-
-    def __init__(self, groups: list[str], schema: Schema):
-        self.started = time.monotonic()
-        self.groups = groups  # sampling group names, by loader number - 1
-        self.events = schema.counters_of("event")  # one per traced occurrence
-        self.losses = schema.counters_of("loss")
-        self.last: dict | None = None  # the previous snapshot
-
-    def show(self, record: dict) -> None:
-        counters = record["counters"]
-        events = sum(counters.get(name, 0) for name in self.events)
-        rate, cost, sampled = 0.0, "", ""
-        last = self.last
-        if last and record["mono_ns"] > last["mono_ns"]:
-            wall = record["mono_ns"] - last["mono_ns"]
-            rate = (events - sum(last["counters"].get(n, 0) for n in self.events)) * 1e9 / wall
-            cost, sampled = self.governor_text(record.get("governor"), last.get("governor"), wall)
-        self.last = record
-        sys.stderr.write(f"\rrecording {time.monotonic() - self.started:6.0f} s  "
-                         f"{rate:9.0f} events/s{cost}  purge batches {counters.get('purge_batches', 0):>6}  "
-                         f"drops {sum(counters.get(n, 0) for n in self.losses):>4}{sampled}\x1b[K")
-        sys.stderr.flush()
-
-    def governor_text(self, now: dict | None, before: dict | None, wall_ns: int) -> tuple[str, str]:
-        if not now or not before:
-            return "", ""
-        cpu = now["server_cpu_ns"] - before["server_cpu_ns"]
-        overhead = now["overhead_ns"] - before["overhead_ns"]
-        cost = f"  cost {100 * overhead / cpu:5.2f}% of server CPU" if cpu > 0 else ""
-        partial = [f"{self.groups[g - 1]} {100 * (ns - b[1]) / wall_ns:.0f}%"
-                   for (g, ns, *_), b in zip(now["groups"], before["groups"])
-                   if ns - b[1] < 0.999 * wall_ns]
-        return cost, "  sampled: " + ", ".join(partial) if partial else ""
-
-
-def processes_running(path: str):
-    """Pids of the processes whose executable is path."""
-    wanted = os.path.realpath(path)
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.path.realpath(f"/proc/{entry}/exe") == wanted:
-                    yield int(entry)
-            except OSError:
-                continue
-
-
-class StackJournal:
-    """Stacks are folded now, while the server's maps still tell which file each address
-    belongs to; the journal then keeps them symbolized: deep-walk events gain a "folded"
-    field, latch tables and read views have each stack's addresses replaced by its folded
-    string."""
-
-    def __init__(self, target: Target, names: ViewNames | None = None,
-                 latches: latch_names.LatchNamer | None = None):
-        self.target = target
-        self.names = names  # who holds the read views, by SQL when we may log in
-        self.latches = latches  # names the contended latches, from the server's memory
-        self.latch_name_at: dict[int, str] = {}  # address -> name, as the latches lines named them
-        self._symbolizer: StackSymbolizer | None = None  # built at the first stack
-        # Latch stacks carry no pid: with --binary, any process running the executable
-        # has it mapped the same way, so its maps resolve them.
-        self.pid = target.pid or next(processes_running(target.path), None)
-
-    def fold(self, addresses: list[int], pid: int | None = None) -> str:
-        if self._symbolizer is None:
-            self._symbolizer = StackSymbolizer(self.target)
-        if not addresses:
-            return "[unknown]"
-        return self._symbolizer.folded(pid or self.pid, addresses)
-
-    def journal_line(self, rec: dict, line: str) -> str:
-        if rec["type"] == "deep_walk":
-            rec["folded"] = self.fold(rec["stack"], rec["pid"])
-            self.name_walk(rec)
-        elif rec["type"] == "latch_tables":
-            rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
-            rec["latch_stacks"] = [[kind, ident, mode, waits, ns, self.fold(stack)]
-                                   for kind, ident, mode, waits, ns, stack in rec.get("latch_stacks", [])]
-            rec["holders"] = [[latch, mode, thread, waits, ns, self.fold(stack), self.holder_latch_name(latch)]
-                              for latch, mode, thread, waits, ns, stack in rec.get("holders", [])]
-        elif rec["type"] == "latches":
-            self.name_latches(rec)
-        elif rec["type"] == "read_views":
-            for view in rec["views"]:
-                view["folded"] = self.fold(view.pop("stack"), view.get("pid"))
-                view["source"] = "probe"
-            if self.names:
-                self.names.annotate(rec)
-        else:
-            return line
-        return json.dumps(rec, separators=(",", ":")) + "\n"
-
-
-    def name_walk(self, rec: dict) -> None:
-        """The table and index whose records' versions the walk built, read from the
-        dict_index_t it was given (left out when that memory is not recognised)."""
-        index, scan_index = rec.pop("index", 0), rec.pop("scan_index", 0)
-        named = self.latches.index_at(index) if self.latches and index else None
-        if named:
-            rec["table"], rec["index"] = named
-        # the secondary index of the lookup that led to the record, when the walk ran
-        # inside that lookup (analysis checks the stack: the BPF side may see a stale one)
-        scanned = self.latches.index_at(scan_index) if self.latches and scan_index else None
-        if scanned and (not named or scanned[0] == named[0]):
-            rec["scan_index"] = scanned[1]
-
-    def name_latches(self, rec: dict) -> None:
-        """Each latch row gains its name and kind: [kind, id, mode, waits, ns, max_ns,
-        address, slots, name, kind label]. Names are cached, so each latch is read once."""
-        for row in rec["latches"]:
-            kind, ident, address = row[0], row[1], row[6]
-            row += (self.latches.name(kind, ident, address) if self.latches
-                    else (latch_names.UNKNOWN, latch_names.KIND_NAMES.get(kind, "latch")))
-            self.latch_name_at[address] = row[-2]
-
-    def holder_latch_name(self, address: int) -> str:
-        """A holder's latch by the name its waits were given (the latches lines come every
-        interval, the holders with the latch tables after them), else by its address."""
-        name = self.latch_name_at.get(address)
-        if name is None and self.latches:
-            name = self.latches.name_address(address)[0]
-        return name or latch_names.UNKNOWN
-
-
 def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
                 use_sql: bool) -> tuple[latch_names.LatchNamer | None, dict]:
     """A namer for the latches, when any latch probe is attached; the pages' tables and
@@ -387,7 +124,7 @@ def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
 
 
 def run_idle(cmd: list[str], group: idle.IdleGroup | None) -> subprocess.CompletedProcess:
-    """Run a command of our own bulk work on CPU time nothing else wants (collector/idle.py):
+    """Run a command of our own bulk work on CPU time nothing else wants (collector/recorder/idle.py):
     in the idle cgroup, for its patience at most; at SCHED_IDLE where there is none."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=None if group else idle.sched_idle)
@@ -400,7 +137,7 @@ def run_idle(cmd: list[str], group: idle.IdleGroup | None) -> subprocess.Complet
 
 def write_tables(out_dir: str, group: idle.IdleGroup | None) -> None:
     """In a process of its own, once tracing is over: pandas would double our memory."""
-    done = run_idle([sys.executable, "-m", "innostall.collector.store", out_dir], group)
+    done = run_idle([sys.executable, "-m", "innostall.collector.recorder.store", out_dir], group)
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise UserError(f"the recording's tables could not be written ({last}); "
@@ -432,16 +169,16 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
     budget_pct: the share of the server's CPU the probes may cost before the hot ones are
     sampled; None: no budget, everything stays attached (exact, whatever it costs).
-    sql_dsn, use_sql: SQL access to name the threads holding read views (collector/sql.py);
+    sql_dsn, use_sql: SQL access to name the threads holding read views (collector/server/sql.py);
     found from the server process unless given, never needed.
-    metrics: live Prometheus metrics ({port, addr, textfile}; collector/live_metrics.py).
+    metrics: live Prometheus metrics ({port, addr, textfile}; collector/recorder/live_metrics.py).
     holders: find who held the contended latches, with the scheduler's wakeup tracepoint:
     off unless asked, as it costs the server several times what the governor counts for it
     (make bench: +4.3% CPU per transaction for the latch probes with it, -1.8% without).
-    start: the idle-CPU start the caller opened before discovery (collector/idle.py); one
+    start: the idle-CPU start the caller opened before discovery (collector/recorder/idle.py); one
     is opened here if not."""
     check_budget(budget_pct)
-    # until the probes attach, our work waits for CPU the server leaves (collector/idle.py)
+    # until the probes attach, our work waits for CPU the server leaves (collector/recorder/idle.py)
     with contextlib.nullcontext(start) if start else idle.Start() as start:
         return record_stages(target, probes, out_dir, start.stay, start.group,
                              duration_s=duration_s, interval_s=interval_s, on_event=on_event,
@@ -607,45 +344,6 @@ def note(meta: dict, rec: dict) -> None:
             **({"entry_range": rec["entry_range_ns"], "floored": rec["floored"]}
                if "entry_range_ns" in rec else {})}
     meta.update(meta_fact(rec))
-
-
-def reserve_room(out_dir: str) -> None:
-    """Keep room for the last meta.json: when the disk fills, the journal stops, this file
-    goes, and meta.json can still say how the recording ended."""
-    with open(os.path.join(out_dir, RESERVE), "wb") as f:
-        os.posix_fallocate(f.fileno(), 0, RESERVE_BYTES)
-
-
-def release_room(out_dir: str) -> None:
-    with contextlib.suppress(OSError):
-        os.remove(os.path.join(out_dir, RESERVE))
-
-
-class Journal:
-    """journal.jsonl, appended line by line and flushed, so a recording cut short keeps
-    every complete line. A write the disk refuses ends the journal, not the recorder."""
-
-    def __init__(self, path: str):
-        self.file = open(path, "a")
-        self.failed: str | None = None  # why the disk refused a write
-
-    def write(self, line: str) -> bool:
-        if self.failed:
-            return False
-        try:
-            self.file.write(line)
-            self.file.flush()
-            return True
-        except OSError as e:
-            self.failed = e.strerror
-            return False
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        with contextlib.suppress(OSError):
-            self.file.close()
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -174,7 +174,7 @@ static void usage(FILE *out)
 	      "  --unwind-table PATH  libc's frame table (struct cfi_row records, collector/unwind.py),\n"
 	      "                      with --set libc_text_lo=,libc_text_hi=,libc_bias=,libc_cfi_rows=\n"
 	      "  --home-cgroup PATH  a cgroup.procs file to move into once the BPF object is loaded:\n"
-	      "                      started in an idle cgroup (collector/idle.py), calibration and\n"
+	      "                      started in an idle cgroup (collector/recorder/idle.py), calibration and\n"
 	      "                      the governor must not wait\n", out);
 }
 
