@@ -96,7 +96,8 @@ def small_multiples(rates: pd.DataFrame, title: str) -> go.Figure:
 
 # The phases' colours: calm for idle and keeping up, warm for what needs a look.
 VERDICT_COLORS = {"idle": "#9e9e9e", "keeping_up": "#2ca02c", "pinned": "#d62728",
-                  "catching_up": "#1f77b4", "falling_behind": "#ff7f0e", "throttled": "#9467bd"}
+                  "catching_up": "#1f77b4", "falling_behind": "#ff7f0e", "throttled": "#9467bd",
+                  "not_recorded": "#e0e0e0"}
 TIMELINE_ROWS = [  # title, columns of the story table drawn in it, colours
     ("History list (transactions)", ["pinned", "purgeable"], ["#d62728", "#1f77b4"]),
     ("Purge: undo pages/s", ["purge pages/s"], ["#2ca02c"]),

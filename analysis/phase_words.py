@@ -37,7 +37,7 @@ def start_s(table: pd.DataFrame, a: int) -> float:
 def history_move(table: pd.DataFrame, a: int, b: int) -> dict | None:
     """The history from the snapshot before row a (or the first known one from a on) to
     the last known one up to row b, end to end (history_end): {from, to, from_s, to_s,
-    seconds, per_s}; None when unknown throughout."""
+    seconds, per_s}; None when unknown throughout, or read once (no move to tell)."""
     ends = table["history_end"]
     inside = ends.iloc[a:b + 1].dropna()
     if inside.empty:
@@ -45,18 +45,21 @@ def history_move(table: pd.DataFrame, a: int, b: int) -> dict | None:
     first = (ends.iloc[a - 1], table.index[a - 1]) if a and known(ends.iloc[a - 1]) \
         else (inside.iloc[0], inside.index[0])
     span = inside.index[-1] - first[1]
+    if span <= 0:
+        return None
     return {"from": int(first[0]), "to": int(inside.iloc[-1]), "from_s": rounded(first[1]),
             "to_s": rounded(inside.index[-1]), "seconds": rounded(span),
             "per_s": rounded((inside.iloc[-1] - first[0]) / span) if span > 0 else None}
 
 
 def levels(rows: pd.DataFrame) -> dict | None:
-    """The history's level over some intervals: median, min and max; None when unknown."""
+    """The history's level over some intervals: median, min and max of those it was read
+    in (known of intervals); None when unknown throughout."""
     known_levels = rows["history"].dropna()
     if known_levels.empty:
         return None
     return {"median": rounded(known_levels.median()), "min": int(known_levels.min()),
-            "max": int(known_levels.max())}
+            "max": int(known_levels.max()), "known": len(known_levels), "intervals": len(rows)}
 
 
 def held_row(table: pd.DataFrame, a: int, b: int) -> int | None:
@@ -94,7 +97,8 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
             "history": history_move(table, a, b), "levels": levels(rows),
             "held": held(table, a, b),
             "dml_delays": int(rows["dml_delays"].sum()), "dml_delay_us": rounded(rows["dml_delay_us"].sum()),
-            "bound": {"part": found[0], "share": rounded(found[1])} if found else None}
+            # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
+            "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
 
 
 # --- words -----------------------------------------------------------------------------
@@ -161,22 +165,42 @@ def pinned_words(f: dict, views: list[dict], pinned_move: dict | None, to_s: flo
             "(one opened before the recording shows only with SQL access)")
 
 
+NOT_RECORDED = "purge not recorded: its probe (purge_batch) was not attached"
+
+
+def not_recorded_words(f: dict) -> str:
+    """Purge unseen, but the DML delay, when its probe was attached, was measured."""
+    n = f["dml_delays"]
+    delay = (f"; DML delayed {count(f['dml_delay_us'] / n)} µs × {count(n)} row operations "
+             "(innodb_max_purge_lag)") if n else ""
+    return NOT_RECORDED + delay
+
+
+def read_in(lv: dict) -> str:
+    """' (read in 4 of 7 intervals)' for a level the history was not read throughout: the
+    governor may have detached its probes (nothing is known of the rest)."""
+    return f" (read in {lv['known']} of {lv['intervals']} intervals)" if lv["known"] < lv["intervals"] else ""
+
+
 def idle_words(f: dict) -> str:
-    top = f["levels"]["max"] if f["levels"] else None
+    lv = f["levels"]
+    top = lv["max"] if lv else None
     if not f["batches"]:
-        many = "" if top is None else ", no history" if not top else f", with {count(top)} transactions of history"
+        many = ("" if top is None else f", no history{read_in(lv)}" if not top
+                else f", with {count(top)} transactions of history{read_in(lv)}")
         return f"idle: no purge batch ran{many}"
     if f["pages"]:
-        level = f"history at most {count(top)}" if top is not None else "history length not recorded"
+        level = f"history at most {count(top)}{read_in(lv)}" if top is not None else "history length not recorded"
         return f"idle: {level}; purge handled {count(f['pages'])} undo pages in {count(f['batches'])} batches"
     if top is None:
         return f"idle: {count(f['batches'])} purge batches found nothing to purge"
-    return f"idle: {'no history' if not top else f'history at most {count(top)}'}, nothing for purge to do"
+    level = "no history" if not top else f"history at most {count(top)}"
+    return f"idle: {level}{read_in(lv)}, nothing for purge to do"
 
 
 def keeping_up_words(f: dict) -> str:
     lv = f["levels"]
-    level = (f"history about {count(lv['median'])} ({count(lv['min'])}–{count(lv['max'])})"
+    level = (f"history about {count(lv['median'])} ({count(lv['min'])}–{count(lv['max'])}){read_in(lv)}"
              if lv else "history length not recorded")
     return (f"keeping up: {level}, purge {count(f['pages_per_s'])} pages/s in "
             f"{f['batches_per_s']:,.1f} batches/s")
@@ -185,8 +209,10 @@ def keeping_up_words(f: dict) -> str:
 def catching_up_words(f: dict) -> str:
     if not f["history"]:
         per_batch = f" ({count(f['pages_per_batch'])} per batch)" if f["pages_per_batch"] else ""
+        lv = f["levels"]
+        unread = f"history read in {lv['known']} of {lv['intervals']} intervals" if lv else "history length not recorded"
         return (f"catching up after the pin: {count(f['pages'])} undo pages in {count(f['batches'])} "
-                f"batches{per_batch}, {count(f['pages_per_s'])} pages/s (history length not recorded)"
+                f"batches{per_batch}, {count(f['pages_per_s'])} pages/s ({unread})"
                 f"{bound_words(f)}")
     per_batch = f", {count(f['pages_per_batch'])} pages per batch" if f["pages_per_batch"] else ""
     return f"catching up: {move_words(f['history'])}{per_batch}{bound_words(f)}"
@@ -251,7 +277,8 @@ def phase(verdict: str, table: pd.DataFrame, a: int, b: int, taken_in: list[tupl
     words = {"pinned": lambda: pinned_words(f, views, pinned_move, to_s),
              "throttled": lambda: throttled_words(f, views, to_s),
              "catching_up": lambda: catching_up_words(f), "falling_behind": lambda: falling_behind_words(f),
-             "idle": lambda: idle_words(f), "keeping_up": lambda: keeping_up_words(f)}[verdict]()
+             "idle": lambda: idle_words(f), "keeping_up": lambda: keeping_up_words(f),
+             "not_recorded": lambda: not_recorded_words(f)}[verdict]()
     events = [event(v, table, first, last) for v, first, last in taken_in]
     return {"from_s": start_s(table, a), "to_s": to_s, "verdict": verdict,
             "detail": words + events_words(events), "figures": f, "events": events}

@@ -1,5 +1,6 @@
 """The recording cut into phases, each with a verdict: idle, keeping up, pinned, catching
-up, falling behind or throttled.
+up, falling behind or throttled; or one phase, not recorded, when purge's probe was not
+attached (nothing can be said of it, least of all that no batch ran).
 
 Each interval gets a verdict by verdict()'s rules, then catch_ups_after_pins() and
 debounce(): a run shorter than MIN_PHASE intervals joins its neighbour unless it is
@@ -16,7 +17,7 @@ import pandas as pd
 from .phase_words import history_move, phase
 from .pinning import BACKLOG_MIN
 
-VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled")
+VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled", "not_recorded")
 # the verdicts worth a word when a phase takes them in: what went wrong, or was put right
 NOTEWORTHY = ("pinned", "catching_up", "falling_behind", "throttled")
 PINNED_SHARE = 0.8  # the oldest view holds at least this share of the history: pinned
@@ -152,16 +153,31 @@ def debounce(verdicts: list[str], keep: list[bool], min_len: int = MIN_PHASE) ->
 
 # --- phases ----------------------------------------------------------------------------
 
-def phases(table: pd.DataFrame) -> list[dict]:
+def phases(table: pd.DataFrame, purge_recorded: bool = True) -> list[dict]:
     """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
     figures, events} (phase_words.phase), events being the runs of another, noteworthy
     verdict that the phase took in."""
     if table.empty:
         return []
+    if not purge_recorded:
+        return [phase("not_recorded", table, 0, len(table) - 1, [])]
     intervals = interval_rows(table)
     raw = catch_ups_after_pins([verdict(iv) for iv in intervals], intervals)
     smooth = debounce(raw, decisive(raw, table["history_end"], table["purge_pages"]))
+    smooth = founded(smooth, table)
     return [phase(v, table, a, b, taken_in(v, raw, table, a, b)) for v, a, b in runs(smooth)]
+
+
+def founded(verdicts: list[str], table: pd.DataFrame) -> list[str]:
+    """A catch-up or a fall must hold over its whole phase, as its words tell it: the
+    intervals' verdicts go by the history's level (a saw-tooth's top on MariaDB), a few
+    may outvote the rest, and the phase's history may end where it began. Such a phase is
+    purge keeping up (or idle, without work)."""
+    out = list(verdicts)
+    for v, a, b in runs(verdicts):
+        if v in ("catching_up", "falling_behind") and not borne_out(v, table, a, b):
+            out[a:b + 1] = ["keeping_up" if table["purge_pages"].iloc[a:b + 1].sum() else "idle"] * (b - a + 1)
+    return out
 
 
 def taken_in(v: str, raw: list[str], table: pd.DataFrame, a: int, b: int) -> list[tuple]:

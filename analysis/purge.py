@@ -170,15 +170,18 @@ def number(value: float) -> float | None:
 def history_summary(table: pd.DataFrame) -> dict:
     """first, last, max of the history (null when never read), from and to when it was
     known (known_to_end: to the last interval), the pinned and purgeable parts at its last
-    known interval, its growth per second over the time known and over the last intervals,
-    and the time to drain it at the recent net decrease (null unless falling)."""
+    known interval, its growth per second over the time known and over its last readings
+    (from recent_from_s), and the time to drain it at that recent net decrease (null unless
+    falling)."""
     known = table.dropna(subset=["history"])
     if known.empty:
         return dict.fromkeys(["first", "last", "max", "known_from_s", "known_to_s", "known_to_end",
-                              "pinned", "purgeable", "growth_per_s", "recent_growth_per_s", "drain_s"])
+                              "pinned", "purgeable", "growth_per_s", "recent_growth_per_s",
+                              "recent_from_s", "drain_s"])
     last = known.iloc[-1]
     span = known.index[-1] - known.index[0]
-    recent = last["growth_per_s"]
+    recent = last["growth_per_s"]  # over the last TREND_WINDOW readings, from recent_from_s
+    recent_from = known.index[max(0, len(known) - 1 - TREND_WINDOW)]
     drain = (last["history"] / -recent if not math.isnan(recent) and recent < 0 else
              (0.0 if last["history"] == 0 else None))
     return {"first": int(known["history"].iloc[0]), "last": int(last["history"]),
@@ -187,7 +190,7 @@ def history_summary(table: pd.DataFrame) -> dict:
             "pinned": None if math.isnan(last["pinned"]) else int(last["pinned"]),
             "purgeable": None if math.isnan(last["purgeable"]) else int(last["purgeable"]),
             "growth_per_s": number((last["history"] - known["history"].iloc[0]) / span) if span else None,
-            "recent_growth_per_s": number(recent), "drain_s": number(drain) if drain is not None else None}
+            "recent_growth_per_s": number(recent), "recent_from_s": number(recent_from), "drain_s": number(drain) if drain is not None else None}
 
 
 def purge_story(rec: Recording) -> dict:
@@ -195,7 +198,7 @@ def purge_story(rec: Recording) -> dict:
     workers' time split in ms (null parts when not measured)."""
     table = purge_table(rec)
     return {"history": history_summary(table), "pinned_by": pinning_views(table),
-            "phases": phases(table),
+            "phases": phases(table, rec.probe_attached("purge_batch")),
             "batch_time_ms": as_ms(coordinator_split(table)),
             "worker_time_ms": as_ms(worker_split(table)),
             "split_watched_pct": {who: watched_pct(table, who) for who in ("batch", "worker")},

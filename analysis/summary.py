@@ -249,7 +249,7 @@ def findings(series) -> list[str]:
 def purge_findings(rec: Recording, purge: dict) -> list[str]:
     """The empty-batch finding, for recordings without the history length: with it, the
     verdict's phases say the same, and more precisely."""
-    if purge["history"]["last"] is not None:
+    if purge["history"]["last"] is not None or not rec.probe_attached("purge_batch"):
         return []
     return findings(per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]))
 
@@ -295,13 +295,16 @@ def walk_findings(walks: dict, drops: int) -> list[str]:
     return found
 
 
+HOT_SPOT_WAITS = 10  # fewer waits in all make no hot spot, whatever share one page had
+
+
 def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) -> list[str]:
     """Plain-words reading of the block-latch waits."""
     if not locks["waits"]:
         return []
     found = [f"Threads waited {locks['total_wait_ms'] / 1000:.2f} s in all on buffer-block "
-             f"latches ({locks['waits']} waits in {duration_s:.0f} s)."]
-    if locks["top_page_pct"] is not None:
+             f"latches ({locks['waits']} wait{'s' if locks['waits'] != 1 else ''} in {duration_s:.0f} s)."]
+    if locks["top_page_pct"] is not None and locks["waits"] >= HOT_SPOT_WAITS:
         hottest = locks["top_pages"][0]
         found[0] += (f" {locks['top_page_pct']:.0f}% of that time was on one page, {hottest['name']}: a hot spot "
                      "(hot rows, a small table or an index root).")

@@ -210,10 +210,11 @@ def history_lines(purge: dict) -> list[str]:
              f"{at} pinned {amount(h['pinned'])}, purgeable {amount(h['purgeable'])}"]
     growth = []
     if h["growth_per_s"] is not None:
-        growth.append(f"{h['growth_per_s']:+,.0f}/s over the "
+        growth.append(f"net {h['growth_per_s']:+,.0f}/s over the "
                       f"{'recording' if h['known_to_end'] else 'time it was known'}")
-    if h["recent_growth_per_s"] is not None:
-        growth.append(f"{h['recent_growth_per_s']:+,.0f}/s lately")
+    if h["recent_growth_per_s"] is not None:  # the last readings, wherever they fell
+        growth.append(f"{h['recent_growth_per_s']:+,.0f}/s over its last readings "
+                      f"({h['recent_from_s']:.1f}–{h['known_to_s']:.1f} s)")
     if growth:
         drain = (f"; drains in ~{h['drain_s']:,.0f} s at that rate" if h["drain_s"] else
                  "; drained" if h["drain_s"] == 0 else "")
@@ -249,14 +250,22 @@ def pinning_lines(views: list[dict]) -> list[str]:
     return lines
 
 
-def render_text(rec: Recording) -> str:
-    full = summary(rec)
-    s = full["purge"]
+def dml_delay_lines(rec: Recording, s: dict) -> list[str]:
+    """The DML delay's line and its finding, when its probe was attached."""
+    if not rec.probe_attached("dml_delay"):
+        return []
+    return [f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
+            f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}"] + finding_lines(throttle_findings(s))
+
+
+def render_purge(rec: Recording, s: dict) -> list[str]:
+    """The purge section: its batches, history, time split, findings and histograms."""
+    if not rec.probe_attached("purge_batch"):  # the DML delay may be, on its own
+        return ["", "Purge: not recorded (probe purge_batch)"] + dml_delay_lines(rec, s)
     lat = s["latency_us"]
     per_s = s["batches"] / rec.duration_s if rec.duration_s else 0
     per_batch = s["pages"] / s["batches"] if s["batches"] else 0
-    head = header(rec)
-    lines = head[:1] + verdict_lines(s["phases"]) + [""] + head[1:] + [
+    lines = [
         "",
         "Purge",
         f"  batches {s['batches']} ({per_s:.1f}/s), empty {s['empty_batches']}, "
@@ -274,9 +283,7 @@ def render_text(rec: Recording) -> str:
     if rec.probe_attached("purge_record"):
         lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"
                      + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))
-    if rec.probe_attached("dml_delay"):
-        lines.append(f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
-                     f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}")
+    lines += dml_delay_lines(rec, s)[:1]
     series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
     lines += finding_lines(purge_findings(rec, s) + throttle_findings(s))
     lines += ["", "Purge over time (one character per interval, scaled to the peak)"]
@@ -288,6 +295,14 @@ def render_text(rec: Recording) -> str:
     if rec.probe_attached("purge_record"):
         lines += ["", "Undo records per purge batch",
                   log2_text(rec, "purge_batch_records")]
+    return lines
+
+
+def render_text(rec: Recording) -> str:
+    full = summary(rec)
+    head = header(rec)
+    lines = head[:1] + verdict_lines(full["purge"]["phases"]) + [""] + head[1:]
+    lines += render_purge(rec, full["purge"])
     lines += render_walks(rec, full["version_walk"], full["drops"])
     lines += render_undo(rec, full["undo"])
     lines += render_block_locks(rec, full["block_lock"], full["other_latch"])

@@ -6,7 +6,8 @@ the findings, for the tests and for anyone who doubts a report.
 
 What it checks, on `report --json`'s summary and the per-interval table (purge.purge_table):
 - the phases tile the recording, and each verdict has a reason in its own rows (a pinned
-  phase has a pinned interval, a catch-up's history fell, a fall's rose ...);
+  phase has a pinned interval, a catch-up's history fell, a fall's rose ...), and "not
+  recorded" stands exactly where purge's probe was not attached;
 - each phase's and each short event's figures, recomputed over its own span, its end
   included (so a figure of the last few intervals passing for the phase's is caught);
 - each sentence, read back clause by clause: every claim ('history A → B over S s (R/s)',
@@ -33,7 +34,7 @@ from .pinning import BACKLOG_MIN, view_words
 from .purge import purge_table
 from .purge_time import rows_bound
 from .recording import load
-from .summary import summary
+from .summary import HOT_SPOT_WAITS, summary
 from .text import PHASES_SHOWN, render_text
 from .timeline import per_interval
 
@@ -42,6 +43,7 @@ __all__ = ["check"]
 TOLERANCE = 2e-3  # seconds: times are kept to the millisecond
 NUMBER = r"[+-]?\d[\d,]*(?:\.\d+)?"
 EVENT = re.compile(rf"^at ({NUMBER})–({NUMBER}) s (.*)$")
+LEVEL_WORDS = rf"no history\b|history at most|history about|with {NUMBER} transactions of history"
 
 
 def check(recording_dir: str) -> list[str]:
@@ -57,6 +59,10 @@ def check(recording_dir: str) -> list[str]:
     table = purge_table(rec)
     phases = told["purge"]["phases"]
     problems += tiling(phases, table)
+    recorded = rec.probe_attached("purge_batch")  # else nothing may be said of purge
+    problems += [f"phase at {p['from_s']} s: {p['verdict']}, yet purge's probe was "
+                 f"{'attached' if recorded else 'not attached'}" for p in phases
+                 if (p["verdict"] == "not_recorded") == recorded]
     for p in phases:
         where = f"phase {p['from_s']}–{p['to_s']} s ({p['verdict']})"
         problems += [f"{where}: {x}" for x in phase_problems(p, table)]
@@ -79,6 +85,8 @@ def move(table: pd.DataFrame, rows: pd.DataFrame) -> dict | None:
         return None
     start = earlier.iloc[-1:] if len(earlier) and not math.isnan(earlier.iloc[-1]) else ends.iloc[:1]
     span = ends.index[-1] - start.index[0]
+    if span <= 0:  # one reading tells no move
+        return None
     return {"from": start.iloc[0], "to": ends.iloc[-1], "seconds": span,
             "per_s": (ends.iloc[-1] - start.iloc[0]) / span if span > 0 else None}
 
@@ -214,6 +222,8 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
          lambda g: all(said(x, lv.get(k)) for x, k in zip(g, ("median", "min", "max")))),
         (rf"(?:history at most|with) ({NUMBER})(?: transactions of history)?", lambda g: said(g[0], lv.get("max"))),
         (r"no history\b", lambda g: lv.get("max") == 0),
+        (rf"read in ({NUMBER}) of ({NUMBER}) intervals",
+         lambda g: said(g[0], len(rows["history"].dropna())) and said(g[1], len(rows))),
         (rf"(?:at (its end|{NUMBER} s) )?(?:the view held ({NUMBER}) of ({NUMBER}) transactions of history"
          rf"|({NUMBER}) of ({NUMBER}) transactions of history were pinned)",
          lambda g: held is not None and said(g[1] or g[3], held["pinned"]) and said(g[2] or g[4], held["history"])
@@ -265,6 +275,10 @@ def sentence_problems(p: dict, table: pd.DataFrame, rows: pd.DataFrame, truth: d
                 continue
             span_rows = rows_in(table, span["from_s"], span["to_s"])
             span_truth, clause = truths(table, span_rows, False), found[3]
+        unread = span_rows["history"].isna().sum()
+        if unread and re.search(LEVEL_WORDS, clause) and "read in " not in clause:
+            problems.append(f"'{clause}' gives the history's level, not saying it was unknown "
+                            f"in {unread} of its {len(span_rows)} intervals")
         for pattern, holds in claims(span_truth, span_rows, p, p["events"]):
             for match in re.finditer(pattern, clause):
                 if not holds(match.groups()):
@@ -298,7 +312,7 @@ def finding_problems(told: dict, rec) -> list[str]:
          lambda g: said(g[0], stalled.sum()) and said(g[1], len(series))
          and (g[2] is None and working.empty or g[2] is not None and said(g[2], len(working))
               and said(g[3], working["purge_pages"].sum()))),
-        (r"^No purge batch ran", lambda g: total("purge_batches") == 0),
+        (r"^No purge batch ran", lambda g: total("purge_batches") == 0 and rec.probe_attached("purge_batch")),
         (rf"^purge lag throttled DML: ({NUMBER}) inserts/updates slept ({NUMBER}) s",
          lambda g: said(g[0], total("dml_delays")) and said(g[1], total("dml_delay_us") / 1e6)),
         (rf"^({NUMBER}) read\(s\) walked >= ({NUMBER}) row versions; the deepest walked ({NUMBER})",
@@ -307,10 +321,10 @@ def finding_problems(told: dict, rec) -> list[str]:
          and said(g[2], max([total("version_walk_max_depth"), *rec.walks["depth"]]))),
         (rf"^({NUMBER}) event\(s\) were lost", lambda g: said(g[0], total("drops"))),
         (rf"^version walks read ({NUMBER}) undo pages from disk", lambda g: said(g[0], total("page_reads_walk"))),
-        (rf"^Threads waited ({NUMBER}) s in all on buffer-block latches \(({NUMBER}) waits in ({NUMBER}) s\)\."
+        (rf"^Threads waited ({NUMBER}) s in all on buffer-block latches \(({NUMBER}) waits? in ({NUMBER}) s\)\."
          rf"(?: ({NUMBER})% of that time was on one page, (.+?): a hot spot)?",
          lambda g: said(g[0], block_us / 1e6) and said(g[1], block_waits) and said(g[2], rec.duration_s)
-         and (g[3] is None and hot is None or hot is not None and said(g[3], 100 * hot.wait_us / (block_us or 1))
+         and (g[3] is None and (hot is None or block_waits < HOT_SPOT_WAITS) or hot is not None and said(g[3], 100 * hot.wait_us / (block_us or 1))
               and named(int(hot.space), int(hot.page_no), g[4]))),
         (rf"^Purge itself waited ({NUMBER}) s on block latches",
          lambda g: said(g[0], rec.wait_stacks.loc[rec.wait_stacks["stack"].str.contains("row_purge", regex=False),

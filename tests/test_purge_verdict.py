@@ -149,7 +149,7 @@ def test_pinned_then_catching_up(tmp_path):
     assert s["history"] == {"first": 1800, "last": 0, "max": 10600, "known_from_s": 1.0,
                             "known_to_s": 18.0, "known_to_end": True, "pinned": 0,
                             "purgeable": 0, "growth_per_s": round(-1800 / 17, 3),
-                            "recent_growth_per_s": -800.0, "drain_s": 0.0}
+                            "recent_growth_per_s": -800.0, "recent_from_s": 13.0, "drain_s": 0.0}
     assert s["batch_time_ms"] == {"cpu": 1051.8, "io": 150.0, "latch": 70.0, "other": 80.6}
     assert s["worker_time_ms"] == dict.fromkeys(purge_time.SPLIT)
 
@@ -232,7 +232,7 @@ def test_format_1_recording_reports_every_key_without_its_figures(tmp_path):
     s = json.loads(done.stdout)["purge"]
     assert s["history"] == dict.fromkeys(["first", "last", "max", "known_from_s", "known_to_s",
                                           "known_to_end", "pinned", "purgeable", "growth_per_s",
-                                          "recent_growth_per_s", "drain_s"])
+                                          "recent_growth_per_s", "recent_from_s", "drain_s"])
     assert s["pinned_by"] == [] and s["batch_time_ms"] == s["worker_time_ms"] == dict.fromkeys(purge_time.SPLIT)
     # the demo's stall, then the commit's catch-up: 146149 pages in one interval
     assert [p["verdict"] for p in s["phases"]] == ["pinned", "catching_up", "idle"]

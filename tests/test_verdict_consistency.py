@@ -122,6 +122,25 @@ def test_a_pinned_phase_that_took_in_working_intervals_does_not_say_every_batch_
     assert verdict_check.check(str(hour)) == []
 
 
+def test_purge_not_recorded_is_said_so_never_that_no_batch_ran(tmp_path):
+    """A recording made with the latch probes alone (the hot-rows test's): nothing can be
+    said of purge, least of all that it was idle or that no batch ran."""
+    records = purge_journal([{"history": None} for _ in range(6)])
+    directory = write(tmp_path, records)
+    meta = json.loads((directory / "meta.json").read_text())
+    for probe in meta["probes"]:
+        probe["attached"] = probe["attached"] and probe["name"] != "purge_batch"
+    (directory / "meta.json").write_text(json.dumps(meta))
+    rec = recording.load(str(directory))
+    told = summary.summary(rec)
+    [phase] = told["purge"]["phases"]
+    assert (phase["verdict"], phase["from_s"]) == ("not_recorded", 0.0)
+    assert "purge_batch" in phase["detail"] and not any("purge" in f.lower() for f in told["findings"])
+    report = text.render_text(rec)
+    assert "Purge: not recorded (probe purge_batch)" in report and "no purge batch ran" not in report
+    assert verdict_check.check(str(directory)) == []
+
+
 # --- every figure checked against the tables -----------------------------------------
 
 @pytest.mark.parametrize("directory", STORED, ids=[p.name for p in STORED])
@@ -162,7 +181,8 @@ def test_no_recording_the_suite_made_is_contradicted_by_its_report(request, tmp_
     readable = {d: problems for d, problems in checked.items() if problems is not None}
     servers = {json.loads((Path(d) / "meta.json").read_text())["target"]["version"] for d in readable}
     assert len(readable) >= 30 and len(servers) >= 4, (len(readable), servers)
-    assert {d: problems for d, problems in readable.items() if problems} == {}
+    contradicted = [f"{d}: {problem}" for d, problems in readable.items() for problem in problems]
+    assert not contradicted, "\n".join(contradicted)
 
 
 @pytest.mark.parametrize("make", ["pinned_then_catch_up", "synthetic", "throttled", "no_history"])
@@ -201,6 +221,22 @@ def test_the_checker_finds_the_contradictions_a_user_met(tmp_path):
     problems = verdict_check.phase_problems(phase, table)
     assert ("says 'at its end the view held 64,267 of 64,267 transactions of history': its intervals "
             "say otherwise") in problems
+
+
+def test_a_level_over_intervals_whose_history_was_unknown_says_so(tmp_path):
+    """The governor detached the history's probes for 3 of an idle phase's 7 intervals:
+    'no history' is said of the 4 it was read in, and the checker insists on it."""
+    whole, none = {"governor.attached_ns.history": 10**9}, {"governor.attached_ns.history": 0}
+    steps = [{"history": 0, **whole} for _ in range(3)] + [{"history": None, **none} for _ in range(3)]
+    steps.append({"history": 0, **whole})
+    directory = write(tmp_path, purge_journal(steps))
+    [phase] = told(directory)["purge"]["phases"]
+    assert phase["detail"] == "idle: no purge batch ran, no history (read in 4 of 7 intervals)"
+    assert verdict_check.check(str(directory)) == []
+    table = purge.purge_table(recording.load(str(directory)))
+    unsaid = {**phase, "detail": "idle: no purge batch ran, no history"}
+    assert any("not saying it was unknown in 3 of its 7 intervals" in p
+               for p in verdict_check.phase_problems(unsaid, table))
 
 
 def test_the_checker_reads_each_claim_against_its_own_span(tmp_path):

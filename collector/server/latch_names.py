@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from innostall.names import demangle
+
 from ..discovery.elf import STT_OBJECT, SYM_DTYPE
 
 # enum latch_kind (probes/innostall.h)
@@ -240,7 +242,7 @@ class LatchNamer:
         for start, size, name in self.rules.members.get(symbol, []):
             if start <= offset < start + size:
                 return name
-        return f"{symbol}+{offset}"
+        return f"{demangle(symbol)}+{offset}"  # a static's name is mangled: _ZL10flush_lock
 
     def array_member(self, address: int, kind: int) -> str | None:
         for start, end, name in self.arrays():
