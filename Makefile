@@ -10,7 +10,7 @@ BPF_SRCS   := $(wildcard probes/*.bpf.c)
 BPF_OBJS   := $(patsubst probes/%.bpf.c,$(BUILD)/bpf/%.bpf.o,probes/common.bpf.c $(filter-out probes/common.bpf.c,$(BPF_SRCS)))  # the one defining the shared maps first
 LOADER     := $(BUILD)/innostall-loader
 
-.PHONY: all setup build check test demo bench dist dist-check clean
+.PHONY: all setup build check test demo bench bench-layouts dist dist-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -64,7 +64,7 @@ test: build
 
 # The pure tests only (no server, no root): the catalog lint, the views, the maths. Seconds.
 check: build
-	$(VENV)/bin/python -m pytest -q -m "not live" tests
+	$(VENV)/bin/python -m pytest -q -m "not live and not heavy" tests
 
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh
@@ -73,6 +73,10 @@ demo: build
 # it; python -m bench --help lists them). scripts/ holds the bench package and fixture_servers.py.
 bench: build $(BUILD)/bench-yardstick
 	BUILD=$(BUILD) PYTHONPATH=$(CURDIR)/scripts $(VENV)/bin/python -m bench
+
+# How long the struct layouts take to read from a build's DWARF, first and cached (a minute).
+bench-layouts: build
+	PYTHONPATH=$(CURDIR)/scripts $(VENV)/bin/python -m bench.layouts
 
 clean:
 	rm -rf $(BUILD)/dist $(BUILD)/bpf $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(LOADER)

@@ -146,7 +146,9 @@ def latches_summary(rec: Recording, top: int = 10) -> dict:
     name it), with its waiters' stacks and its holders' (latch_holders_of)."""
     latches = rec.latches
     total_us = float(latches["wait_us"].sum())
-    named_us = float(latches.loc[latches["name"] != "unknown", "wait_us"].sum())
+    # a global and an offset into it (lock_sys+128) is an address, not a name
+    named = (latches["name"] != "unknown") & ~latches["name"].astype(str).str.contains(r"\+\d+$", regex=True)
+    named_us = float(latches.loc[named, "wait_us"].sum())
     rows = latches.nlargest(top, "wait_us")
     return {
         "wait_ms": round(total_us / 1000, 1),

@@ -77,6 +77,7 @@ def cmd_probes(args) -> int:
         print(f"  note: {note}")
     print(f"  build-id {tgt.elf.build_id or 'none'}, {'PIE' if tgt.elf.is_pie else 'non-PIE'}, "
           f"symbols from {symbols_from}")
+    print(f"  {layout_line(discover.layout(tgt))}")
     print(f"  {'probe':<17}{'cost':<6}{'offset':<11}symbol / reason")
     for p in probes:
         mark = "*" if p.core else " "
@@ -90,6 +91,17 @@ def cmd_probes(args) -> int:
     missing = [p.name for p in probes if p.core and not p.ok]
     print("* core set: " + ("all resolved" if core_ok else "missing " + ", ".join(missing)))
     return 0 if core_ok else 2
+
+
+def layout_line(layout: dict | None) -> str:
+    """Where the struct layout came from, and any member the catalog has otherwise."""
+    if layout is None:
+        return "struct layout: unknown (no DWARF, and no catalog range holds this build)"
+    differs = "; the catalog differs on " + ", ".join(
+        f"{m} ({listed} there, {found} in DWARF)" for m, (listed, found) in layout["differs"].items()) \
+        if layout["differs"] else ""
+    return (f"struct layout from {layout['source']}: {len(layout['members'])} members, "
+            f"latch model {layout['latch_model'] or 'unknown'}{differs}")
 
 
 def cmd_bpftrace(args) -> int:

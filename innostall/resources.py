@@ -1,5 +1,6 @@
 """The files innostall runs or reads besides its Python code: the BPF loader (the BPF
-programs are inside it, as a skeleton), inferno-flamegraph and the bpftrace fragments.
+programs are inside it, as a skeleton), dwarf-layouts, inferno-flamegraph and the bpftrace
+fragments.
 
 An installed release (the wheel `make dist` builds) carries them as package data in
 innostall/data/. A checkout has no such directory: there they are where `make build` puts
@@ -28,6 +29,11 @@ def flamegraph_tool() -> Path:
     if installed():
         return PACKAGED / "inferno-flamegraph"
     return CHECKOUT / "build" / "tools" / "bin" / "inferno-flamegraph"
+
+
+def dwarf_tool() -> Path:
+    """dwarf-layouts, the reader of the server's struct layouts from its DWARF."""
+    return PACKAGED / "dwarf-layouts" if installed() else CHECKOUT / "build" / "tools" / "bin" / "dwarf-layouts"
 
 
 def bpftrace_fragments() -> Path:

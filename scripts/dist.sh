@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The release artifact (make dist): one wheel holding the Python package and, as package
-# data in innostall/data/, the static loader (the BPF programs are inside it), a stripped
-# inferno-flamegraph and the bpftrace fragments. It is built from a staged copy of the
+# data in innostall/data/, the static loader (the BPF programs are inside it), stripped
+# inferno-flamegraph and dwarf-layouts, and the bpftrace fragments. It is built from a staged copy of the
 # checkout, so no build output lands in the source tree. Prints the wheel's path.
 #
 # Its tag is py3-none-manylinux_2_N_x86_64: any CPython 3.11+ on x86-64 with glibc 2.N or
 # newer, N being the newest glibc symbol version inferno-flamegraph uses (the loader is
-# static and uses none). pip on the host takes pandas, numpy, pyarrow ... from PyPI as
+# static and uses none; dwarf-layouts asks for older ones than inferno). pip on the host takes pandas, numpy, pyarrow ... from PyPI as
 # binary wheels of their own; nothing is compiled there.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -15,6 +15,7 @@ dist=$build/dist
 stage=$dist/stage
 loader=$dist/innostall-loader  # the Makefile links it statically
 inferno=$build/tools/bin/inferno-flamegraph  # scripts/setup.sh builds it
+dwarf=$build/tools/bin/dwarf-layouts  # and this
 python=$build/venv/bin/python
 
 die() {
@@ -43,15 +44,18 @@ stage_tree() {  # the package sources, then the data a checkout keeps in build/ 
     mkdir -p "$stage/innostall/data/bpftrace" &&
     install -m 755 "$loader" "$stage/innostall/data/innostall-loader" &&
     strip -o "$stage/innostall/data/inferno-flamegraph" "$inferno" &&
-    chmod 755 "$stage/innostall/data/inferno-flamegraph" &&
+    strip -o "$stage/innostall/data/dwarf-layouts" "$dwarf" &&
+    chmod 755 "$stage/innostall/data/inferno-flamegraph" "$stage/innostall/data/dwarf-layouts" &&
     install -m 644 "$top"/probes/bpftrace/*.bt "$stage/innostall/data/bpftrace/"
 }
 
 [ -x "$loader" ] || die "$loader missing (make dist builds it)"
 [ -x "$inferno" ] || die "$inferno missing (scripts/setup.sh builds it)"
+[ -x "$dwarf" ] || die "$dwarf missing (scripts/setup.sh builds it)"
 [ -z "$(objdump -p "$loader" | awk '$1 == "NEEDED"')" ] || die "$loader is not static"
 only_system_libs "$inferno" || die "inferno-flamegraph cannot ship as it is"
-glibc=$(glibc_needed "$inferno")
+only_system_libs "$dwarf" || die "dwarf-layouts cannot ship as it is"
+glibc=$(printf '%s\n' "$(glibc_needed "$inferno")" "$(glibc_needed "$dwarf")" | sort -n | tail -n 1)
 plat=manylinux_2_${glibc}_x86_64
 
 stage_tree || die "cannot stage the package in $stage"

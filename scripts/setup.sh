@@ -27,7 +27,8 @@ debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config ma
       python3 python3-venv python3-pip binutils unzip chromium chromium-driver debootstrap golang-go)
 
 # inferno-flamegraph (from the Rust crate registry) draws the SVG flame graphs. 0.11.13 with its lockfile
-# builds with Debian 12's rustc 1.63 as well as with current ones.
+# builds with Debian 12's rustc 1.63 as well as with current ones; so does dwarf-layouts (ours,
+# with its Cargo.lock), which reads struct layouts from the server's DWARF.
 inferno_version=0.11.13
 speedscope_version=1.25.0
 
@@ -65,20 +66,36 @@ find_cargo() {  # rustup's cargo (maybe not on a non-login PATH), else Debian's,
     echo /usr/bin/cargo
 }
 
-inferno() {  # into build/tools/bin; a stamp, as 0.11 has no --version to ask
-  local tools=$build/tools cargo minor
-  local stamp=$tools/.inferno-$inferno_version
-  [ -f "$stamp" ] && [ -x "$tools/bin/inferno-flamegraph" ] && return 0
+run_cargo() {  # run_cargo SUBCOMMAND ARGS...
+  local cargo minor
   cargo=$(find_cargo) || return 1
   minor=$("$cargo" --version | sed -n 's/^cargo 1\.\([0-9]*\).*/\1/p')
   if [ "${minor:-0}" -lt 68 ]; then
     # Debian 12's cargo 1.65 reads the crate registry's index through git; the sparse
-    # index over HTTPS is an unstable feature there, enabled for this one install.
-    RUSTC_BOOTSTRAP=1 "$cargo" -Z sparse-registry install --quiet --locked --root "$tools" \
-      --version "$inferno_version" inferno
+    # index over HTTPS is an unstable feature there, enabled for this one command.
+    RUSTC_BOOTSTRAP=1 "$cargo" -Z sparse-registry "$@"
   else
-    "$cargo" install --quiet --locked --root "$tools" --version "$inferno_version" inferno
-  fi && touch "$stamp"
+    "$cargo" "$@"
+  fi
+}
+
+inferno() {  # into build/tools/bin; a stamp, as 0.11 has no --version to ask
+  local tools=$build/tools
+  local stamp=$tools/.inferno-$inferno_version
+  [ -f "$stamp" ] && [ -x "$tools/bin/inferno-flamegraph" ] && return 0
+  run_cargo install --quiet --locked --root "$tools" --version "$inferno_version" inferno &&
+    touch "$stamp"
+}
+
+dwarf_layouts() {  # the struct-layout reader (collector/discovery/dwarf-layouts), into build/tools/bin
+  local crate=$top/collector/discovery/dwarf-layouts out=$build/tools/bin/dwarf-layouts
+  # rebuilt when a source is newer than the binary; cargo alone would do it too, but costs a
+  # second per `make build` even with nothing to do
+  [ -x "$out" ] && [ -z "$(find "$crate/src" "$crate/Cargo.toml" "$crate/Cargo.lock" -newer "$out")" ] &&
+    return 0
+  run_cargo build --quiet --release --locked --manifest-path "$crate/Cargo.toml" \
+      --target-dir "$build/cargo" &&
+    install -D -m 755 "$build/cargo/release/dwarf-layouts" "$out"
 }
 
 speedscope_schema() {  # the file format's JSON schema, from the npm package, for the export test
@@ -99,4 +116,5 @@ step "install Debian packages" need_debs
 step "mount tracefs" mount_tracefs
 step "create Python environment" python_env
 step "install inferno $inferno_version (cargo)" inferno
+step "build dwarf-layouts (cargo)" dwarf_layouts
 step "fetch speedscope $speedscope_version's file format schema (npm)" speedscope_schema

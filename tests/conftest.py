@@ -59,11 +59,13 @@ def is_live(item) -> bool:
 # Recordings written after this are the session's own (tests/test_verdict_consistency.py).
 SESSION_START = time.time()
 AFTER_RECORDINGS = "after_recordings: runs after every other test, over the recordings they made"
+HEAVY = "heavy: needs a browser or Go, or takes many seconds without a server: make test, not make check"
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", LIVE)
     config.addinivalue_line("markers", AFTER_RECORDINGS)
+    config.addinivalue_line("markers", HEAVY)
     tests = Path(__file__).resolve().parent
     # the whole suite, as `make test` runs it: no test left out by name, marker or path
     config.whole_suite = (not config.option.keyword and not config.option.markexpr
@@ -75,6 +77,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_live(item):
             item.add_marker(pytest.mark.live)
+        if "browser" in item.fixturenames:  # headless Chromium
+            item.add_marker(pytest.mark.heavy)
     items.sort(key=lambda item: item.get_closest_marker("after_recordings") is not None)  # stable
 
 

@@ -1,9 +1,11 @@
 """Block-lock waits on real servers: many threads updating a few hot rows wait on buffer
 block latches, through the B-tree page access code; one read-only thread hardly waits.
 Which latch is that? The most contended block latch is named with its table (sbtest1 or
-sbtest2, as the server's own dictionary has them) and PRIMARY, and at least 90% of all
-latch wait time carries a name (the same recordings; naming logic without a server:
-test_latch_names.py)."""
+sbtest2, as the server's own dictionary has them) and PRIMARY, and at least 95% of all
+latch wait time carries a name, an offset into a global (lock_sys+128) not counting as one
+(the same recordings; naming logic without a server: test_latch_names.py). The other 5%:
+latches the catalog, the dictionary and the build's DWARF all leave unplaced (on MariaDB
+10.11.5, before flush_lock and purge_worker_task were read from DWARF, 3.3%)."""
 from __future__ import annotations
 
 import re
@@ -83,7 +85,7 @@ def check_names(srv, hot, quiet) -> None:
     assert blocks and blocks[0] in indexes, (blocks[:1], indexes)
     assert any(index == "PRIMARY" for _, index in blocks[:5]), blocks[:5]
     if srv.name in NAMED:
-        assert latches["named_pct"] >= 90
+        assert latches["named_pct"] >= 95
     assert all(t["waiters"] for t in top)
     # the per-interval timeline adds up to the whole
     assert abs(hot.latch_timeline["wait_us"].sum() - hot.latches["wait_us"].sum()) < 1

@@ -145,6 +145,7 @@ def leaf_totals(rows: pd.DataFrame, weight: str | None) -> pd.Series:
     return values.groupby(leaves.to_numpy()).sum().sort_values(ascending=False)
 
 
+@pytest.mark.heavy  # runs Go
 def test_go_pprof_reads_the_exported_profiles_and_tops_with_the_reports_top_stack(tmp_path):
     export(SEED, tmp_path)
     rec = recording.load(str(SEED))

@@ -331,6 +331,7 @@ def test_browser_draws_a_real_recording_without_walks(browser, tmp_path):
 
 # --- speed ----------------------------------------------------------------------------------
 
+@pytest.mark.heavy  # renders an hour: ten seconds
 def test_hour_long_recording_renders(tmp_path):
     """3600 one-second intervals: the real demo intervals repeated, through journal → tables.
     The time each takes is printed, not asserted: speed is judged by runs on a quiet machine

@@ -1,6 +1,6 @@
 """Which latch is that? The naming logic, checked without a server on memory laid out by
 hand; deep walks named on real servers. The hot-row naming truth (the top block named with
-its table and PRIMARY, 90% of wait time named) rides on test_block_lock.py's recordings."""
+its table and PRIMARY, 95% of wait time named) rides on test_block_lock.py's recordings."""
 from __future__ import annotations
 
 import struct

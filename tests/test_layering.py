@@ -65,7 +65,10 @@ def imported(path: Path, source: str | None = None) -> set[str]:
 
 
 def sources() -> list[Path]:
-    return sorted(p for folder in ("innostall", "collector", "analysis") for p in (REPO / folder).rglob("*.py"))
+    """The package's modules: files in folders that are packages (not, say, a Rust crate's
+    test script)."""
+    return sorted(p for folder in ("innostall", "collector", "analysis") for p in (REPO / folder).rglob("*.py")
+                  if (p.parent / "__init__.py").exists())
 
 
 def test_no_module_imports_a_later_stage():
@@ -82,7 +85,7 @@ def test_no_module_imports_a_later_stage():
 def test_every_folder_is_a_stage_and_every_stage_has_modules():
     stages = {stage_of_file(path) for path in sources()}
     assert stages == set(STAGES)
-    collector = {p.parent.relative_to(REPO).as_posix() for p in (REPO / "collector").rglob("*.py")}
+    collector = {p.parent.relative_to(REPO).as_posix() for p in (REPO / "collector").rglob("__init__.py")}
     assert collector - {"collector"} <= set(FOLDERS), collector
 
 

@@ -26,6 +26,7 @@ def test_a_checkout_reads_build_and_probes(monkeypatch, tmp_path):
     assert not resources.installed()
     assert resources.loader() == resources.CHECKOUT / "build" / "innostall-loader"
     assert resources.flamegraph_tool() == resources.CHECKOUT / "build" / "tools" / "bin" / "inferno-flamegraph"
+    assert resources.dwarf_tool() == resources.CHECKOUT / "build" / "tools" / "bin" / "dwarf-layouts"
     assert (resources.bpftrace_fragments() / "header.bt").is_file()
     assert "make build" in resources.how_to_get("innostall-loader")
 
@@ -34,6 +35,7 @@ def test_a_release_reads_its_package_data_only(release):
     assert resources.installed()
     assert resources.loader() == release / "innostall-loader"
     assert resources.flamegraph_tool() == release / "inferno-flamegraph"
+    assert resources.dwarf_tool() == release / "dwarf-layouts"
     assert resources.bpftrace_fragments() == release / "bpftrace"
 
 
@@ -50,6 +52,7 @@ def test_the_wheel_ships_what_a_release_reads():
     with open(resources.CHECKOUT / "pyproject.toml", "rb") as f:
         shipped = tomllib.load(f)["tool"]["setuptools"]["package-data"]["innostall"]
     for path in (resources.PACKAGED / "innostall-loader", resources.PACKAGED / "inferno-flamegraph",
+                 resources.PACKAGED / "dwarf-layouts",
                  resources.PACKAGED / "bpftrace" / "header.bt"):
         relative = path.relative_to(resources.PACKAGED.parent).as_posix()
         assert any(fnmatch(relative, glob) for glob in shipped), f"{relative} is not package data"

@@ -10,7 +10,7 @@ from importlib import resources
 
 from innostall.errors import UserError
 
-from . import libc
+from . import layouts, libc
 from .elf import Symbol
 from .target import Target, parse_version
 
@@ -201,10 +201,9 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
     return True
 
 
-def layout(target: Target) -> dict | None:
-    """The struct layout of this build the programs read: {"latch_model": NAME or None,
-    "members": {C member: value}}, merged from every catalog [[layout]] whose range holds
-    the build (the latch structs and, say, the history length are known for different
+def catalog_layout(target: Target) -> dict | None:
+    """The catalog's struct layout for this build: merged from every [[layout]] whose range
+    holds it (the latch structs and, say, the history length are known for different
     ranges); None when none does."""
     version = target.version_tuple()
     found = None
@@ -214,6 +213,23 @@ def layout(target: Target) -> dict | None:
             found["latch_model"] = found["latch_model"] or entry.get("latch_model")
             found["members"].update(entry["members"])
     return found
+
+
+def layout(target: Target) -> dict | None:
+    """The struct layout of this build the programs read: {"latch_model": NAME or None,
+    "members": {C member: value}, "source", "differs"}: each member from the build's own
+    DWARF where it has one (layouts.py), else from the catalog; `differs` lists the members
+    where the two disagree (the DWARF's value is taken). None when neither knows any."""
+    listed = catalog_layout(target)
+    dwarf = layouts.layout_of(target.elf, target.debug)
+    if not dwarf or not (dwarf["members"] or dwarf["latch_model"]):
+        return {**listed, "source": "catalog", "differs": {}} if listed else None
+    listed = listed or {"latch_model": None, "members": {}}
+    differs = {m: (listed["members"][m], v) for m, v in dwarf["members"].items()
+               if m in listed["members"] and listed["members"][m] != v}
+    return {"latch_model": dwarf["latch_model"] or listed["latch_model"],
+            "members": {**listed["members"], **dwarf["members"]},
+            "source": "DWARF" if not listed["members"] else "DWARF and catalog", "differs": differs}
 
 
 def missing_members(variant: dict, target: Target) -> list[str]:
@@ -237,8 +253,8 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
                               bpftrace_with=dict(entry.get("bpftrace_with", {})))
         variants = ordered_variants(entry["variant"], target)
         if entry.get("needs_layout") and not known_layout:
-            probe.reason = (f"block and latch structs of {target.label} are not in the catalog, "
-                            "so block latches cannot be told apart")
+            probe.reason = (f"block and latch structs of {target.label} are neither in its DWARF "
+                            "nor in the catalog, so block latches cannot be told apart")
             resolved.append(probe)
             continue
         undecodable = None

@@ -81,6 +81,11 @@ class ElfImage:
         section = self._elf.get_section_by_name(".symtab")
         return section is not None and section["sh_size"] > 0
 
+    def has_section(self, name: str) -> bool:
+        """A section of that name with contents (a stripped file keeps NOBITS headers)."""
+        section = self._elf.get_section_by_name(name)
+        return section is not None and section["sh_type"] != "SHT_NOBITS" and section["sh_size"] > 0
+
     @cached_property
     def debuglink(self) -> tuple[str, int] | None:
         """(file name, CRC32) from .gnu_debuglink: where distros put the stripped symbols."""

@@ -30,6 +30,7 @@ import numpy as np
 
 from innostall.names import demangle
 
+from ..discovery import layouts
 from ..discovery.elf import STT_OBJECT, SYM_DTYPE
 
 # enum latch_kind (probes/innostall.h)
@@ -93,6 +94,9 @@ class ServerMemory:
 class NamingRules:
     """The catalog's [[latch_names]] for one build (merged over the entries that hold it)."""
     members: dict[str, list] = field(default_factory=dict)  # symbol -> [[offset, size, name]]
+    # the same from the build's DWARF (discovery/layouts.py): each member of a latch-holding
+    # global by its own name, for offsets the catalog does not name
+    dwarf_members: dict[str, list] = field(default_factory=dict)
     arrays: list = field(default_factory=list)  # [symbol, ptr offset, count offset, elem size, name]
     index_lock: int | None = None  # latch - this = dict_index_t (index tree latch)
     index_id: int = 0  # dict_index_t.id
@@ -239,7 +243,8 @@ class LatchNamer:
         if not found:
             return None
         symbol, offset = found
-        for start, size, name in self.rules.members.get(symbol, []):
+        in_dwarf = self.rules.dwarf_members.get(demangle(symbol), [])  # by its source name
+        for start, size, name in self.rules.members.get(symbol, []) + in_dwarf:
             if start <= offset < start + size:
                 return name
         return f"{demangle(symbol)}+{offset}"  # a static's name is mangled: _ZL10flush_lock
@@ -367,8 +372,10 @@ class LatchNamer:
 
 def naming_rules(target) -> NamingRules:
     from ..discovery.discover import catalog_file, in_range
-    return rules_for(catalog_file().get("latch_names", []), target.family,
-                     target.version_tuple(), in_range)
+    rules = rules_for(catalog_file().get("latch_names", []), target.family,
+                      target.version_tuple(), in_range)
+    rules.dwarf_members = (layouts.layout_of(target.elf, target.debug) or {}).get("globals", {})
+    return rules
 
 
 def namer_for(target, dictionary: dict | None, rules: NamingRules | None = None) -> LatchNamer:

@@ -1,0 +1,186 @@
+"""Struct layouts from the server's own DWARF: every member the BPF programs read
+(probes/innostall.h, INNOSTALL_LAYOUT) looked up by type and member name, whatever the
+build, so a build no catalog range lists is decoded as well as one it does.
+
+The reader is dwarf-layouts (collector/discovery/dwarf-layouts/, Rust on gimli): one pass
+over .debug_info that skips what it was not asked for, about a second on a 300 MB
+mariadbd, where pyelftools takes minutes. Its answer is cached per build id, beside the
+other per-build facts (cache.py). A build without DWARF (a stripped distro binary without
+its debug file) keeps the catalog's [[layout]] ranges; where both speak, the DWARF wins
+and a disagreement is said (`innostall probes`)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+
+from innostall import resources
+
+from . import cache
+from .elf import ElfImage
+
+FORMAT = 2  # of the cached answer; raised when the request or its reading changes
+# The loader's member -> the member paths that may hold it, across releases (10.6+ moved
+# the block latch into buf_page_t). Offsets in bytes, but the flag's in bits.
+PATHS = {
+    "buf_block_t.lock": ("buf_block_t.page.lock", "buf_block_t.lock"),
+    "buf_page_t.frame": ("buf_page_t.frame",),
+    "buf_page_t.zip.fix": ("buf_page_t.zip.fix",),
+    "rw_lock_t.is_block_lock": ("rw_lock_t.is_block_lock",),
+    "sync_cell_t.latch": ("sync_cell_t.latch",),
+    "sync_cell_t.request_type": ("sync_cell_t.request_type",),
+    "trx_sys_t.rseg_history_len": ("trx_sys_t.rseg_history_len",),
+    "ReadView.m_open": ("ReadView.m_open",),
+}
+CONSTANTS = ("buf_page_t::READ_FIX", "buf_page_t::WRITE_FIX")
+BITS = {"rw_lock_t.is_block_lock"}
+# Members the sux model needs, and the rw_lock model's: a model is claimed only whole.
+MODELS = {
+    "sux": ("buf_block_t.lock", "buf_page_t.frame", "buf_page_t.zip.fix", "buf_page_t::READ_FIX",
+            "buf_page_t::WRITE_FIX"),
+    "rw_lock": ("buf_block_t.lock", "rw_lock_t.is_block_lock", "sync_cell_t.latch",
+                "sync_cell_t.request_type"),
+}
+RW_LOCK_TYPES = ("rw_lock_t", "BPageLock")  # a block latch of these types is an rw_lock_t
+# Server globals whose members are latches: flattened, so that a latch inside one is named
+# by its member path (lock_sys.wait_mutex), not an offset. By their source names: a static's
+# symbol is mangled (_ZL10flush_lock), its DWARF name is not. A name a build lacks costs nothing.
+LATCH_GLOBALS = ("lock_sys", "log_sys", "purge_sys", "dict_sys", "trx_sys", "buf_pool", "fil_system",
+                 "recv_sys", "buf_dblwr", "srv_sys", "page_cleaner", "btr_search_sys", "ibuf",
+                 "dict_operation_lock", "fts_optimize_wq",
+                 # MariaDB 10.6+: the redo log's group commit locks, purge's thread-pool tasks
+                 "flush_lock", "write_lock", "purge_worker_task", "purge_coordinator_task")
+TIMEOUT_S = 120  # a debug file several GB large, on a slow disk
+
+
+def dwarf_file(elf: ElfImage, debug: ElfImage | None) -> str | None:
+    """The file holding the build's DWARF: its separate debug file, else the binary."""
+    for image in (debug, elf):
+        if image is not None and image.has_section(".debug_info"):
+            return image.path
+    return None
+
+
+def read(path: str) -> dict | None:
+    """dwarf-layouts' answer for the file at path (see its README for the JSON); None when
+    the reader is missing or fails (the catalog then speaks alone)."""
+    tool = resources.dwarf_tool()
+    if not tool.is_file():
+        return None
+    request = [*(p for paths in PATHS.values() for p in paths), *CONSTANTS, "trx_sys"]
+    flatten = [arg for name in LATCH_GLOBALS for arg in ("--flatten", name)]
+    try:
+        done = subprocess.run([str(tool), "--compact", "-j", "2", path, *request, *flatten],
+                              capture_output=True, text=True, timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    try:
+        return json.loads(done.stdout)
+    except ValueError:
+        return None
+
+
+def build_key(path: str, elf: ElfImage) -> str:
+    """The build id; without one (older builds), the DWARF file's identity on disk."""
+    if elf.build_id:
+        return elf.build_id
+    st = os.stat(path)
+    return hashlib.sha1(f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()
+
+
+def answer(elf: ElfImage, debug: ElfImage | None) -> dict | None:
+    """The reader's answer for this build, from the cache when it was read before."""
+    path = dwarf_file(elf, debug)
+    if path is None:
+        return None
+    directory = cache.cache_dir()
+    cached = os.path.join(directory, f"layouts-v{FORMAT}-{build_key(path, elf)}.json") if directory else None
+    if cached and os.path.isfile(cached):
+        try:
+            with open(cached) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            pass
+    found = read(path)
+    if found is not None and cached:
+        tmp = f"{cached}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w") as f:
+                json.dump(found, f)
+            os.replace(tmp, cached)
+        except OSError:
+            pass
+    return found
+
+
+def members(found: dict) -> dict[str, int]:
+    """The loader's members this build's DWARF gives: {C member: value}."""
+    paths, known = found.get("paths", {}), {}
+    for member, candidates in PATHS.items():
+        hit = next((paths[p] for p in candidates if p in paths), None)
+        if hit is not None:
+            known[member] = hit["bit_offset"] if member in BITS else hit["offset"]
+            if member == "trx_sys_t.rseg_history_len":
+                known["sizeof(trx_sys_t.rseg_history_len)"] = hit["size"]
+    for constant in CONSTANTS:
+        if constant in found.get("constants", {}):
+            known[constant] = found["constants"][constant]["value"]
+    trx_sys = found.get("globals", {}).get("trx_sys")
+    if trx_sys and "trx_sys_t.rseg_history_len" in known:
+        known["trx_sys_t*"] = int(bool(trx_sys["pointer"]))
+    return known
+
+
+def latch_model(found: dict, known: dict[str, int]) -> str | None:
+    """sux or rw_lock when every member that model needs is known, told apart by the block
+    latch's type; None otherwise."""
+    paths = found.get("paths", {})
+    block = next((paths[p] for p in PATHS["buf_block_t.lock"] if p in paths), None)
+    if block is None:
+        return None
+    model = "rw_lock" if block["type"] in RW_LOCK_TYPES else "sux"
+    return model if all(m in known for m in MODELS[model]) else None
+
+
+def from_dwarf(elf: ElfImage, debug: ElfImage | None) -> dict | None:
+    """{"latch_model": NAME or None, "members": {C member: value}, "globals": {name:
+    [[offset, size, path]]}} read from the build's DWARF; None without DWARF or reader."""
+    found = answer(elf, debug)
+    if found is None:
+        return None
+    known = members(found)
+    model = latch_model(found, known)
+    if model != "sux":  # the sux members mean nothing to an rw_lock build, and the reverse
+        known = {m: v for m, v in known.items() if m not in set(MODELS["sux"]) - set(MODELS["rw_lock"])}
+    if model != "rw_lock":
+        known = {m: v for m, v in known.items() if m not in set(MODELS["rw_lock"]) - set(MODELS["sux"])}
+    return {"latch_model": model, "members": known, "globals": global_members(found)}
+
+
+def global_members(found: dict) -> dict[str, list[list]]:
+    """Each flattened global's own members (a latch is one of them, or inside one):
+    {global: [[offset, size, "global.member"]]}. Globals that are pointers are left out:
+    their latches live in the object they point to, not at the global's address."""
+    out = {}
+    for name, flat in found.get("flatten", {}).items():
+        rows = [[m["offset"], m["size"], m["path"]] for m in flat.get("members", [])
+                if m.get("size") and m["path"].count(".") == 1]
+        if rows and not flat.get("via_pointer"):
+            out[name] = rows
+    return out
+
+
+_read: dict[tuple, dict | None] = {}
+
+
+def layout_of(elf: ElfImage, debug: ElfImage | None) -> dict | None:
+    """from_dwarf, read once per process for a build (discovery asks several times)."""
+    if elf is None:  # a target known by name only
+        return None
+    key = (elf.path, elf.build_id, debug.path if debug else None)
+    if key not in _read:
+        _read[key] = from_dwarf(elf, debug)
+    return _read[key]
