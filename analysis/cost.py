@@ -92,7 +92,10 @@ def budget_rate(cost: dict) -> str:
         return ""
     why = (", reckoned on a quarter of a CPU: the server used less, and a share of an idle server"
            " would sample away single long reads") if cost.get("budget_floored") else ""
-    return f" ({cost['budget_ms_per_s']:.1f} ms/s{why})"
+    # in time, which is what the governor keeps: a floored budget lets the share pass 1%
+    spent = (f"; the probes took {cost['overhead_ms']:,.1f} ms of the {cost['budget_ms']:,.1f} ms it allowed"
+             if cost.get("budget_ms") else "")
+    return f" ({cost['budget_ms_per_s']:.1f} ms/s{why}){spent}"
 
 
 def calibration_spread(hit: dict) -> str:
