@@ -168,14 +168,6 @@ def pinned_words(f: dict, views: list[dict], pinned_move: dict | None, to_s: flo
 NOT_RECORDED = "purge not recorded: its probe (purge_batch) was not attached"
 
 
-def not_recorded_words(f: dict) -> str:
-    """Purge unseen, but the DML delay, when its probe was attached, was measured."""
-    n = f["dml_delays"]
-    delay = (f"; DML delayed {count(f['dml_delay_us'] / n)} µs × {count(n)} row operations "
-             "(innodb_max_purge_lag)") if n else ""
-    return NOT_RECORDED + delay
-
-
 def read_in(lv: dict) -> str:
     """' (read in 4 of 7 intervals)' for a level the history was not read throughout: the
     governor may have detached its probes (nothing is known of the rest)."""
@@ -278,7 +270,7 @@ def phase(verdict: str, table: pd.DataFrame, a: int, b: int, taken_in: list[tupl
              "throttled": lambda: throttled_words(f, views, to_s),
              "catching_up": lambda: catching_up_words(f), "falling_behind": lambda: falling_behind_words(f),
              "idle": lambda: idle_words(f), "keeping_up": lambda: keeping_up_words(f),
-             "not_recorded": lambda: not_recorded_words(f)}[verdict]()
+             "not_recorded": lambda: NOT_RECORDED}[verdict]()
     events = [event(v, table, first, last) for v, first, last in taken_in]
     return {"from_s": start_s(table, a), "to_s": to_s, "verdict": verdict,
             "detail": words + events_words(events), "figures": f, "events": events}

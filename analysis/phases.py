@@ -1,6 +1,6 @@
 """The recording cut into phases, each with a verdict: idle, keeping up, pinned, catching
-up, falling behind or throttled; or one phase, not recorded, when purge's probe was not
-attached (nothing can be said of it, least of all that no batch ran).
+up, falling behind or throttled; when purge's probe was not attached, not recorded (nothing
+can be said of purge, least of all that no batch ran) but where DML was throttled.
 
 Each interval gets a verdict by verdict()'s rules, then catch_ups_after_pins() and
 debounce(): a run shorter than MIN_PHASE intervals joins its neighbour unless it is
@@ -159,8 +159,9 @@ def phases(table: pd.DataFrame, purge_recorded: bool = True) -> list[dict]:
     verdict that the phase took in."""
     if table.empty:
         return []
-    if not purge_recorded:
-        return [phase("not_recorded", table, 0, len(table) - 1, [])]
+    if not purge_recorded:  # nothing to say of purge; the DML delay, when measured, still is
+        unseen = ["throttled" if n else "not_recorded" for n in table["dml_delays"]]
+        return [phase(v, table, a, b, []) for v, a, b in runs(unseen)]
     intervals = interval_rows(table)
     raw = catch_ups_after_pins([verdict(iv) for iv in intervals], intervals)
     smooth = debounce(raw, decisive(raw, table["history_end"], table["purge_pages"]))

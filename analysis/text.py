@@ -250,18 +250,19 @@ def pinning_lines(views: list[dict]) -> list[str]:
     return lines
 
 
-def dml_delay_lines(rec: Recording, s: dict) -> list[str]:
-    """The DML delay's line and its finding, when its probe was attached."""
+def dml_delay_line(rec: Recording, s: dict) -> list[str]:
+    """The DML delay's line, when its probe was attached."""
     if not rec.probe_attached("dml_delay"):
         return []
     return [f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
-            f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}"] + finding_lines(throttle_findings(s))
+            f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}"]
 
 
 def render_purge(rec: Recording, s: dict) -> list[str]:
     """The purge section: its batches, history, time split, findings and histograms."""
     if not rec.probe_attached("purge_batch"):  # the DML delay may be, on its own
-        return ["", "Purge: not recorded (probe purge_batch)"] + dml_delay_lines(rec, s)
+        return (["", "Purge: not recorded (probe purge_batch)"] + dml_delay_line(rec, s)
+                + finding_lines(throttle_findings(s)))
     lat = s["latency_us"]
     per_s = s["batches"] / rec.duration_s if rec.duration_s else 0
     per_batch = s["pages"] / s["batches"] if s["batches"] else 0
@@ -283,7 +284,7 @@ def render_purge(rec: Recording, s: dict) -> list[str]:
     if rec.probe_attached("purge_record"):
         lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"
                      + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))
-    lines += dml_delay_lines(rec, s)[:1]
+    lines += dml_delay_line(rec, s)
     series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
     lines += finding_lines(purge_findings(rec, s) + throttle_findings(s))
     lines += ["", "Purge over time (one character per interval, scaled to the peak)"]

@@ -125,7 +125,8 @@ def test_a_pinned_phase_that_took_in_working_intervals_does_not_say_every_batch_
 def test_purge_not_recorded_is_said_so_never_that_no_batch_ran(tmp_path):
     """A recording made with the latch probes alone (the hot-rows test's): nothing can be
     said of purge, least of all that it was idle or that no batch ran."""
-    records = purge_journal([{"history": None} for _ in range(6)])
+    delayed = {"history": None, "dml_delays": 40, "dml_delay_us": 80000}
+    records = purge_journal([{"history": None} for _ in range(6)] + [delayed] * 3)
     directory = write(tmp_path, records)
     meta = json.loads((directory / "meta.json").read_text())
     for probe in meta["probes"]:
@@ -133,9 +134,10 @@ def test_purge_not_recorded_is_said_so_never_that_no_batch_ran(tmp_path):
     (directory / "meta.json").write_text(json.dumps(meta))
     rec = recording.load(str(directory))
     told = summary.summary(rec)
-    [phase] = told["purge"]["phases"]
-    assert (phase["verdict"], phase["from_s"]) == ("not_recorded", 0.0)
-    assert "purge_batch" in phase["detail"] and not any("purge" in f.lower() for f in told["findings"])
+    phase, throttled = told["purge"]["phases"]  # the DML delay, measured, is still told
+    assert (phase["verdict"], phase["from_s"], throttled["verdict"]) == ("not_recorded", 0.0, "throttled")
+    assert "purge_batch" in phase["detail"] and "2,000 µs × 120 row operations" in throttled["detail"]
+    assert not any("no purge batch" in f.lower() for f in told["findings"])
     report = text.render_text(rec)
     assert "Purge: not recorded (probe purge_batch)" in report and "no purge batch ran" not in report
     assert verdict_check.check(str(directory)) == []
