@@ -153,10 +153,9 @@ def from_dwarf(elf: ElfImage, debug: ElfImage | None) -> dict | None:
         return None
     known = members(found)
     model = latch_model(found, known)
-    if model != "sux":  # the sux members mean nothing to an rw_lock build, and the reverse
-        known = {m: v for m, v in known.items() if m not in set(MODELS["sux"]) - set(MODELS["rw_lock"])}
-    if model != "rw_lock":
-        known = {m: v for m, v in known.items() if m not in set(MODELS["rw_lock"]) - set(MODELS["sux"])}
+    # one model's own members mean nothing to a build of the other (or of neither, whole)
+    foreign = (set(MODELS["sux"]) ^ set(MODELS["rw_lock"])) - set(MODELS.get(model, ()))
+    known = {m: v for m, v in known.items() if m not in foreign}
     return {"latch_model": model, "members": known, "globals": global_members(found)}
 
 
