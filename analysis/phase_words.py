@@ -49,7 +49,7 @@ def history_move(table: pd.DataFrame, a: int, b: int) -> dict | None:
         return None
     return {"from": int(first[0]), "to": int(inside.iloc[-1]), "from_s": rounded(first[1]),
             "to_s": rounded(inside.index[-1]), "seconds": rounded(span),
-            "per_s": rounded((inside.iloc[-1] - first[0]) / span) if span > 0 else None}
+            "per_s": rounded((inside.iloc[-1] - first[0]) / span)}
 
 
 def levels(rows: pd.DataFrame) -> dict | None:
@@ -107,8 +107,8 @@ def move_words(move: dict | None) -> str:
     """'history 1,800 → 10,600 over 11.0 s (+800/s)'."""
     if not move:
         return "history length not recorded"
-    rate = f" ({growth(move['per_s'])})" if move["per_s"] is not None else ""
-    return f"history {count(move['from'])} → {count(move['to'])} over {seconds(move['seconds'])}{rate}"
+    return (f"history {count(move['from'])} → {count(move['to'])} over {seconds(move['seconds'])} "
+            f"({growth(move['per_s'])})")
 
 
 def bound_words(f: dict) -> str:

@@ -89,7 +89,7 @@ def move(table: pd.DataFrame, rows: pd.DataFrame) -> dict | None:
     if span <= 0:  # one reading tells no move
         return None
     return {"from": start.iloc[0], "to": ends.iloc[-1], "seconds": span,
-            "per_s": (ends.iloc[-1] - start.iloc[0]) / span if span > 0 else None}
+            "per_s": (ends.iloc[-1] - start.iloc[0]) / span}
 
 
 def holding(rows: pd.DataFrame) -> pd.Series | None:
@@ -218,7 +218,7 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
     return [
         (rf"history ({NUMBER}) → ({NUMBER}) over ({NUMBER}) s(?: \(({NUMBER})/s\))?",
          lambda g: m is not None and said(g[0], m["from"]) and said(g[1], m["to"]) and said(g[2], m["seconds"])
-         and (g[3] is None and m["per_s"] is None or g[3] is not None and said(g[3], m["per_s"]))),
+         and g[3] is not None and said(g[3], m["per_s"])),
         (rf"history about ({NUMBER}) \(({NUMBER})–({NUMBER})\)",
          lambda g: all(said(x, lv.get(k)) for x, k in zip(g, ("median", "min", "max")))),
         (rf"(?:history at most|with) ({NUMBER})(?: transactions of history)?", lambda g: said(g[0], lv.get("max"))),
