@@ -61,7 +61,11 @@ def test_hot_row_holders_are_update_paths_of_user_connections(servers, hot_rows,
     top = blocks.nlargest(5, "wait_us")
     for row in top.itertuples():
         print(f"  block holder {row.role} {row.wait_us:.0f} us: {row.stack}")
-    assert len(top) and top["stack"].str.contains(UPDATE_PATH).all(), list(top["stack"])
+    # A waker's stack the BPF side could not read is "[unknown]": not known, not another path.
+    # It must stay a minority (a fresh root once had one of 6 waits, 18 ms, among the top 5).
+    unread = top["stack"] == "[unknown]"
+    assert (~unread).any() and top.loc[~unread, "stack"].str.contains(UPDATE_PATH).all(), list(top["stack"])
+    assert top.loc[unread, "wait_us"].sum() < 0.5 * top["wait_us"].sum(), list(top["stack"])
     by_role = blocks.groupby("role")["wait_us"].sum()
     assert by_role.get("user connection", 0) > 0, by_role.to_dict()
     if server_name.startswith("mariadb-11"):  # its purge hardly holds a block there: ~1%
