@@ -102,6 +102,8 @@ def block_lock_summary(rec: Recording) -> dict:
         "by_mode": by_mode,
         "wait_us": latency_summary(rec, rec.schema.hists_of("block_latch")),
         "total_wait_ms": round(rec.counter_total("block_wait_ns") / 1e6, 1),
+        # for the words: 334.95 ms rounded to 335.0 and then to 0.34 s says what 0.33 s is
+        "total_wait_s": round(rec.counter_total("block_wait_ns") / 1e9, 6),
         "page_io_waits": rec.counter_total("block_io_waits"),
         "top_pages": top,
         # the share of all block-latch wait time on the hottest page: both unrounded, so that a
@@ -304,7 +306,7 @@ def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) ->
     """Plain-words reading of the block-latch waits."""
     if not locks["waits"]:
         return []
-    found = [f"Threads waited {locks['total_wait_ms'] / 1000:.2f} s in all on buffer-block "
+    found = [f"Threads waited {locks['total_wait_s']:.2f} s in all on buffer-block "
              f"latches ({locks['waits']} wait{'s' if locks['waits'] != 1 else ''} in {duration_s:.0f} s)."]
     if locks["top_page_pct"] is not None and locks["waits"] >= HOT_SPOT_WAITS:
         hottest = locks["top_pages"][0]
