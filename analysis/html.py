@@ -59,7 +59,7 @@ def probe_rows(rec: Recording) -> list[dict]:
 
 
 def purge_headline(rec: Recording, purge: dict) -> str:
-    if not rec.probe_attached("purge_batch"):
+    if not purge["recorded"]:
         return "Purge was not recorded: its probe (purge_batch) was not attached."
     per_s = purge["batches"] / rec.duration_s if rec.duration_s else 0
     per_batch = purge["pages"] / purge["batches"] if purge["batches"] else 0

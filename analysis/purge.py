@@ -194,11 +194,12 @@ def history_summary(table: pd.DataFrame) -> dict:
 
 
 def purge_story(rec: Recording) -> dict:
-    """What summary() adds under purge: history, pinned_by, phases, and the batches' and
+    """What summary() adds under purge: recorded, history, pinned_by, phases, and the batches' and
     workers' time split in ms (null parts when not measured)."""
     table = purge_table(rec)
-    return {"history": history_summary(table), "pinned_by": pinning_views(table),
-            "phases": phases(table, rec.probe_attached("purge_batch")),
+    recorded = rec.probe_attached("purge_batch")  # else nothing is said of purge's batches
+    return {"recorded": recorded, "history": history_summary(table), "pinned_by": pinning_views(table),
+            "phases": phases(table, recorded),
             "batch_time_ms": as_ms(coordinator_split(table)),
             "worker_time_ms": as_ms(worker_split(table)),
             "split_watched_pct": {who: watched_pct(table, who) for who in ("batch", "worker")},

@@ -253,7 +253,7 @@ def findings(series) -> list[str]:
 def purge_findings(rec: Recording, purge: dict) -> list[str]:
     """The empty-batch finding, for recordings without the history length: with it, the
     verdict's phases say the same, and more precisely."""
-    if purge["history"]["last"] is not None or not rec.probe_attached("purge_batch"):
+    if purge["history"]["last"] is not None or not purge["recorded"]:
         return []
     return findings(per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]))
 

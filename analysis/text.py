@@ -260,7 +260,7 @@ def dml_delay_line(rec: Recording, s: dict) -> list[str]:
 
 def render_purge(rec: Recording, s: dict) -> list[str]:
     """The purge section: its batches, history, time split, findings and histograms."""
-    if not rec.probe_attached("purge_batch"):  # the DML delay may be, on its own
+    if not s["recorded"]:  # the DML delay may be, on its own
         return (["", "Purge: not recorded (probe purge_batch)"] + dml_delay_line(rec, s)
                 + finding_lines(throttle_findings(s)))
     lat = s["latency_us"]
