@@ -10,14 +10,15 @@ import jinja2
 from markupsafe import Markup
 
 from innostall import __version__
-from innostall.names import demangle, server_label
+from innostall.names import demangle, leaf_first, path, server_label
 from innostall.format.schema import prose_unit
 from innostall.errors import UserError
 
-from . import charts, cost, flamegraph, metrics, pinning, purge, summary as summaries, report_tables
-from .prose import shorten
+from . import charts, cost, flamegraph, metrics, purge, summary as summaries, report_tables
+from .wording.numbers import shorten
+from .wording.findings import purge_headline
+from .wording.phases import STATEMENT_SHOWN, who
 from .recording import Recording
-from .stacks import short_frame
 from .text import PHASES_SHOWN
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
@@ -56,19 +57,6 @@ def probe_rows(rec: Recording) -> list[dict]:
     return [{"name": p.get("name"), "attached": bool(p.get("attached")),
              "detail": demangle(p.get("symbol")) if p.get("attached") else p.get("reason"),
              "fallback": bool(p.get("fallback"))} for p in rec.meta.get("probes", [])]
-
-
-def purge_headline(rec: Recording, purge: dict) -> str:
-    if not purge["recorded"]:
-        return "Purge was not recorded: its probe (purge_batch) was not attached."
-    per_s = purge["batches"] / rec.duration_s if rec.duration_s else 0
-    per_batch = purge["pages"] / purge["batches"] if purge["batches"] else 0
-    text = (f"{purge['batches']} purge batches ({per_s:.1f}/s), {purge['empty_batches']} of them "
-            f"empty; {purge['pages']} undo pages ({per_batch:.1f} per batch).")
-    lat = purge["latency_us"]
-    if lat["p50"] is not None:
-        text += f" Batch latency p50 ~{lat['p50']:.0f} µs, p99 ~{lat['p99']:.0f} µs, max ≤ {lat['max']} µs."
-    return text
 
 
 def hist_section(rec: Recording, name: str) -> dict:
@@ -130,8 +118,8 @@ def split_rows(told: dict) -> list[dict]:
 def shortened(phase: dict) -> str:
     """What a phase's words shortened, in full, for the line's title: the statements of the
     views it names."""
-    return "; ".join(f"{pinning.who(v)} running {v['statement']}" for v in phase["figures"]["views"]
-                     if v["statement"] and shorten(v["statement"], pinning.STATEMENT_SHOWN)
+    return "; ".join(f"{who(v)} running {v['statement']}" for v in phase["figures"]["views"]
+                     if v["statement"] and shorten(v["statement"], STATEMENT_SHOWN)
                      != " ".join(v["statement"].split()))
 
 
@@ -142,9 +130,8 @@ def story(rec: Recording, summary: dict) -> dict:
             "more_phases": max(0, len(told["phases"]) - PHASES_SHOWN),
             "timeline": timeline_chart(rec, told), "history": told["history"],
             "splits": split_rows(told),
-            "pinned_by": [{**v, "frames": frames, "path": " ← ".join(short_frame(f) for f in frames[:4])}
-                          for v in told["pinned_by"]
-                          for frames in [[f for f in reversed(v["stack"].split(";")) if f]]]}
+            "pinned_by": [{**v, "frames": frames, "path": path(frames, 4)}
+                          for v in told["pinned_by"] for frames in [leaf_first(v["stack"])]]}
 
 
 def throughput_chart(rec: Recording) -> Markup | None:
@@ -244,7 +231,7 @@ def context(rec: Recording) -> dict:
         "probes": probe_rows(rec),
         "findings": summary["findings"],
         "story": story(rec, summary),
-        "purge_headline": purge_headline(rec, summary["purge"]),
+        "purge_headline": purge_headline(summary["purge"], rec.duration_s),
         "summary_rows": metrics.summary_rows(rec).to_dict("records"),
         "throughput": throughput_chart(rec),
         "purge_hists": hist_sections(rec, purge_hists),

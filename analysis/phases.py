@@ -5,7 +5,7 @@ can be said of purge, least of all that no batch ran) but where DML was throttle
 Each interval gets a verdict by verdict()'s rules, then catch_ups_after_pins() and
 debounce(): a run shorter than MIN_PHASE intervals joins its neighbour unless it is
 decisive. What such a run was is not lost: it stays an event of the phase that took it in,
-and the phase's words name it (phase_words), so a one-second catch-up after a pin, a brief
+and the phase's words name it (wording/phases.py), so a one-second catch-up after a pin, a brief
 stall or a burst is still said, inside the phase or as a phase of its own."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .phase_words import history_move, phase
+from .wording.phases import history_move, phase
 from .pinning import BACKLOG_MIN
 
 VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled", "not_recorded")
@@ -155,7 +155,7 @@ def debounce(verdicts: list[str], keep: list[bool], min_len: int = MIN_PHASE) ->
 
 def phases(table: pd.DataFrame, purge_recorded: bool = True) -> list[dict]:
     """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
-    figures, events} (phase_words.phase), events being the runs of another, noteworthy
+    figures, events} (wording.phases.phase), events being the runs of another, noteworthy
     verdict that the phase took in."""
     if table.empty:
         return []

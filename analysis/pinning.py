@@ -9,15 +9,12 @@ import math
 
 import pandas as pd
 
-from .prose import seconds, shorten
 from .recording import Recording
-from .stacks import short_frame
 
 # transactions: a history this short is no backlog (a server committing thousands a second
 # shows a few hundred between two batches while purge keeps up)
 BACKLOG_MIN = 1000
 PIN_LISTED = 10  # pinning views listed at most
-STATEMENT_SHOWN = 80  # characters of a view's statement in the verdict (all of it in JSON)
 VIEW_COLUMNS = ["tid", "opened_s", "age_s", "history_at_open", "stack", "connection_id",
                 "user", "statement", "source", "seen_open", "open"]
 
@@ -43,37 +40,8 @@ def view_keys(table: pd.DataFrame) -> list:
             for tid, opened in zip(table["view_tid"], table["view_opened_s"])]
 
 
-def who(view: dict) -> str:
-    """'thread 1234', or the connection when the OS thread is unknown."""
-    if view.get("tid") is not None:
-        return f"thread {view['tid']}"
-    return f"connection {view['connection_id']}" if view.get("connection_id") is not None else "a transaction"
-
-
 def is_known(x) -> bool:
     return x is not None and not (isinstance(x, float) and math.isnan(x))
-
-
-def view_words(view: dict) -> str:
-    """'thread 1234 (read view open 42 s, opened at f <- g <- h; connection 12, user app,
-    now running "SELECT ..."')'. The statement is the connection's current one, which need
-    not be the one that opened the view: the stack says where it was opened."""
-    frames = [short_frame(f) for f in reversed(str(view.get("stack") or "").split(";"))
-              if f and not f.startswith("[")]
-    if frames:
-        opened = ("first seen at " if view.get("seen_open") else "opened at ") + " <- ".join(frames[:3])
-    elif view.get("opened_s") is not None and view["opened_s"] < 0:
-        opened = "opened before the recording"
-    else:
-        opened = "opened at an unknown place (no stack)"
-    named = is_known(view.get("connection_id")) and view.get("tid") is not None  # else who() names it
-    about = [f"connection {view['connection_id']}"] if named else []
-    about += [f"user {view['user']}"] if view.get("user") else []
-    if view.get("statement"):
-        about.append(f'now running "{shorten(view["statement"], STATEMENT_SHOWN)}"')
-    at_least = "at least " if view.get("seen_open") else ""  # caught later than its opening
-    return (f"{who(view)} (read view open {at_least}{seconds(view['age_s'])}, {opened}"
-            + (f"; {', '.join(about)}" if about else "") + ")")
 
 
 def phase_views(rows: pd.DataFrame) -> list[dict]:

@@ -1,6 +1,6 @@
 """Purge over time: the per-interval table of the history list, the read view that pins it
 and purge's work, and what the report says of the whole recording (purge_story). The
-recording's phases are phases.py's, their words phase_words.py's.
+recording's phases are phases.py's, their words wording/phases.py's.
 
 Purgeable and pinned history. Purge may remove an undo log only when no read view can still
 need it. Each batch starts from the purge view, a copy of the oldest read view open at that
@@ -36,6 +36,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .cost import group_of
 from .phases import TREND_WINDOW, phases
 from .pinning import is_known, oldest_views, pinning_views, view_keys
 from .purge_time import as_ms, coordinator_split, watched_pct, watched_split_columns, worker_split
@@ -43,7 +44,6 @@ from .recording import Recording
 from .timeline import per_interval
 from .report_tables import counter_names, interval_lengths
 
-HISTORY_GROUP = "history"  # the sampling group of the probes that read it (catalog.toml)
 WATCHED_WHOLE = 0.99  # attached this share of an interval: a read it lacks was not made
 
 
@@ -102,7 +102,7 @@ def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
     """The share of each interval the history's probes were attached, where the cost
     governor sampled them (MariaDB 10.6+); None where they are never detached (the member
     read at each batch, or recordings from before the governor)."""
-    name = f"governor.attached_ns.{HISTORY_GROUP}"
+    name = f"governor.attached_ns.{group_of(rec, 'history_length')}"
     if name not in counter_names(rec):
         return None
     attached = per_interval(rec, [name])[name].reindex(table.index, fill_value=0)

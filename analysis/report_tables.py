@@ -6,11 +6,11 @@ from __future__ import annotations
 import pandas as pd
 
 from innostall.format.schema import prose_unit
+from innostall.names import leaf_first, leaf_path, path
 
 from .histogram import slot_bounds, stats
-from .prose import shorten
+from .wording.numbers import shorten
 from .recording import Recording
-from .stacks import short_frame
 from .timeline import per_interval
 
 PURGE_COUNTERS = ["purge_batches", "purge_empty_batches", "purge_pages"]
@@ -159,8 +159,8 @@ def with_frames(rows: pd.DataFrame, shown: int = 4) -> pd.DataFrame:
     """Rows with their folded stack split leaf first ('frames'), and a one-line 'path' of
     the first few frames without their argument lists."""
     rows = rows.copy()
-    rows["frames"] = [[f for f in reversed(str(s).split(";")) if f] for s in rows["stack"]]
-    rows["path"] = [" ← ".join(short_frame(f) for f in frames[:shown]) for frames in rows["frames"]]
+    rows["frames"] = [leaf_first(s) for s in rows["stack"]]
+    rows["path"] = [path(frames, shown) for frames in rows["frames"]]
     return rows.reset_index(drop=True)
 
 
@@ -205,7 +205,7 @@ def view_spans(rec: Recording, pinning: list[dict]) -> pd.DataFrame:
         names = ([f"tid {v['tid']}"] if v["tid"] is not None else []) + \
             ([f"conn {v['connection_id']}"] if v["connection_id"] is not None else [])
         label = " / ".join(names) or f"opened at {v['opened_s']:.1f} s"
-        where = shorten(" ← ".join(short_frame(f) for f in reversed(v["stack"].split(";")) if f), 160)
+        where = shorten(leaf_path(v["stack"]), 160)
         hover = "; ".join(x for x in [
             f"opened at {v['opened_s']:.1f} s", f"held up to {v['pinned_max']:,} transactions",
             f"stack: {where}" if where else "",

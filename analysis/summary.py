@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from innostall.names import demangle, is_address_name, short_frame
+
 from .cost import cost_summary, coverage
 from .holders import top_holders
 from .histogram import percentile, stats
 from .purge import purge_story
 from .recording import Recording
-from .timeline import per_interval
+from .wording.findings import all_findings
 
 OTHER_LATCHES = "other"  # the wait mode of every latch but a buffer block's (innostall.h)
 
@@ -50,7 +52,16 @@ def version_walk_summary(rec: Recording) -> dict:
     }
 
 
-SECONDARY_SCAN = ("row_sel_get_clust_rec_for_mysql", "Row_sel_get_clust_rec_for_mysql")
+def secondary_lookups(rec: Recording) -> frozenset[str]:
+    """The functions through which a secondary-index read fetches its clustered record, as
+    the recording's probe list names them (the catalog's secondary_lookup probe)."""
+    return frozenset(short_frame(demangle(p["symbol"])) for p in rec.meta.get("probes", [])
+                     if p.get("name") == "secondary_lookup" and p.get("symbol"))
+
+
+def scans_secondary(stack, lookups: frozenset[str]) -> bool:
+    """Whether a walk's read was a secondary-index scan: its stack passes through a lookup."""
+    return any(short_frame(f) in lookups for f in str(stack).split(";"))
 
 
 def deepest_walks(rec: Recording, top: int = 10) -> list[dict]:
@@ -60,10 +71,10 @@ def deepest_walks(rec: Recording, top: int = 10) -> list[dict]:
     the clustered index whose records' versions they built."""
     def text(value):
         return None if pd.isna(value) else str(value)
-    walks = rec.walks.nlargest(top, "depth")
+    walks, lookups = rec.walks.nlargest(top, "depth"), secondary_lookups(rec)
     out = []
     for w in walks.itertuples():
-        secondary = any(f in str(w.stack) for f in SECONDARY_SCAN)
+        secondary = scans_secondary(w.stack, lookups)
         scanned = text(w.scan_index) if secondary else text(w.index)
         out.append({"depth": int(w.depth), "table": text(w.table), "index": scanned,
                     "versions_of": text(w.index),
@@ -148,8 +159,7 @@ def latches_summary(rec: Recording, top: int = 10) -> dict:
     name it), with its waiters' stacks and its holders' (latch_holders_of)."""
     latches = rec.latches
     total_us = float(latches["wait_us"].sum())
-    # a global and an offset into it (lock_sys+128) is an address, not a name
-    named = (latches["name"] != "unknown") & ~latches["name"].astype(str).str.contains(r"\+\d+$", regex=True)
+    named = (latches["name"] != "unknown") & ~latches["name"].map(is_address_name).astype(bool)
     named_us = float(latches.loc[named, "wait_us"].sum())
     rows = latches.nlargest(top, "wait_us")
     return {
@@ -231,92 +241,3 @@ def summary(rec: Recording) -> dict:
     """What `report --json` prints; its findings are the sentences every view shows."""
     told = measured(rec)
     return {**told, "findings": all_findings(rec, told)}
-
-
-def findings(series) -> list[str]:
-    """Plain-words reading of the purge series (one row per interval)."""
-    if not series["purge_batches"].sum():
-        return ["No purge batch ran: purge had no history to work on, or it is disabled."]
-    stalled = (series["purge_batches"] > 0) & (series["purge_empty_batches"] == series["purge_batches"])
-    if stalled.sum() >= max(2, len(series) // 5):
-        working = series[~stalled & (series["purge_pages"] > 0)]
-        text = (f"In {stalled.sum()} of {len(series)} intervals every purge batch found nothing "
-                "to purge: an old read view (a long transaction or consistent snapshot) kept the "
-                "history from being purged.")
-        if len(working):
-            text += (f" Purge did its work in {len(working)} interval(s): "
-                     f"{working['purge_pages'].sum()} undo pages.")
-        return [text]
-    return []
-
-
-def purge_findings(rec: Recording, purge: dict) -> list[str]:
-    """The empty-batch finding, for recordings without the history length: with it, the
-    verdict's phases say the same, and more precisely."""
-    if purge["history"]["last"] is not None or not purge["recorded"]:
-        return []
-    return findings(per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]))
-
-
-def throttle_findings(purge: dict) -> list[str]:
-    if not purge["dml_delays"]:
-        return []
-    return [f"purge lag throttled DML: {purge['dml_delays']} inserts/updates slept "
-            f"{purge['dml_delay_ms'] / 1000:.2f} s in all (innodb_max_purge_lag)."]
-
-
-def undo_findings(undo: dict) -> list[str]:
-    reads = undo["page_reads"]
-    if not undo["recorded"] or reads["walk"] <= max(10, 0.2 * sum(reads.values())):
-        return []
-    return [f"version walks read {reads['walk']} undo pages from disk: the history they need no "
-            "longer fits the buffer pool, so old snapshots make reads wait for I/O."]
-
-
-def all_findings(rec: Recording, told: dict) -> list[str]:
-    """Every finding, in the report's order: purge's, the version walks', the undo reads'
-    and the latches'. The text shows each in its section, HTML and JSON all together."""
-    found = purge_findings(rec, told["purge"]) + throttle_findings(told["purge"])
-    if told["version_walk"]["recorded"]:
-        found += walk_findings(told["version_walk"], told["drops"])
-    found += undo_findings(told["undo"])
-    if told["block_lock"]["recorded"]:
-        found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
-    return found
-
-
-def walk_findings(walks: dict, drops: int) -> list[str]:
-    """Plain-words reading of the version-walk summary."""
-    found = []
-    if walks["deep_walks"]:
-        found.append(f"{walks['deep_walks']} read(s) walked >= {walks['deep_walk_threshold']} "
-                     f"row versions; the deepest walked {walks['max_depth']}: a long-running "
-                     "snapshot is reading rows updated since it started, rebuilding each old "
-                     "version from undo.")
-    if drops:
-        found.append(f"{drops} event(s) were lost (ring buffer or state map full): the deep-walk "
-                     "table is incomplete; counters and histograms are not affected.")
-    return found
-
-
-HOT_SPOT_WAITS = 10  # fewer waits in all make no hot spot, whatever share one page had
-
-
-def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) -> list[str]:
-    """Plain-words reading of the block-latch waits."""
-    if not locks["waits"]:
-        return []
-    found = [f"Threads waited {locks['total_wait_s']:.2f} s in all on buffer-block "
-             f"latches ({locks['waits']} wait{'s' if locks['waits'] != 1 else ''} in {duration_s:.0f} s)."]
-    if locks["top_page_pct"] is not None and locks["waits"] >= HOT_SPOT_WAITS:
-        hottest = locks["top_pages"][0]
-        found[0] += (f" {locks['top_page_pct']:.0f}% of that time was on one page, {hottest['name']}: a hot spot "
-                     "(hot rows, a small table or an index root).")
-    purge_us = stacks.loc[stacks["stack"].str.contains("row_purge", regex=False), "wait_us"].sum()
-    if purge_us > 0.05 * locks["total_wait_ms"] * 1000:
-        found.append(f"Purge itself waited {purge_us / 1e6:.2f} s on block latches: it contends "
-                     "with user DML for the same pages, which slows it down.")
-    if locks["page_io_waits"]:
-        found.append(f"{locks['page_io_waits']} waits were for a page being read from disk "
-                     "(page I/O, not latch contention).")
-    return found

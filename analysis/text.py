@@ -6,22 +6,22 @@ import datetime as dt
 
 import pandas as pd
 
-from innostall.names import demangle, server_label
+from innostall.names import demangle, leaf_path, server_label
 from innostall.format.schema import bcc_unit
 
 from .cost import render_cost, sampled_note
 from .histogram import format_log2
-from .prose import seconds, shorten
+from .wording.numbers import seconds, shorten
 from .holders import top_holders
 from .recording import Recording
-from .stacks import leaf_path
-from .summary import (OTHER_LATCHES, SECONDARY_SCAN, block_lock_findings, ended_by, purge_findings, summary,
-                      throttle_findings, undo_findings, walk_findings, warnings)
+from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
+from .wording.findings import (block_lock_findings, latency, purge_findings, purge_headline, throttle_findings,
+                               undo_findings, walk_findings)
 from .timeline import per_interval, sparkline
 
 
 def finding_lines(found: list[str]) -> list[str]:
-    """Findings as the text shows them, each in its section (summary.all_findings lists
+    """Findings as the text shows them, each in its section (wording.findings.all_findings lists
     them all, in this order, for JSON and HTML)."""
     return [f"  finding: {text}" for text in found]
 
@@ -49,7 +49,7 @@ def render_undo(rec: Recording, undo: dict) -> list[str]:
         lines.append(f"  undo page lookups: version walks {fetches['walk']}, purge {fetches['purge']}, "
                      f"other {fetches['other']}")
     if sum(reads.values()):
-        lines.append(f"  read latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us")
+        lines.append(f"  read latency {latency(lat)}")
         lines += finding_lines(undo_findings(undo))
         lines += ["", "Physical page read latency", log2_text(rec, "page_read_latency")]
     return lines
@@ -64,8 +64,7 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
              f"  waits {locks['waits']} (S {modes['S']}, X {modes['X']}, SX/U {modes['SX']}), "
              f"{locks['total_wait_ms']:.1f} ms in all, {locks['page_io_waits']} on page I/O"]
     if locks["waits"]:
-        lines.append(f"  wait time p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
-                     f"max <= {lat['max']} us")
+        lines.append(f"  wait time {latency(lat)}")
     lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "
                  f"waits, {others['total_wait_ms']:.1f} ms, counted apart")
     lines += finding_lines(block_lock_findings(locks, rec.wait_stacks, rec.duration_s))
@@ -139,21 +138,23 @@ def header(rec: Recording) -> list[str]:
     return lines
 
 
-def walk_where(w) -> str:
+def walk_where(w, lookups: frozenset[str]) -> str:
     """'sbtest/sbtest1 via k_1' (a secondary-index read: the index it scanned), or
     'sbtest/sbtest1 PRIMARY'; empty when the walk's index could not be read."""
     table, index = getattr(w, "table", None), getattr(w, "index", None)
     if pd.isna(table) or pd.isna(index):
         return ""
     scanned = getattr(w, "scan_index", None)
-    if any(f in str(w.stack) for f in SECONDARY_SCAN):
+    if scans_secondary(w.stack, lookups):
         return f"{table} via {'a secondary index' if pd.isna(scanned) else scanned}  "
     return f"{table} {index}  "
 
 
-def walk_lines(walks: pd.DataFrame, top: int = 5, frames: int = 4) -> list[str]:
+def walk_lines(rec: Recording, top: int = 5, frames: int = 4) -> list[str]:
+    lookups = secondary_lookups(rec)
     return [f"  depth {w.depth:<7} {w.latency_us:9.0f} us  tid {w.tid:<8} at {w.t_s:6.1f} s  "
-            f"{walk_where(w)}{leaf_path(w.stack, frames)}" for w in walks.nlargest(top, "depth").itertuples()]
+            f"{walk_where(w, lookups)}{leaf_path(w.stack, frames)}"
+            for w in rec.walks.nlargest(top, "depth").itertuples()]
 
 
 def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
@@ -166,8 +167,7 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
              f"{walks['versions']}, max depth {walks['max_depth']}"]
     if walks["reads"]:
         depth, lat = walks["depth"], walks["latency_us"]
-        lines.append(f"  depth p50 ~{depth['p50']:.0f}, p99 ~{depth['p99']:.0f}; latency p50 "
-                     f"~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, max <= {lat['max']} us")
+        lines.append(f"  depth p50 ~{depth['p50']:.0f}, p99 ~{depth['p99']:.0f}; latency {latency(lat)}")
     lines.append(f"  version steps outside consistent reads (purge, locking, DDL) "
                  f"{walks['steps_outside']}; reads that needed no version {walks['reads_without_versions']}")
     lines.append(f"  deep walks (>= {walks['deep_walk_threshold']} versions) {walks['deep_walks']}, "
@@ -177,7 +177,7 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
         lines += ["", "Version-walk depth", log2_text(rec, "version_walk_depth"),
                   "", "Version-walk latency", log2_text(rec, "version_walk_latency")]
     if len(rec.walks):
-        lines += ["", "Deepest walks (stack leaf first)"] + walk_lines(rec.walks)
+        lines += ["", "Deepest walks (stack leaf first)"] + walk_lines(rec)
     return lines
 
 
@@ -263,24 +263,13 @@ def render_purge(rec: Recording, s: dict) -> list[str]:
     if not s["recorded"]:  # the DML delay may be, on its own
         return (["", "Purge: not recorded (probe purge_batch)"] + dml_delay_line(rec, s)
                 + finding_lines(throttle_findings(s)))
-    lat = s["latency_us"]
-    per_s = s["batches"] / rec.duration_s if rec.duration_s else 0
-    per_batch = s["pages"] / s["batches"] if s["batches"] else 0
-    lines = [
-        "",
-        "Purge",
-        f"  batches {s['batches']} ({per_s:.1f}/s), empty {s['empty_batches']}, "
-        f"undo pages {s['pages']} ({per_batch:.1f} per batch)",
-    ]
+    lines = ["", "Purge", f"  {purge_headline(s, rec.duration_s)}"]
     lines += history_lines(s)
     watched = s.get("split_watched_pct", {})
     lines += split_line("batch time (coordinator)", s["batch_time_ms"], watched.get("batch"))
     lines += split_line(f"worker time ({s['worker_tasks']:,} tasks)", s["worker_time_ms"],
                         watched.get("worker"))
     lines += pinning_lines(s["pinned_by"])
-    if s["batches"]:
-        lines.append(f"  batch latency p50 ~{lat['p50']:.0f} us, p99 ~{lat['p99']:.0f} us, "
-                     f"max <= {lat['max']} us")
     if rec.probe_attached("purge_record"):
         lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"
                      + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))

@@ -28,13 +28,14 @@ import pandas as pd
 from markupsafe import escape
 
 from .html import render_html
-from .phase_words import EVENTS_SHOWN
+from .wording.phases import EVENTS_SHOWN, view_words
 from .phases import PINNED_SHARE, VERDICTS
-from .pinning import BACKLOG_MIN, view_words
+from .pinning import BACKLOG_MIN
 from .purge import purge_table
 from .purge_time import rows_bound
 from .recording import load
-from .summary import HOT_SPOT_WAITS, summary
+from .summary import summary
+from .wording.findings import HOT_SPOT_WAITS
 from .text import PHASES_SHOWN, render_text
 from .timeline import per_interval
 

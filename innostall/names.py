@@ -1,10 +1,16 @@
-"""Names as people read them, shared by discovery and the reports: C++ symbols demangled,
-and servers by family and version."""
+"""Names as people read them, shared by every stage: C++ symbols demangled, servers by
+family and version, stacks leaf first with one arrow (a recording folds them root first,
+frames joined by ';', as FlameGraph reads them), and a latch no rule could name as the
+global it lies in and its offset."""
 from __future__ import annotations
+
+import re
 
 import cxxfilt
 
 FAMILY_NAMES = {"mariadb": "MariaDB", "mysql": "MySQL", "percona": "Percona Server"}
+ARROW = " ← "  # leaf first: the frame on its left was called by the one on its right
+_ADDRESS = re.compile(r"\+\d+$")  # lock_sys+128
 
 
 def demangle(name: str | None) -> str:
@@ -56,3 +62,43 @@ def _matching_paren(text: str, open_at: int) -> int:
         if depth == 0:
             return i
     return len(text)
+
+
+def short_frame(frame: str) -> str:
+    """A demangled frame without its argument list, for narrow lines. Template arguments
+    stay: `void std::f<int (*)(int)>(int)` keeps `<int (*)(int)>`."""
+    depth = 0
+    for i, ch in enumerate(frame):
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "(" and depth == 0 and i:
+            return frame[:i]
+    return frame
+
+
+def leaf_first(folded: str, known_only: bool = False) -> list[str]:
+    """The frames of a folded stack, innermost first; known_only drops the frames the
+    unwinder could not name ([unknown], [missing])."""
+    frames = [f for f in reversed(str(folded or "").split(";")) if f]
+    return [f for f in frames if not f.startswith("[")] if known_only else frames
+
+
+def path(frames: list[str], shown: int | None = None) -> str:
+    """The first `shown` (all: None) of frames already leaf first, without argument lists,
+    as one line."""
+    return ARROW.join(short_frame(f) for f in frames[:shown])
+
+
+def leaf_path(folded: str, shown: int | None = None, known_only: bool = False) -> str:
+    """The innermost frames of a folded stack, leaf first, as one line."""
+    return path(leaf_first(folded, known_only), shown)
+
+
+def address_name(symbol: str, offset: int) -> str:
+    """What a latch is called when only its place is known: `lock_sys+128`."""
+    return f"{symbol}+{offset}"
+
+
+def is_address_name(name: str) -> bool:
+    """Whether a latch name is only a place (address_name), not a name."""
+    return bool(_ADDRESS.search(str(name)))

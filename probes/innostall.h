@@ -190,7 +190,8 @@ struct deep_walk_event {
  * removing history. Whether a view is still open, the loader reads from the server's
  * memory (never writes): `check` says how. */
 enum view_check {
-	VIEW_FLAG = 1, /* MariaDB 10.6+: key is the ReadView, open while its m_open byte is set */
+	VIEW_FLAG = 1, /* MariaDB 10.3.4+: key is the ReadView, open while its m_open byte (or the
+			* low byte of m_state) is not 0 */
 	VIEW_SLOT = 2, /* MVCC (MySQL, MariaDB 10.2): key is trx->read_view, a ReadView* that
 			* view_close() sets to NULL or tags with bit 0 */
 };

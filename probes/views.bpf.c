@@ -11,10 +11,11 @@
  *  - MySQL, Percona, MariaDB 10.2: MVCC::view_open(ReadView*& view, trx_t*), given
  *    &trx->read_view (rsi); it runs only when the transaction has no active view, and
  *    view_close() sets that pointer to NULL or tags its bit 0.
- *  - MariaDB 10.6+: ReadView::open(trx_t*), this = &trx->read_view; it also runs on every
+ *  - MariaDB 10.3.4+: ReadView::open(trx_t*), this = &trx->read_view; it also runs on every
  *    consistent read of a transaction whose view is open (and keeps it), which lets a
  *    view opened while the probe was detached be caught later: it is kept as "seen
- *    open", with the time it was first seen. The view is open while its m_open is set.
+ *    open", with the time it was first seen. The view is open while its m_open is set
+ *    (10.5.23+), or its m_state is not READ_VIEW_STATE_CLOSED (0) before.
  * The user stack at open says which statement opened the view: for a REPEATABLE READ
  * transaction, its first consistent read.
  *
@@ -37,9 +38,7 @@ static __always_inline bool view_already_open(__u64 view)
 {
 	__u8 open = 0;
 
-	return layout.view_open_flag &&
-	       !bpf_probe_read_user(&open, sizeof(open), (void *)(view + layout.view_open_flag)) &&
-	       open;
+	return !bpf_probe_read_user(&open, sizeof(open), (void *)(view + layout.view_open_flag)) && open;
 }
 
 static __always_inline void view_opened(void *ctx, __u64 key, __u8 check, bool seen_open)
@@ -61,16 +60,17 @@ static __always_inline void view_opened(void *ctx, __u64 key, __u8 check, bool s
 		counter_add(CNT_READ_VIEWS_OPENED, 1);
 }
 
-/* ReadView::open(trx_t*): this = &trx->read_view in rdi (MariaDB 10.6+). A view already
+/* ReadView::open(trx_t*): this = &trx->read_view in rdi (MariaDB 10.3.4+). A view already
  * open is kept as it is, unless we never saw it open: then it opened while this probe was
- * detached, and is kept from now on. */
+ * detached, and is kept from now on. Attached only where the flag's offset is known
+ * (the catalog's `needs`), which may be 0: MariaDB 10.4's m_state comes first. */
 SEC("uprobe")
 int BPF_KPROBE(read_view_open, void *view)
 {
 	__u64 key = (__u64)view;
 
 	count_hit(ctx);
-	if (!traced_process() || !layout.view_open_flag)
+	if (!traced_process())
 		return 0;
 	if (!view_already_open(key))
 		view_opened(ctx, key, VIEW_FLAG, false);

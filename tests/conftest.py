@@ -85,7 +85,8 @@ def pytest_collection_modifyitems(config, items):
 # The fixture servers in the order the suite first uses them: fetched in that order in the
 # background, so that one downloads while another starts and loads (on a fresh machine the
 # downloads are minutes).
-PREFETCH = ("mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5")
+PREFETCH = ("mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5",
+            "mariadb-10.4.6")
 
 
 class Prefetch(threading.Thread):

@@ -20,7 +20,8 @@ from innostall.collector.recorder import recorder
 from procmem import code_byte, file_byte
 from test_record_purge import wait_until_purge_idle
 
-SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5"]
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5",
+           "mariadb-10.4.6"]
 # whose globals and mutexes the catalog names ([[latch_names]]); the others get block names only
 NAMED = {"mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5"}
 LATCH_PROBES = ["block_lock_s", "block_lock_x", "block_lock_sx", "latch_sleep"]

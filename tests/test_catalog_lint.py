@@ -82,6 +82,17 @@ def test_group_settings_and_bpftrace_companions_exist():
         assert {f for f in used if f} <= fragments, name
 
 
+def test_tracepoints_name_programs_the_bpf_object_has():
+    serving = {program for _, entry in probes() for variant in entry["variant"]
+               for program in {**entry.get("programs", {}), **variant.get("programs", {})}.values()}
+    for program, tp in discover.tracepoints().items():
+        assert bpf_symbols().get(program, "").startswith("tp"), program
+        assert tp["serves"] in serving, f"{program}: serves {tp['serves']}, which no probe attaches"
+        if tp.get("group_setting"):
+            assert tp["group"] and bpf_symbols().get(tp["group_setting"]) == ".rodata", program
+        assert tp.get("only_with") in (None, "holders"), program
+
+
 def test_layouts_name_only_members_the_loader_reads():
     schema = loader.schema()
     assert bpf_symbols().get("layout") == ".rodata"

@@ -15,6 +15,7 @@ from innostall.errors import UserError
 BINARIES = {  # family, version, executable in the fixture's directory, trx_purge, PIE
     "mariadb-11.4.5": ("mariadb", "11.4.5", "dist/bin/mariadbd", "_Z9trx_purgemm", True),
     "mariadb-10.11.5": ("mariadb", "10.11.5", "dist/bin/mariadbd", "_Z9trx_purgemm", True),
+    "mariadb-10.4.6": ("mariadb", "10.4.6", "dist/bin/mysqld", "_Z9trx_purgemb", True),
     "mariadb-10.2.11": ("mariadb", "10.2.11", "dist/bin/mysqld", "_Z9trx_purgemmb", False),
     "mysql-8.0.15": ("mysql", "8.0.15", "dist/bin/mysqld", "_Z9trx_purgemmb", False),
     "mysql-9.7.4": ("mysql", "9.7.4", "root/usr/sbin/mysqld", "_Z9trx_purgemmb", True),

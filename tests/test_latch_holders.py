@@ -51,8 +51,11 @@ def test_hot_row_holders_are_update_paths_of_user_connections(servers, hot_rows,
     # were charged their stretches up to their last wake, but not counted as waited)
     assert total <= waited_us * 1.02
     assert holders["waits"].sum() <= rec.counter_total("holders_found") <= 1.01 * holders["waits"].sum()
-    # every wake the tracepoint tied to a waiter comes from a release of a latch
-    released = holders["stack"].str.contains(RELEASE)
+    # every wake the tracepoint tied to a waiter comes from a release of a latch. Without the
+    # C library's symbols (no libc6-dbg, as in a fresh root) its inner frames are addresses:
+    # it wakes a thread only in its unlock and signal paths, so a wake from inside it is one.
+    leaf = holders["stack"].str.rsplit(";", n=1).str[-1]
+    released = holders["stack"].str.contains(RELEASE) | leaf.str.match(r"libc\.so\.6\+|libc-[\d.]+\.so\+")
     assert holders.loc[released, "wait_us"].sum() >= 0.9 * total, \
         holders.loc[~released].nlargest(3, "wait_us")[["thread", "stack"]].to_dict("records")
     # the block latches the updates waited on were held by page accesses: the updates

@@ -11,7 +11,7 @@ from innostall.collector.discovery import discover, layouts, target
 from innostall.collector.server import latch_names
 
 WITH_DWARF = {"mariadb-11.4.5": "dist/bin/mariadbd", "mariadb-10.11.5": "dist/bin/mariadbd",
-              "mariadb-10.2.11": "dist/bin/mysqld"}
+              "mariadb-10.4.6": "dist/bin/mysqld", "mariadb-10.2.11": "dist/bin/mysqld"}
 
 
 def fixture_target(name: str, path: str | None = None) -> target.Target:

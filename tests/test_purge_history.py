@@ -14,7 +14,7 @@ from innostall.collector.discovery import discover, target
 from innostall.collector.recorder import recorder
 from procmem import stop_own_recording
 
-SERVERS = ["mariadb-11.4.5", "mariadb-10.11.5", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]
+SERVERS = ["mariadb-11.4.5", "mariadb-10.11.5", "mariadb-10.4.6", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]
 UPDATES = 3000
 PROBES = ["purge_batch", "history_length", "history_empty", "read_view"]
 

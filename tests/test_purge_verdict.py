@@ -13,7 +13,8 @@ import pytest
 import recordings
 from conftest import INNOSTALL, REPO
 from innostall.format import journal as fmt
-from innostall.analysis import diff, metrics, phases, pinning, purge, purge_time, recording, summary, text, report_tables
+from innostall.analysis.wording import phases as phase_words
+from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, summary, text, report_tables
 from recordings import purge_journal, view
 
 FORMAT_1 = REPO / "tests" / "data" / "purge-stall"  # make demo, format 1: no history, no views
@@ -133,7 +134,7 @@ def test_pinned_then_catching_up(tmp_path):
     pinned, catch_up, idle = s["phases"]
     assert (pinned["from_s"], pinned["to_s"], catch_up["to_s"], idle["to_s"]) == (0.0, 12.0, 14.0, 18.0)
     assert pinned["detail"].startswith("pinned by thread 4321 (read view open 11.5 s, opened at "
-                                       "trx_assign_read_view <- innobase_start_trx_and_assign_read_view")
+                                       "trx_assign_read_view ← innobase_start_trx_and_assign_read_view")
     assert "connection 17, user app" in pinned["detail"]
     # over the phase, from its first known history to its end, where the view still held it all
     assert pinned["detail"].endswith("history 1,800 → 10,600 over 11.0 s (+800/s); at its end the view "
@@ -304,12 +305,12 @@ def test_a_long_recordings_verdict_lists_the_first_phases_and_says_how_many_more
 
 
 def test_a_view_caught_after_its_opening_is_said_to_be_at_least_that_old():
-    words = pinning.view_words({"tid": 9, "opened_s": 3.0, "age_s": 42.0, "seen_open": True,
+    words = phase_words.view_words({"tid": 9, "opened_s": 3.0, "age_s": 42.0, "seen_open": True,
                               "stack": recordings.VIEW_STACK, "connection_id": None, "user": None,
                               "statement": None})
     assert words == ("thread 9 (read view open at least 42.0 s, first seen at trx_assign_read_view "
-                     "<- innobase_start_trx_and_assign_read_view <- trans_begin)")
-    sql = pinning.view_words({"tid": 9, "opened_s": -30.0, "age_s": 42.0, "stack": "", "connection_id": 5,
+                     "← innobase_start_trx_and_assign_read_view ← trans_begin)")
+    sql = phase_words.view_words({"tid": 9, "opened_s": -30.0, "age_s": 42.0, "stack": "", "connection_id": 5,
                             "user": "app", "statement": "SELECT  SLEEP(100)"})
     assert sql == ('thread 9 (read view open 42.0 s, opened before the recording; connection 5, '
                    'user app, now running "SELECT SLEEP(100)")')

@@ -16,7 +16,7 @@ from innostall.collector.discovery import discover, target
 from innostall.collector.recorder import recorder
 from procmem import INT3, code_byte, file_byte, stop_own_recording
 
-SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mysql-9.7.4"]
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mysql-9.7.4", "mariadb-10.4.6"]
 
 
 def purge_counters(srv, conn) -> tuple[int, int]:

@@ -1,6 +1,6 @@
 import pandas as pd
 
-from innostall.analysis.summary import findings
+from innostall.analysis.wording.findings import findings
 from innostall.analysis.timeline import sparkline
 
 

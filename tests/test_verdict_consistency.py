@@ -17,7 +17,7 @@ from markupsafe import escape
 import recordings
 from conftest import REPO, SESSION_START
 from innostall.analysis import html, purge, recording, summary, text, verdict_check
-from innostall.analysis.prose import shorten
+from innostall.analysis.wording.numbers import shorten
 from innostall.errors import UserError
 from recordings import purge_journal, view
 

@@ -14,7 +14,9 @@ import time
 import pytest
 
 from conftest import INNOSTALL, REPO
-from innostall.analysis import recording, stacks, summary
+from innostall import names
+from innostall.analysis import recording, summary
+from innostall.analysis.wording import findings
 from innostall.collector.discovery import discover, target
 from innostall.collector.recorder import recorder
 from innostall.format import journal as fmt
@@ -23,7 +25,8 @@ from innostall.collector.discovery.symbolize import StackSymbolizer, read_maps
 from procmem import INT3, code_byte, file_byte
 from test_record_purge import wait_until_purge_idle
 
-SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5"]
+SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5",
+           "mariadb-10.4.6"]
 DEEP_ROW, DEEP = 7, 300  # updated DEEP times after the snapshot: one deep walk
 SHALLOW_ROW, SHALLOW = 8, 5  # a walk below the deep-walk threshold
 READ_K = "SELECT k FROM sbtest1 FORCE INDEX (PRIMARY) WHERE id = %s"
@@ -203,13 +206,13 @@ def test_walks_table_from_journal_records():
 
 def test_walk_findings_name_depth_and_losses():
     walks = {"deep_walks": 3, "deep_walk_threshold": 100, "max_depth": 4200}
-    deep, lost = summary.walk_findings(walks, drops=2)
+    deep, lost = findings.walk_findings(walks, drops=2)
     assert deep.startswith("3 read(s) walked >= 100 row versions; the deepest walked 4200")
     assert "2 event(s) were lost" in lost
-    assert summary.walk_findings({**walks, "deep_walks": 0}, drops=0) == []
+    assert findings.walk_findings({**walks, "deep_walks": 0}, drops=0) == []
 
 
 def test_short_frame_drops_arguments_only():
-    assert stacks.short_frame("row_search_mvcc(unsigned char*, page_cur_mode_t)") == "row_search_mvcc"
-    assert stacks.short_frame("void std::f<int (*)(int)>(int)") == "void std::f<int (*)(int)>"
-    assert stacks.short_frame("mysqld+0x8dc06a") == "mysqld+0x8dc06a"
+    assert names.short_frame("row_search_mvcc(unsigned char*, page_cur_mode_t)") == "row_search_mvcc"
+    assert names.short_frame("void std::f<int (*)(int)>(int)") == "void std::f<int (*)(int)>"
+    assert names.short_frame("mysqld+0x8dc06a") == "mysqld+0x8dc06a"

@@ -64,6 +64,11 @@ def catalog() -> dict:
     return catalog_file()["probe"]
 
 
+def tracepoints() -> dict:
+    """The scheduler tracepoints some programs need: {program: its catalog entry}."""
+    return catalog_file()["tracepoint"]
+
+
 def check_supported(target: Target) -> None:
     oldest = catalog_file()["supported"].get(target.family)
     if target.version and oldest and target.version_tuple() < parse_version(oldest):

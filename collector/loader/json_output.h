@@ -22,7 +22,7 @@ void print_latch_tables(struct innostall_bpf *obj);
 void print_latches(struct innostall_bpf *obj);
 /* A ring buffer callback: one line per event (deep version walks). */
 int print_event(void *ctx, void *data, size_t size);
-/* The oldest open read views (see read_views.h); flag_offset: ReadView.m_open, or 0. */
+/* The oldest open read views (see read_views.h); flag_offset: ReadView.m_open. */
 void print_read_views(struct innostall_bpf *obj, __u32 flag_offset);
 void print_end(const char *reason);
 

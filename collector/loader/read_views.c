@@ -28,7 +28,8 @@ static bool view_is_open(__u64 key, const struct read_view *rv, __u32 flag_offse
 
 	switch (rv->check) {
 	case VIEW_FLAG:
-		return flag_offset && read_server(rv->tgid, key + flag_offset, &flag, 1) && flag;
+		/* the flag may be the view's first byte (10.4's m_state): offset 0 is one */
+		return read_server(rv->tgid, key + flag_offset, &flag, 1) && flag;
 	case VIEW_SLOT:
 		return read_server(rv->tgid, key, &view, sizeof(view)) && view && !(view & 1);
 	default:

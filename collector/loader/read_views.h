@@ -15,7 +15,7 @@ struct open_view {
 /* Fill views with the oldest open views (at most max), oldest first, and return how many
  * are open in all. Views the server has closed are dropped from the map first: whether a
  * view is open is read from the server's memory (never written), as its check says;
- * flag_offset is ReadView.m_open where views are checked by that flag. */
+ * flag_offset is ReadView.m_open where views are checked by that flag (it may be 0). */
 int oldest_read_views(struct innostall_bpf *obj, __u32 flag_offset, struct open_view *views,
 		      int max, int *nr_views);
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from innostall.errors import UserError
 from innostall.format.schema import Schema
 
+from ..discovery import discover
 from ..discovery.discover import ResolvedProbe
 from ..discovery.target import Target
 
@@ -52,18 +53,6 @@ def layout_args(layout: dict | None, schema: Schema) -> list[str]:
     return [f"{member}={int(value)}" for member, value in members.items()]
 
 
-# The scheduler tracepoints some programs need, attached with them: (program, the program
-# it serves, what it measures, its sampling group; "" = the served program's). The switch
-# program tells purge's sleeps apart (sched.bpf.c) and is sampled on its own: it runs at
-# every switch on the machine. The wakeup program finds latch holders (wakeup.bpf.c) and
-# goes with the latch waits.
-SLEEP_GROUP = "purge_sleeps"
-
-
-SCHED_PROGRAMS = (("purge_sched_switch", "purge_batch_enter", "purge_sleeps", SLEEP_GROUP),
-               ("latch_waker", "latch_wait_exit", "latch_holders", ""))
-
-
 def plan_attachments(probes: list[ResolvedProbe], holders: bool) -> list[dict]:
     """One loader attachment per program and offset, in the loader's order: its spec, the
     probes it serves (sync_array_wait_event serves three on rw_lock servers, attached once)
@@ -78,14 +67,15 @@ def plan_attachments(probes: list[ResolvedProbe], holders: bool) -> list[dict]:
 
 
 def tracepoint_attachments(attachments: list[dict], holders: bool) -> list[dict]:
-    planned = []
-    for program, served, measures, group in SCHED_PROGRAMS:
-        if measures == "latch_holders" and not holders:
+    """The catalog's scheduler tracepoints whose served program is attached."""
+    planned, options = [], {"holders": holders}
+    for program, tp in discover.tracepoints().items():
+        if tp.get("only_with") and not options[tp["only_with"]]:
             continue
-        serving = next((a for a in attachments if a["spec"].split("=")[0] == served), None)
+        serving = next((a for a in attachments if a["spec"].split("=")[0] == tp["serves"]), None)
         if serving:
-            planned.append({"spec": f"{program}=0", "probes": [measures],
-                            "group": group or serving["group"], "tracepoint": True})
+            planned.append({"spec": f"{program}=0", "probes": [tp["measures"]],
+                            "group": tp["group"] or serving["group"], "tracepoint": True})
     return planned
 
 
@@ -110,8 +100,9 @@ def group_settings(probes: list[ResolvedProbe], groups: list[str]) -> dict[str, 
     walks must know when their steps were sampled (mvcc.bpf.c)."""
     settings = {p.group_setting: groups.index(p.group) + 1
                 for p in probes if p.ok and p.group_setting and p.group in groups}
-    if SLEEP_GROUP in groups:  # the purge spans must know when their sleeps were watched
-        settings["sleep_group"] = groups.index(SLEEP_GROUP) + 1
+    for tp in discover.tracepoints().values():  # the purge spans must know when their sleeps were watched
+        if tp.get("group_setting") and tp["group"] in groups:
+            settings[tp["group_setting"]] = groups.index(tp["group"]) + 1
     return settings
 
 

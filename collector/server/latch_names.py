@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from innostall.names import demangle
+from innostall.names import address_name, demangle
 
 from ..discovery import layouts
 from ..discovery.elf import STT_OBJECT, SYM_DTYPE
@@ -247,7 +247,7 @@ class LatchNamer:
         for start, size, name in self.rules.members.get(symbol, []) + in_dwarf:
             if start <= offset < start + size:
                 return name
-        return f"{demangle(symbol)}+{offset}"  # a static's name is mangled: _ZL10flush_lock
+        return address_name(demangle(symbol), offset)  # a static's name is mangled: _ZL10flush_lock
 
     def array_member(self, address: int, kind: int) -> str | None:
         for start, end, name in self.arrays():

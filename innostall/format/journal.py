@@ -54,6 +54,7 @@ import json
 from innostall.errors import UserError
 from innostall.format.roles import role_of
 from innostall.format.schema import Schema, format_1
+from innostall.names import ARROW
 
 FORMAT = "innostall-recording"
 FORMAT_VERSION = 2  # 2: meta.json keeps the measurement schema
@@ -249,7 +250,7 @@ def lock_site(folded: str) -> str | None:
     if inner == len(frames) or not callers:
         return None
     what = "condition's mutex retaken" if any("cond_" in f for f in frames[inner:]) else "mutex locked"
-    return f"{what} in {' ← '.join(reversed(callers))}"
+    return f"{what} in {ARROW.join(reversed(callers))}"
 
 
 def lock_site_names(records: list[dict]) -> dict[tuple[int, int], str]:

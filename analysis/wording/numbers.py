@@ -3,6 +3,8 @@ HTML say the same figure the same way, and the verdict's checker (verdict_check)
 them back with the precision they were printed at."""
 from __future__ import annotations
 
+from innostall.names import ARROW
+
 ELLIPSIS = "…"
 
 
@@ -42,7 +44,4 @@ def shorten(text: str, width: int) -> str:
 
 def kept(head: str) -> str:
     """The part of a name kept, marked as cut; an arrow left dangling at its end goes."""
-    head = head.rstrip()
-    for arrow in (" ←", " <-"):
-        head = head.removesuffix(arrow)
-    return head.rstrip() + ELLIPSIS
+    return head.rstrip().removesuffix(ARROW.rstrip()).rstrip() + ELLIPSIS

@@ -12,11 +12,42 @@ import math
 
 import pandas as pd
 
-from .pinning import phase_views, view_words
-from .prose import at, count, growth, seconds
-from .purge_time import bound_text, rows_bound
+from innostall.names import leaf_first, path
+
+from ..pinning import is_known, phase_views
+from ..purge_time import bound_text, rows_bound
+from .numbers import at, count, growth, seconds, shorten
 
 EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
+STATEMENT_SHOWN = 80  # characters of a view's statement in the verdict (all of it in JSON)
+
+
+def who(view: dict) -> str:
+    """'thread 1234', or the connection when the OS thread is unknown."""
+    if view.get("tid") is not None:
+        return f"thread {view['tid']}"
+    return f"connection {view['connection_id']}" if view.get("connection_id") is not None else "a transaction"
+
+
+def view_words(view: dict) -> str:
+    """'thread 1234 (read view open 42 s, opened at f ← g ← h; connection 12, user app,
+    now running "SELECT ..."')'. The statement is the connection's current one, which need
+    not be the one that opened the view: the stack says where it was opened."""
+    frames = leaf_first(view.get("stack"), known_only=True)
+    if frames:
+        opened = ("first seen at " if view.get("seen_open") else "opened at ") + path(frames, 3)
+    elif view.get("opened_s") is not None and view["opened_s"] < 0:
+        opened = "opened before the recording"
+    else:
+        opened = "opened at an unknown place (no stack)"
+    named = is_known(view.get("connection_id")) and view.get("tid") is not None  # else who() names it
+    about = [f"connection {view['connection_id']}"] if named else []
+    about += [f"user {view['user']}"] if view.get("user") else []
+    if view.get("statement"):
+        about.append(f'now running "{shorten(view["statement"], STATEMENT_SHOWN)}"')
+    at_least = "at least " if view.get("seen_open") else ""  # caught later than its opening
+    return (f"{who(view)} (read view open {at_least}{seconds(view['age_s'])}, {opened}"
+            + (f"; {', '.join(about)}" if about else "") + ")")
 
 
 def rounded(x: float) -> float:

@@ -1,0 +1,118 @@
+"""The findings: what a recording's figures mean, in plain words, each read from the
+summary's figures (summary.measured) so that no view words them differently; and the
+purge headline the text and HTML open their purge section with."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..recording import Recording
+from ..timeline import per_interval
+
+
+def latency(lat: dict) -> str:
+    """A latency summary as every view writes it: 'p50 ~12 µs, p99 ~80 µs, max ≤ 127 µs'
+    (max is its histogram slot's upper bound)."""
+    text = f"p50 ~{lat['p50']:.0f} µs, p99 ~{lat['p99']:.0f} µs"
+    return text + (f", max ≤ {lat['max']} µs" if lat.get("max") is not None else "")
+
+
+def purge_headline(purge: dict, duration_s: float) -> str:
+    """The purge section's first line, in the text and the HTML alike."""
+    if not purge["recorded"]:
+        return "Purge was not recorded: its probe (purge_batch) was not attached."
+    per_s = purge["batches"] / duration_s if duration_s else 0
+    per_batch = purge["pages"] / purge["batches"] if purge["batches"] else 0
+    text = (f"{purge['batches']:,} purge batches ({per_s:.1f}/s), {purge['empty_batches']:,} of them "
+            f"empty; {purge['pages']:,} undo pages ({per_batch:.1f} per batch).")
+    if purge["batches"] and purge["latency_us"]["p50"] is not None:
+        text += f" Batch latency {latency(purge['latency_us'])}."
+    return text
+
+
+def findings(series) -> list[str]:
+    """Plain-words reading of the purge series (one row per interval)."""
+    if not series["purge_batches"].sum():
+        return ["No purge batch ran: purge had no history to work on, or it is disabled."]
+    stalled = (series["purge_batches"] > 0) & (series["purge_empty_batches"] == series["purge_batches"])
+    if stalled.sum() >= max(2, len(series) // 5):
+        working = series[~stalled & (series["purge_pages"] > 0)]
+        text = (f"In {stalled.sum()} of {len(series)} intervals every purge batch found nothing "
+                "to purge: an old read view (a long transaction or consistent snapshot) kept the "
+                "history from being purged.")
+        if len(working):
+            text += (f" Purge did its work in {len(working)} interval(s): "
+                     f"{working['purge_pages'].sum()} undo pages.")
+        return [text]
+    return []
+
+
+def purge_findings(rec: Recording, purge: dict) -> list[str]:
+    """The empty-batch finding, for recordings without the history length: with it, the
+    verdict's phases say the same, and more precisely."""
+    if purge["history"]["last"] is not None or not purge["recorded"]:
+        return []
+    return findings(per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]))
+
+
+def throttle_findings(purge: dict) -> list[str]:
+    if not purge["dml_delays"]:
+        return []
+    return [f"purge lag throttled DML: {purge['dml_delays']} inserts/updates slept "
+            f"{purge['dml_delay_ms'] / 1000:.2f} s in all (innodb_max_purge_lag)."]
+
+
+def undo_findings(undo: dict) -> list[str]:
+    reads = undo["page_reads"]
+    if not undo["recorded"] or reads["walk"] <= max(10, 0.2 * sum(reads.values())):
+        return []
+    return [f"version walks read {reads['walk']} undo pages from disk: the history they need no "
+            "longer fits the buffer pool, so old snapshots make reads wait for I/O."]
+
+
+def all_findings(rec: Recording, told: dict) -> list[str]:
+    """Every finding, in the report's order: purge's, the version walks', the undo reads'
+    and the latches'. The text shows each in its section, HTML and JSON all together."""
+    found = purge_findings(rec, told["purge"]) + throttle_findings(told["purge"])
+    if told["version_walk"]["recorded"]:
+        found += walk_findings(told["version_walk"], told["drops"])
+    found += undo_findings(told["undo"])
+    if told["block_lock"]["recorded"]:
+        found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
+    return found
+
+
+def walk_findings(walks: dict, drops: int) -> list[str]:
+    """Plain-words reading of the version-walk summary."""
+    found = []
+    if walks["deep_walks"]:
+        found.append(f"{walks['deep_walks']} read(s) walked >= {walks['deep_walk_threshold']} "
+                     f"row versions; the deepest walked {walks['max_depth']}: a long-running "
+                     "snapshot is reading rows updated since it started, rebuilding each old "
+                     "version from undo.")
+    if drops:
+        found.append(f"{drops} event(s) were lost (ring buffer or state map full): the deep-walk "
+                     "table is incomplete; counters and histograms are not affected.")
+    return found
+
+
+HOT_SPOT_WAITS = 10  # fewer waits in all make no hot spot, whatever share one page had
+
+
+def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) -> list[str]:
+    """Plain-words reading of the block-latch waits."""
+    if not locks["waits"]:
+        return []
+    found = [f"Threads waited {locks['total_wait_s']:.2f} s in all on buffer-block "
+             f"latches ({locks['waits']} wait{'s' if locks['waits'] != 1 else ''} in {duration_s:.0f} s)."]
+    if locks["top_page_pct"] is not None and locks["waits"] >= HOT_SPOT_WAITS:
+        hottest = locks["top_pages"][0]
+        found[0] += (f" {locks['top_page_pct']:.0f}% of that time was on one page, {hottest['name']}: a hot spot "
+                     "(hot rows, a small table or an index root).")
+    purge_us = stacks.loc[stacks["stack"].str.contains("row_purge", regex=False), "wait_us"].sum()
+    if purge_us > 0.05 * locks["total_wait_ms"] * 1000:
+        found.append(f"Purge itself waited {purge_us / 1e6:.2f} s on block latches: it contends "
+                     "with user DML for the same pages, which slows it down.")
+    if locks["page_io_waits"]:
+        found.append(f"{locks['page_io_waits']} waits were for a page being read from disk "
+                     "(page I/O, not latch contention).")
+    return found
