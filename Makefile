@@ -62,9 +62,10 @@ dist-check: dist
 test: build
 	$(VENV)/bin/python -m pytest -q --durations=15 tests
 
-# The pure tests only (no server, no root): the catalog lint, the views, the maths. Seconds.
+# The pure tests only (no server, no root): the catalog lint, the views, the maths. Seconds,
+# spread over the machine's cores (pytest-xdist): none shares a server or a file.
 check: build
-	$(VENV)/bin/python -m pytest -q -m "not live and not heavy" tests
+	$(VENV)/bin/python -m pytest -q -n auto -m "not live and not heavy" tests
 
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh

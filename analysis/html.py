@@ -105,12 +105,12 @@ def timeline_chart(rec: Recording, told: dict) -> Markup | None:
 def split_rows(told: dict) -> list[dict]:
     """Where purge's time went, for the coordinator and the workers: ms and share per part."""
     rows = []
-    for who, split in (("coordinator (batches)", told["batch_time_ms"]),
-                       (f"workers ({told['worker_tasks']:,} tasks)", told["worker_time_ms"])):
+    for part, split in (("coordinator (batches)", told["batch_time_ms"]),
+                        (f"workers ({told['worker_tasks']:,} tasks)", told["worker_time_ms"])):
         if split["cpu"] is None:
             continue
         total = sum(split.values()) or 1
-        rows.append({"who": who, "total": sum(split.values()),
+        rows.append({"who": part, "total": sum(split.values()),
                      "parts": [(k, split[k], 100 * split[k] / total) for k in split]})
     return rows
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import io
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -24,6 +26,26 @@ if str(SCRIPTS) not in sys.path:
 from fixture_servers import FIXTURE, REPO, Server, fixture, stop_load  # noqa: E402,F401
 
 INNOSTALL = [str(REPO / "build" / "venv" / "bin" / "innostall")]
+REPORT_SIDE = ("report", "export", "diff", "query")  # commands that only read recordings
+
+
+def innostall(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    """innostall ARGS as a user runs it: what it printed and its exit status. The commands
+    that only read recordings run in this process, through the same main() the console
+    script calls (tests/test_html.py runs the script itself): a new Python importing pandas
+    and pyarrow cost about 0.7 s a call, most of make check's time. The others (record,
+    probes) start, stop and trace processes, and run as their own process."""
+    args = [str(a) for a in args]
+    if not args or args[0] not in REPORT_SIDE or kwargs:
+        return subprocess.run(INNOSTALL + args, capture_output=True, text=True, **kwargs)
+    from innostall.cli import main  # when first needed: it imports every stage
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(args)
+        except SystemExit as e:  # argparse's usage errors
+            code = e.code if isinstance(e.code, int) else 1
+    return subprocess.CompletedProcess(INNOSTALL + args, code, out.getvalue(), err.getvalue())
 
 LIVE = "live: starts or attaches to a real server, or otherwise needs root"
 # Live without the `servers` fixture: (file, test) and why.

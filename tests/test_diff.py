@@ -10,7 +10,7 @@ import time
 import pandas as pd
 
 import recordings
-from conftest import INNOSTALL, REPO, fixture, stop_load
+from conftest import INNOSTALL, REPO, fixture, innostall, stop_load
 from innostall.analysis import diff
 
 REAL = REPO / "tests" / "data" / "purge-stall"
@@ -32,7 +32,7 @@ def test_biggest_changes_lead_by_log_ratio():
 
 
 def run_diff(a, b, *extra):
-    done = subprocess.run(INNOSTALL + ["diff", str(a), str(b), *extra], capture_output=True, text=True)
+    done = innostall("diff", a, b, *extra)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -75,8 +75,7 @@ def test_new_counters_appear_only_in_b(tmp_path):
 
 
 def test_bad_recording_is_one_line(tmp_path):
-    done = subprocess.run(INNOSTALL + ["diff", str(REAL), str(tmp_path / "nope")],
-                          capture_output=True, text=True)
+    done = innostall("diff", REAL, tmp_path / "nope")
     assert done.returncode == 1
     assert done.stderr == f"innostall: {tmp_path / 'nope'}: no such recording directory\n"
 

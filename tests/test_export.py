@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import recordings
-from conftest import INNOSTALL, REPO
+from conftest import REPO, innostall
 from innostall import analysis
 from innostall.analysis import flamegraph, pprof, recording, summary, text
 from innostall.errors import UserError
@@ -43,8 +43,7 @@ def test_a_newline_inside_a_frame_cannot_break_a_folded_line():
 
 
 def export(directory, out):
-    done = subprocess.run(INNOSTALL + ["export", str(directory), "--out", str(out)],
-                          capture_output=True, text=True)
+    done = innostall("export", directory, "--out", out)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -92,8 +91,7 @@ def test_export_without_walks_says_what_is_left_out(tmp_path):
 
 def test_export_into_an_unwritable_place_is_one_line(tmp_path):
     (tmp_path / "file").write_text("")
-    done = subprocess.run(INNOSTALL + ["export", str(REAL), "--out", str(tmp_path / "file" / "x")],
-                          capture_output=True, text=True)
+    done = innostall("export", REAL, "--out", tmp_path / "file" / "x")
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith(f"innostall: {tmp_path / 'file' / 'x'}: cannot create the export directory")
 

@@ -15,15 +15,11 @@ from pathlib import Path
 import pytest
 
 import recordings
-from conftest import INNOSTALL, fixture, stop_load
+from conftest import INNOSTALL, fixture, innostall, stop_load
 from innostall.collector.discovery import discover, target
 from procmem import code_byte, file_byte, loaders_of
 
 SERVER = "mariadb-11.4.5"
-
-
-def innostall(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(INNOSTALL + list(args), capture_output=True, text=True, **kwargs)
 
 
 def one_line(result: subprocess.CompletedProcess) -> str:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 
 import pandas as pd
 import pytest
 
 import recordings
-from conftest import INNOSTALL, REPO
+from conftest import REPO, innostall
 from innostall.format import journal as fmt
 from innostall.analysis.wording import phases as phase_words
 from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, summary, text, report_tables
@@ -228,7 +227,7 @@ def test_no_history_at_all_is_null_and_the_empty_batches_still_speak(tmp_path):
 
 
 def test_format_1_recording_reports_every_key_without_its_figures(tmp_path):
-    done = subprocess.run(INNOSTALL + ["report", str(FORMAT_1), "--json"], capture_output=True, text=True)
+    done = innostall("report", FORMAT_1, "--json")
     assert done.returncode == 0, done.stderr
     s = json.loads(done.stdout)["purge"]
     assert s["history"] == dict.fromkeys(["first", "last", "max", "known_from_s", "known_to_s",
@@ -238,11 +237,10 @@ def test_format_1_recording_reports_every_key_without_its_figures(tmp_path):
     # the demo's stall, then the commit's catch-up: 146149 pages in one interval
     assert [p["verdict"] for p in s["phases"]] == ["pinned", "catching_up", "idle"]
     assert "146,149 undo pages in 1,152 batches" in s["phases"][1]["detail"]
-    report = subprocess.run(INNOSTALL + ["report", str(FORMAT_1)], capture_output=True, text=True)
+    report = innostall("report", FORMAT_1)
     assert report.returncode == 0 and report.stdout.splitlines()[1] == "Verdict"
     assert "history list length: not recorded" in report.stdout
-    page = subprocess.run(INNOSTALL + ["report", str(FORMAT_1), "--html", str(tmp_path / "p.html")],
-                          capture_output=True, text=True)
+    page = innostall("report", FORMAT_1, "--html", tmp_path / "p.html")
     assert page.returncode == 0, page.stderr
     assert "history length not recorded" in (tmp_path / "p.html").read_text()
 
@@ -377,5 +375,5 @@ def test_history_is_unknown_where_the_governor_detached_its_probes(tmp_path):
     assert history.iloc[3:].isna().all()
     s = story(rec)["history"]
     assert (s["last"], s["known_to_s"], s["known_to_end"]) == (800, 3.0, False)
-    text = subprocess.run(INNOSTALL + ["report", str(tmp_path / "rec")], capture_output=True, text=True).stdout
+    text = innostall("report", tmp_path / "rec").stdout
     assert "read from 1.0 to 3.0 s, unknown after" in text and "at 3.0 s pinned" in text

@@ -7,13 +7,12 @@ import io
 import json
 import re
 import shutil
-import subprocess
 
 import pandas as pd
 import pytest
 
 import recordings
-from conftest import INNOSTALL, REPO
+from conftest import REPO, innostall
 from innostall.format import journal as fmt
 from innostall.analysis import query, recording
 
@@ -22,8 +21,7 @@ REAL = [DATA / "seed-load", DATA / "snapshot-commit"]  # two real recordings of 
 
 
 def run(*args, form="csv"):
-    done = subprocess.run(INNOSTALL + ["query", *map(str, args), "--format", form],
-                          capture_output=True, text=True)
+    done = innostall("query", *args, "--format", form)
     assert done.returncode == 0, done.stderr
     return pd.read_csv(io.StringIO(done.stdout)) if form == "csv" else done.stdout
 
@@ -123,8 +121,7 @@ def test_a_table_no_recording_has_is_an_empty_view():
 def test_a_damaged_table_is_one_line(tmp_path):
     shutil.copytree(DATA / "purge-stall", tmp_path / "rec")
     (tmp_path / "rec" / fmt.COUNTERS).write_bytes(b"not parquet")
-    done = subprocess.run(INNOSTALL + ["query", str(tmp_path / "rec"), "--sql", "SELECT * FROM counters"],
-                          capture_output=True, text=True)
+    done = innostall("query", tmp_path / "rec", "--sql", "SELECT * FROM counters")
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.startswith("innostall: query: cannot read the recordings: ")
 
@@ -138,7 +135,7 @@ def test_a_damaged_table_is_one_line(tmp_path):
     ([str(REAL[0]), "--ready", "deep_walks", "x"], "innostall: query: deep_walks: depth must be a whole number"),
 ])
 def test_bad_input_is_one_line(args, message):
-    done = subprocess.run(INNOSTALL + ["query", *args], capture_output=True, text=True)
+    done = innostall("query", *args)
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.startswith(message) and done.stdout == ""
 

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from conftest import INNOSTALL
+from conftest import INNOSTALL, innostall
 from innostall.format import journal as fmt
 from innostall.analysis import recording
 from innostall.collector.loader import loader
@@ -63,7 +63,7 @@ def test_truncated_parquet_is_one_line_from_the_cli(tmp_path):
     store.write_tables(str(tmp_path))
     table = tmp_path / fmt.COUNTERS
     table.write_bytes(table.read_bytes()[:100])
-    result = subprocess.run(INNOSTALL + ["report", str(tmp_path)], capture_output=True, text=True)
+    result = innostall("report", tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("innostall: ") and "damaged table" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1

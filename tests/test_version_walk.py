@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import INNOSTALL, REPO
+from conftest import INNOSTALL, REPO, innostall
 from innostall import names
 from innostall.analysis import recording, summary
 from innostall.analysis.wording import findings
@@ -148,7 +148,7 @@ def test_killed_recording_keeps_its_deep_walks(servers, tmp_path):
     assert not rec.meta["complete"] and rec.meta["settings"]["deep_walk_threshold"] == 4
     assert sorted(rec.walks["depth"]) == [SHALLOW, DEEP]
     assert all("row_search_mvcc" in stack for stack in rec.walks["stack"])
-    text = subprocess.run(INNOSTALL + ["report", str(out)], capture_output=True, text=True).stdout
+    text = innostall("report", out).stdout
     assert "2 read(s) walked >= 4 row versions; the deepest walked 300" in text
     assert "reckoned on a quarter of a CPU: the server used less" in text
 
