@@ -11,11 +11,11 @@ from innostall.format.schema import bcc_unit
 
 from .cost import render_cost, sampled_note
 from .histogram import format_log2
-from .wording.numbers import seconds, shorten
+from .wording.numbers import latency, seconds, shorten
 from .holders import top_holders
 from .recording import Recording
 from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
-from .wording.findings import (block_lock_findings, latency, purge_findings, purge_headline, throttle_findings,
+from .wording.findings import (block_lock_findings, purge_findings, purge_headline, throttle_findings,
                                undo_findings, walk_findings)
 from .timeline import per_interval, sparkline
 

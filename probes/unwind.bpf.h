@@ -9,7 +9,7 @@
  *
  * libc's .eh_frame says, for each of its instructions, where the caller's frame begins
  * (the canonical frame address, CFA: rsp or rbp plus an offset) and where rbp was saved.
- * The recorder turns it into a table (collector/unwind.py) the loader puts in `libc_cfi`;
+ * The recorder turns it into a table (collector/discovery/libc.py) the loader puts in `libc_cfi`;
  * here a few steps of the DWARF unwinder run over it: CFA = base + offset, the return
  * address is the word below the CFA, the caller's rsp is the CFA. Steps stop at the first
  * address outside libc, the server's frame. A step costs a binary search of the table

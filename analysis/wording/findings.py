@@ -7,13 +7,7 @@ import pandas as pd
 
 from ..recording import Recording
 from ..timeline import per_interval
-
-
-def latency(lat: dict) -> str:
-    """A latency summary as every view writes it: 'p50 ~12 µs, p99 ~80 µs, max ≤ 127 µs'
-    (max is its histogram slot's upper bound)."""
-    text = f"p50 ~{lat['p50']:.0f} µs, p99 ~{lat['p99']:.0f} µs"
-    return text + (f", max ≤ {lat['max']} µs" if lat.get("max") is not None else "")
+from .numbers import latency
 
 
 def purge_headline(purge: dict, duration_s: float) -> str:

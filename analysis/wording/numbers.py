@@ -28,6 +28,13 @@ def at(t: float) -> str:
     return f"{t:.1f}"
 
 
+def latency(lat: dict) -> str:
+    """A latency summary as every view writes it: 'p50 ~12 µs, p99 ~80 µs, max ≤ 127 µs'
+    (max is its histogram slot's upper bound)."""
+    text = f"p50 ~{lat['p50']:.0f} µs, p99 ~{lat['p99']:.0f} µs"
+    return text + (f", max ≤ {lat['max']} µs" if lat.get("max") is not None else "")
+
+
 def shorten(text: str, width: int) -> str:
     """text in at most width characters, cut before a space and marked with '…'; whole
     when it fits. Never inside a word, nor inside a qualified name (MDL_map::find_or_insert,

@@ -171,7 +171,7 @@ static void usage(FILE *out)
 	      "  --set NAME=VALUE    a const volatile setting of the BPF programs\n"
 	      "  --layout MEMBER=VALUE  a member of the server's struct layout, e.g.\n"
 	      "                      buf_block_t.lock=136 (--schema lists them)\n"
-	      "  --unwind-table PATH  libc's frame table (struct cfi_row records, collector/unwind.py),\n"
+	      "  --unwind-table PATH  libc's frame table (struct cfi_row records, collector/discovery/libc.py),\n"
 	      "                      with --set libc_text_lo=,libc_text_hi=,libc_bias=,libc_cfi_rows=\n"
 	      "  --home-cgroup PATH  a cgroup.procs file to move into once the BPF object is loaded:\n"
 	      "                      started in an idle cgroup (collector/recorder/idle.py), calibration and\n"
