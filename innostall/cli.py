@@ -100,8 +100,10 @@ def layout_line(layout: dict | None) -> str:
     differs = "; the catalog differs on " + ", ".join(
         f"{m} ({listed} there, {found} in DWARF)" for m, (listed, found) in layout["differs"].items()) \
         if layout["differs"] else ""
+    code = "".join([f"; confirmed by the build's code: {', '.join(layout['confirmed'])}"] if layout.get("confirmed")
+                   else []) + "".join(f"; {m} refused ({why})" for m, why in layout.get("refused", {}).items())
     return (f"struct layout from {layout['source']}: {len(layout['members'])} members, "
-            f"latch model {layout['latch_model'] or 'unknown'}{differs}")
+            f"latch model {layout['latch_model'] or 'unknown'}{differs}{code}")
 
 
 def cmd_bpftrace(args) -> int:

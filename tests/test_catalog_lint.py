@@ -93,6 +93,13 @@ def test_tracepoints_name_programs_the_bpf_object_has():
         assert tp.get("only_with") in (None, "holders"), program
 
 
+def test_code_checks_name_members_the_loader_reads():
+    members = set(loader.schema().layout_members)
+    for recipe in discover.catalog_file()["code"]:
+        assert {recipe["member"], recipe["pointer"]} <= members, recipe
+        assert recipe["global"].isidentifier() and recipe["functions"], recipe
+
+
 def test_layouts_name_only_members_the_loader_reads():
     schema = loader.schema()
     assert bpf_symbols().get("layout") == ".rodata"

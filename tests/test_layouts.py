@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, fetched
-from innostall.collector.discovery import discover, layouts, target
+from innostall.collector.discovery import discover, layouts, machine_code, target
 from innostall.collector.server import latch_names
 
 WITH_DWARF = {"mariadb-11.4.5": "dist/bin/mariadbd", "mariadb-10.11.5": "dist/bin/mariadbd",
@@ -72,3 +72,41 @@ def test_a_latch_inside_a_server_global_is_named_by_its_member(name, symbol, off
     inside = [n for start, size, n in rules.members.get(symbol, []) + rules.dwarf_members.get(symbol, [])
               if start <= offset < start + size]
     assert inside[0] == named
+
+
+CODE_CHECKED = {"mysql-8.0.15": "dist/bin/mysqld", "mysql-9.7.4": "root/usr/sbin/mysqld"}
+
+
+@pytest.mark.parametrize("name", CODE_CHECKED)
+def test_the_build_code_confirms_the_catalog_where_there_is_no_dwarf(name):
+    """Oracle-style builds (.dynsym only): the history length's offset the catalog claims is
+    the one the build's own code adds to (machine_code.py)."""
+    tgt = fixture_target(name, CODE_CHECKED[name])
+    found = discover.layout(tgt)
+    assert found["source"] == "catalog" and found["confirmed"] == ["trx_sys_t.rseg_history_len"]
+    assert found["refused"] == {}
+
+
+@pytest.mark.parametrize("name", ["mariadb-10.2.11", "mariadb-10.4.6"])
+def test_the_code_reads_what_the_dwarf_says(name):
+    """The method against the truth: on builds with DWARF, the offset read back from the code
+    (through a pointer on 10.2, an object on 10.4, spilled to the stack there) is the DWARF's."""
+    tgt = fixture_target(name)
+    members = layouts.from_dwarf(tgt.elf, tgt.debug)["members"]
+    [check] = machine_code.check(tgt, members, discover.catalog_file()["code"])
+    assert check.found == (members["trx_sys_t.rseg_history_len"],) and check.agrees
+
+
+def test_a_catalog_offset_the_code_contradicts_is_refused(monkeypatch):
+    """8.0.15 given 8.0.22's offset (0x1e8): the code says 0x1f0, so the member is refused and
+    the probes that read it are missing, saying why; nothing reads a wrong offset."""
+    tgt = fixture_target("mysql-8.0.15", CODE_CHECKED["mysql-8.0.15"])
+    full = discover.catalog_file()
+    moved = [{**e, "members": {**e["members"], "trx_sys_t.rseg_history_len": 0x1e8}}
+             if "trx_sys_t.rseg_history_len" in e["members"] else e for e in full["layout"]]
+    monkeypatch.setattr(discover, "catalog_file", lambda: {**full, "layout": moved})
+    found = discover.layout(tgt)
+    assert "trx_sys_t.rseg_history_len" not in found["members"]
+    assert found["refused"]["trx_sys_t.rseg_history_len"].startswith("0x1e8 in the catalog, 0x1f0 in the code")
+    history, = discover.resolve(tgt, ["history_length"])
+    assert not history.ok and "refused, the build's code disagreeing" in history.reason

@@ -10,7 +10,7 @@ from importlib import resources
 
 from innostall.errors import UserError
 
-from . import layouts, libc
+from . import layouts, libc, machine_code
 from .elf import Symbol
 from .target import Target, parse_version
 
@@ -186,7 +186,11 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
         return False
     missing = missing_members(variant, target)
     if missing:
-        raise MembersUnknown(f"{', '.join(missing)} of {target.label} is not in the catalog")
+        refused = (layout(target) or {}).get("refused", {})
+        said = [f"{m} refused, the build's code disagreeing ({refused[m]})" for m in missing if m in refused]
+        unknown = [m for m in missing if m not in refused]
+        raise MembersUnknown("; ".join(said + ([f"{', '.join(unknown)} of {target.label} is not in the catalog"]
+                                               if unknown else [])))
     global_settings = variant.get("globals", {})
     globals_found = target.find_objects(list(global_settings.values()))
     if len(globals_found) < len(global_settings):
@@ -228,13 +232,30 @@ def layout(target: Target) -> dict | None:
     listed = catalog_layout(target)
     dwarf = layouts.layout_of(target.elf, target.debug)
     if not dwarf or not (dwarf["members"] or dwarf["latch_model"]):
-        return {**listed, "source": "catalog", "differs": {}} if listed else None
+        return checked_by_code(target, listed) if listed else None
     listed = listed or {"latch_model": None, "members": {}}
     differs = {m: (listed["members"][m], v) for m, v in dwarf["members"].items()
                if m in listed["members"] and listed["members"][m] != v}
     return {"latch_model": dwarf["latch_model"] or listed["latch_model"],
             "members": {**listed["members"], **dwarf["members"]},
             "source": "DWARF" if not listed["members"] else "DWARF and catalog", "differs": differs}
+
+
+def checked_by_code(target: Target, listed: dict) -> dict:
+    """The catalog's layout with each member the build's code can say (machine_code.py)
+    either `confirmed` or, where the code says otherwise, `refused`: left out, with why."""
+    key = (target.path, target.version, tuple(sorted(listed["members"].items())))
+    if key not in _code_checks:
+        _code_checks[key] = machine_code.check(target, listed["members"], catalog_file().get("code", []))
+    checks = _code_checks[key]
+    refused = {c.member: f"{c.claimed:#x} in the catalog, {', '.join(map(hex, c.found))} in the code of "
+                         f"{c.function}" for c in checks if not c.agrees}
+    return {**listed, "members": {m: v for m, v in listed["members"].items() if m not in refused},
+            "source": "catalog", "differs": {}, "confirmed": [c.member for c in checks if c.agrees],
+            "refused": refused}
+
+
+_code_checks: dict[tuple, list] = {}  # a build's checks, made once: layout() is asked per variant
 
 
 def missing_members(variant: dict, target: Target) -> list[str]:

@@ -138,6 +138,11 @@ class ElfImage:
                 names.add(name.decode(errors="replace"))
         return sorted(names)
 
+    def read(self, vaddr: int, size: int) -> bytes:
+        """size bytes of the file's image at a virtual address (code, read-only data)."""
+        start = self.file_offset(vaddr)
+        return bytes(self._map[start:start + size])
+
     def file_offset(self, vaddr: int) -> int:
         """The file offset of a virtual address: what a uprobe is attached at."""
         for seg in self._elf.iter_segments(type="PT_LOAD"):
