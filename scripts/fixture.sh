@@ -169,6 +169,20 @@ fetch_root() {
 }
 
 fetch() {
+  # One fetch at a time on this machine, whoever asks (make check runs tests side by side):
+  # two would share fetch.tmp, and Maven's local repository is not made for two writers.
+  # Taken only to download: a server already here starts without waiting for another's
+  # download; let go on return: a server started after it must not inherit it.
+  [ -x "$dist/$daemon" ] && { fetch_files; return; }
+  mkdir -p "$build/fixtures" && exec 9>"$build/fixtures/.fetch.lock" && flock 9 ||
+    die "cannot lock $build/fixtures/.fetch.lock"
+  fetch_files
+  local status=$?
+  exec 9>&-
+  return $status
+}
+
+fetch_files() {
   if [ -n "$suite" ]; then
     [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot)"
     fetch_root
