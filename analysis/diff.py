@@ -14,15 +14,16 @@ from .recording import Recording
 
 def compare(a: pd.Series, b: pd.Series) -> pd.DataFrame:
     """One row per metric: a, b, ratio b/a and change = |log2 ratio|, sorted biggest change
-    first. A metric that went from zero to something (or back) is an infinite change; one
-    missing on either side has no ratio and goes last."""
+    first. A metric that went from zero to something (or back), or changed sign (a growth
+    rate, say), is an infinite change; one missing on either side has no ratio and goes last."""
     table = pd.concat({"a": a, "b": b}, axis=1).rename_axis("metric")
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = table["b"] / table["a"]
     both_zero = (table["a"] == 0) & (table["b"] == 0)
     table["ratio"] = ratio.mask(both_zero, 1.0)
-    with np.errstate(divide="ignore"):
-        table["change"] = np.abs(np.log2(table["ratio"].astype("float64")))
+    ratio = table["ratio"].astype("float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        table["change"] = np.abs(np.log2(ratio)).mask(ratio < 0, np.inf)
     table = table.reset_index()
     return table.sort_values(["change", "metric"], ascending=[False, True], na_position="last",
                              kind="stable").reset_index(drop=True)
