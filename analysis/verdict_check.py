@@ -215,7 +215,12 @@ def said(text: str, real) -> bool:
 def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> list[tuple]:
     """(pattern, test of its match) for every claim a verdict sentence makes."""
     m, lv, held = truth["moved"], truth["levels"] or {}, truth["held"]
-    closed = {round(t, 1): (v, o) for t, v, o in zip(rows.index, rows["view_tid"], rows["view_opened_s"])}
+    views = list(zip(rows.index, zip(rows["view_tid"], rows["view_opened_s"])))
+
+    def view_at(text: str):
+        """The oldest view of the one snapshot at the time printed, to its precision."""
+        found = [view for t, view in views if said(text, t)]
+        return found[0] if len(found) == 1 else None
     return [
         (rf"history ({NUMBER}) → ({NUMBER}) over ({NUMBER}) s(?: \(({NUMBER})/s\))?",
          lambda g: m is not None and said(g[0], m["from"]) and said(g[1], m["to"]) and said(g[2], m["seconds"])
@@ -231,8 +236,8 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
          lambda g: held is not None and said(g[1] or g[3], held["pinned"]) and said(g[2] or g[4], held["history"])
          and (g[0] is None or (held.name == rows.index[-1] if g[0] == "its end" else said(g[0][:-2], held.name)))),
         (rf"the view closed between ({NUMBER}) and ({NUMBER}) s",
-         lambda g: closed.get(float(g[0]), (None, None))[1] is not None
-         and closed.get(float(g[0])) != closed.get(float(g[1]), (None, None))),
+         lambda g: (view_at(g[0]) or (None, None))[1] is not None and view_at(g[1]) is not None
+         and view_at(g[0]) != view_at(g[1])),
         (r"every purge batch found nothing to purge(?! in)",
          lambda g: truth["batches"] > 0 and truth["empty_batches"] >= truth["batches"] and not truth["pages"]),
         (rf"found nothing to purge in ({NUMBER}) of ({NUMBER}) intervals",

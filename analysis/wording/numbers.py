@@ -28,6 +28,13 @@ def at(t: float) -> str:
     return f"{t:.1f}"
 
 
+def between(a: float, b: float) -> str:
+    """Two moments, told apart: 'between 28.0 and 29.0 s', or 'between 9.000 and 9.016 s'
+    for a final snapshot taken just after an interval's."""
+    digits = 1 if at(a) != at(b) else 3
+    return f"between {a:.{digits}f} and {b:.{digits}f} s"
+
+
 def latency(lat: dict) -> str:
     """A latency summary as every view writes it: 'p50 ~12 µs, p99 ~80 µs, max ≤ 127 µs'
     (max is its histogram slot's upper bound)."""

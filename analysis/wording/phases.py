@@ -16,7 +16,7 @@ from innostall.names import leaf_first, path
 
 from ..pinning import is_known, phase_views
 from ..purge_time import bound_text, rows_bound
-from .numbers import at, count, growth, seconds, shorten
+from .numbers import at, between, count, growth, seconds, shorten
 
 EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
 STATEMENT_SHOWN = 80  # characters of a view's statement in the verdict (all of it in JSON)
@@ -173,7 +173,7 @@ def held_words(f: dict, to_s: float) -> str:
     when = "at its end" if h["at_s"] == to_s else f"at {at(h['at_s'])} s"
     text = f"{when} {share_words(h)}"
     if h["closed_by_s"] is not None:
-        text += f"; the view closed between {at(h['at_s'])} and {at(h['closed_by_s'])} s"
+        text += f"; the view closed {between(h['at_s'], h['closed_by_s'])}"
     return text
 
 
