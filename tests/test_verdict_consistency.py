@@ -17,6 +17,7 @@ from markupsafe import escape
 import recordings
 from conftest import REPO, SESSION_START
 from innostall.analysis import html, purge, recording, summary, text, verdict_check
+from innostall.analysis.wording import numbers
 from innostall.analysis.wording.numbers import shorten
 from innostall.errors import UserError
 from recordings import purge_journal, view
@@ -337,3 +338,10 @@ def test_a_real_catch_up_after_a_pin_reads_as_one():
     said_inside = [any(e["verdict"] == "catching_up" for e in phases[i]["events"]) for i in pins]
     assert any(a or b for a, b in zip(caught_up, said_inside)), [p["detail"] for p in phases]
     assert verdict_check.check(str(CATCH_UP)) == []
+
+
+def test_two_moments_a_tenth_apart_are_told_apart():
+    """A final snapshot taken 16 ms after the last interval's: 'between 9.0 and 9.0 s' said
+    nothing, and the checker could not place it (a fresh root's MySQL 9.7.4 recording)."""
+    assert numbers.between(28.0, 29.0) == "between 28.0 and 29.0 s"
+    assert numbers.between(9.0, 9.016) == "between 9.000 and 9.016 s"
