@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from innostall.format import journal as fmt
+from innostall.collector.discovery import discover
 from innostall.collector.loader import loader
 from innostall.collector.recorder import store
 
@@ -152,9 +153,6 @@ def synthetic_journal(intervals: int, walks: bool, scale: int = 1, latches: bool
     return records
 
 
-SAMPLED_PROBES = {"history": ["history_length"]}  # a sampling group's probes, as the catalog has them
-
-
 def write(directory: Path, records: list[dict], **meta_fields) -> Path:
     """A complete recording from journal records, through the format's journal → tables."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -165,7 +163,8 @@ def write(directory: Path, records: list[dict], **meta_fields) -> Path:
     if sampled and "governor" not in meta_fields:  # as the recorder's plan says which probe is in which
         meta_fields["governor"] = {"groups": sorted(sampled), "attachments": [
             {"spec": f"{probe}_exit=0x1", "probes": [probe], "group": group}
-            for group in sorted(sampled) for probe in SAMPLED_PROBES.get(group, [])]}
+            for group in sorted(sampled) for probe, entry in discover.catalog().items()
+            if entry.get("group") == group]}
     store.write_meta(str(directory), meta(walks, latches, **meta_fields))
     (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in records))
     store.write_tables(str(directory))
