@@ -205,11 +205,15 @@ def same(told, real) -> bool:
 # --- the sentences ---------------------------------------------------------------------
 
 def said(text: str, real) -> bool:
-    """Whether a number as printed is the true one, to the precision it was printed at."""
+    """Whether a number as printed is the true one, to the precision it was printed at.
+    The words print figures kept to three decimals, so a rate of -26.5004/s, kept as -26.5,
+    reads '-26' (rounding half to even): that half-thousandth is allowed for too."""
     if real is None or (isinstance(real, float) and math.isnan(real)):
         return False
     decimals = len(text.split(".")[1]) if "." in text else 0
-    return abs(float(text.replace(",", "")) - float(real)) <= 0.5 * 10 ** -decimals + 1e-6 * abs(float(real))
+    kept = 0.5e-3 if decimals < 3 else 0.0
+    return (abs(float(text.replace(",", "")) - float(real))
+            <= 0.5 * 10 ** -decimals + kept + 1e-6 * abs(float(real)))
 
 
 def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> list[tuple]:

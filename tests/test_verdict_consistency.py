@@ -345,3 +345,14 @@ def test_two_moments_a_tenth_apart_are_told_apart():
     nothing, and the checker could not place it (a fresh root's MySQL 9.7.4 recording)."""
     assert numbers.between(28.0, 29.0) == "between 28.0 and 29.0 s"
     assert numbers.between(9.0, 9.016) == "between 9.000 and 9.016 s"
+
+
+def test_a_figure_rounded_twice_is_still_said():
+    """A rate of -26.5004/s is kept as -26.5 and printed '-26' (half to even): the words
+    are true to the figure the JSON holds, and the checker allows for that rounding, as
+    the last fresh root's CI showed it must (history 60 → 7 over 1.99997 s)."""
+    real = (7 - 60) / 1.99997
+    assert f"{round(real, 3):+,.0f}" == "-26"
+    assert verdict_check.said("-26", real) and verdict_check.said("-27", real)
+    assert not verdict_check.said("-25", real) and not verdict_check.said("-28", real)
+    assert verdict_check.said("2.000", 2.0004) and not verdict_check.said("2.000", 2.0006)
