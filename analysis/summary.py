@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from innostall.format import writing
 from innostall.names import demangle, is_address_name, short_frame
 
 from .cost import cost_summary, coverage
@@ -201,8 +202,13 @@ def warnings(rec: Recording) -> list[str]:
 
 
 def ended_by(rec: Recording) -> str:
-    """How the recording ended, in the same words in every view."""
-    return rec.meta.get("end_reason") or "cut short (recorder killed)"
+    """How the recording ended, in the same words in every view. One whose meta.json is
+    unfinished is still being written while its recorder holds it (innostall/format/writing.py)."""
+    if rec.meta.get("end_reason"):
+        return rec.meta["end_reason"]
+    if not rec.meta.get("complete") and writing.in_progress(rec.path):
+        return "still recording (this report reads it up to its last interval)"
+    return "cut short (recorder killed)"
 
 
 def measured(rec: Recording) -> dict:

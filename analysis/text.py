@@ -130,7 +130,7 @@ def header(rec: Recording) -> list[str]:
     lines = [f"innostall report: {rec.path}",
              f"  server    {server} (pid {target.get('pid')}, {target.get('exe')})",
              f"  recorded  {when}, {rec.duration_s:.1f} s at {meta['interval_s']:g} s intervals, "
-             f"ended by {ending}"]
+             + (ending if ending.startswith("still") else f"ended by {ending}")]
     for p in meta["probes"]:
         state = demangle(p["symbol"]) if p["attached"] else f"missing: {p['reason']}"
         lines.append(f"  probe     {p['name']:<14} {state}")

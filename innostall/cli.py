@@ -125,6 +125,9 @@ def cmd_record(args) -> int:
     metrics = metrics_options(args)
     if os.geteuid() != 0:
         raise UserError("recording needs root (uprobes and BPF): run with sudo")
+    from innostall.collector.server import sql
+
+    sql.take_password()
     # Loading numpy and pyelftools and reading the server's executable is bulk work: on idle CPU.
     with idle.Start() as start:
         from innostall.collector.discovery import discover
@@ -161,7 +164,20 @@ def metrics_options(args) -> dict | None:
                             "textfile collector reads only those)")
         if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise UserError(f"--metrics-textfile {path}: no such directory")
+    if args.metrics_port is not None and not loopback(args.metrics_addr) and not args.metrics_expose:
+        raise UserError(f"--metrics-addr {args.metrics_addr} is reachable from other hosts, and the "
+                        "endpoint has no authentication: add --metrics-expose if that is meant")
     return {"port": args.metrics_port, "addr": args.metrics_addr, "textfile": args.metrics_textfile}
+
+
+def loopback(addr: str) -> bool:
+    """Whether an address to listen on is this host's alone."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(addr.strip("[]")).is_loopback
+    except ValueError:
+        return addr == "localhost"
 
 
 def port_number(text: str) -> int:
@@ -275,7 +291,10 @@ def parser() -> argparse.ArgumentParser:
     record.add_argument("--metrics-port", type=port_number, metavar="N",
                         help="serve the last interval as Prometheus metrics on this port while recording")
     record.add_argument("--metrics-addr", default="127.0.0.1", metavar="ADDR",
-                        help="the address to serve them on (127.0.0.1)")
+                        help="the address to serve them on (127.0.0.1; another needs --metrics-expose)")
+    record.add_argument("--metrics-expose", action="store_true",
+                        help="serve the metrics on an address other hosts reach (--metrics-addr): "
+                        "anyone who can connect reads them, unauthenticated and unencrypted")
     record.add_argument("--metrics-textfile", metavar="PATH.prom",
                         help="write them to this file each interval, for node_exporter's textfile collector")
     record.add_argument("-o", "--output", required=True, help="recording directory to create")
@@ -313,6 +332,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    # What innostall writes (recordings, reports, exports) holds stacks, thread and user
+    # names, statements: root's alone unless handed over (docs/security.md).
+    os.umask(0o077)
     try:
         return args.func(args)
     except UserError as e:

@@ -40,11 +40,14 @@ def innostall(*args: str, **kwargs) -> subprocess.CompletedProcess:
         return subprocess.run(INNOSTALL + args, capture_output=True, text=True, **kwargs)
     from innostall.cli import main  # when first needed: it imports every stage
     out, err = io.StringIO(), io.StringIO()
+    umask = os.umask(0o022)  # main() sets 077 for what it writes: this process's own is kept
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(args)
         except SystemExit as e:  # argparse's usage errors
             code = e.code if isinstance(e.code, int) else 1
+        finally:
+            os.umask(umask)
     return subprocess.CompletedProcess(INNOSTALL + args, code, out.getvalue(), err.getvalue())
 
 LIVE = "live: starts or attaches to a real server, or otherwise needs root"

@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -38,6 +39,18 @@ def test_bad_numbers_are_refused_before_anything_is_created(tmp_path, args):
     result = innostall("record", "--pid", str(os.getpid()), *args, "-o", str(out))
     assert result.returncode == 2 and "usage:" in result.stderr and "Traceback" not in result.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("addr", ["0.0.0.0", "::", "192.0.2.7"])
+def test_metrics_on_an_address_other_hosts_reach_must_be_asked_for(tmp_path, addr):
+    """The endpoint has no authentication: only loopback unless --metrics-expose says so."""
+    args = ["record", "--pid", "999999999", "--metrics-port", "9599", "--metrics-addr", addr,
+            "-o", str(tmp_path / "rec")]
+    refused = innostall(*args)
+    assert refused.returncode == 1 and "add --metrics-expose if that is meant" in one_line(refused)
+    asked = innostall(*args, "--metrics-expose")  # then on to the next check: no such process
+    assert asked.returncode == 1 and "metrics" not in one_line(asked)
+    assert not (tmp_path / "rec").exists()
 
 
 def probed_offsets(pid: int) -> list[tuple[str, int]]:
@@ -105,10 +118,10 @@ def test_an_empty_recording_is_said_to_be_empty(tmp_path):
     assert result.returncode == 1 and "the recording is empty" in one_line(result)
 
 
-def start_recording(pid: int, out: Path, *extra: str) -> tuple[subprocess.Popen, int]:
+def start_recording(pid: int, out: Path, *extra: str, env: dict | None = None) -> tuple[subprocess.Popen, int]:
     """A recorder and, once it has attached, its loader's pid."""
     recorder = subprocess.Popen(INNOSTALL + ["record", "--pid", str(pid), "-o", str(out), *extra],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 60  # the start may wait for CPU the server leaves (idle.py)
     while time.monotonic() < deadline and recorder.poll() is None:
         journal = out / "journal.jsonl"
@@ -127,10 +140,12 @@ def test_killing_only_the_loader_ends_truthfully(servers, tmp_path):
     time.sleep(1.5)
     os.kill(loader_pid, signal.SIGKILL)
     out, err = recorder.communicate(timeout=60)
-    assert recorder.returncode == 0, err
-    assert "ended by loader killed by SIGKILL" in err
+    # its last interval and final snapshot are lost: the command fails and says so
+    assert recorder.returncode == 1, err
+    assert "the recording ended early" in err and "loader killed by SIGKILL" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     meta = json.loads((tmp_path / "rec" / "meta.json").read_text())
-    assert meta["end_reason"] == "loader killed by SIGKILL" and meta["complete"]
+    assert meta["end_reason"] == "loader killed by SIGKILL" and meta["complete"] is False
     report = innostall("report", str(tmp_path / "rec"))
     assert report.returncode == 0 and "ended by loader killed by SIGKILL" in report.stdout
     assert_no_probe_left(srv.pid, offsets)
@@ -197,3 +212,73 @@ def test_the_server_dying_ends_the_recording_truthfully(servers, tmp_path):
     report = innostall("report", str(tmp_path / "rec"), "--json")
     assert json.loads(report.stdout)["ended_by"] == "target-exited"
     assert srv.serves()
+
+
+def test_a_recording_in_progress_is_said_to_be_and_private_and_holds_no_password(servers, tmp_path):
+    """A report made while the recorder runs says so (not 'cut short'); the directory is
+    root's alone, 0700 with 0600 files, under the lax umask 022; MYSQL_PWD reaches neither
+    the loader's environment nor any file of the recording."""
+    srv = servers(SERVER)
+    secret = "innostall-test-secret-7f3a"
+    out = tmp_path / "rec"
+    umask = os.umask(0o022)
+    try:
+        recorder, loader_pid = start_recording(srv.pid, out, "--duration", "30",
+                                               env={**os.environ, "MYSQL_PWD": secret})
+    finally:
+        os.umask(umask)
+    try:
+        assert secret.encode() not in Path(f"/proc/{loader_pid}/environ").read_bytes()
+        wait_for_intervals(out, 2)
+        report = innostall("report", str(out))
+        assert report.returncode == 0, report.stderr
+        assert "still recording (this report reads it up to its last interval)" in report.stdout
+    finally:
+        recorder.send_signal(signal.SIGINT)
+        recorder.communicate(timeout=60)
+    assert recorder.returncode == 0
+    assert not json.loads(innostall("report", str(out), "--json").stdout)["ended_by"].startswith("still")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
+    files = list(out.iterdir())
+    assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files), \
+        {f.name: oct(f.stat().st_mode) for f in files}
+    assert not any(secret.encode() in f.read_bytes() for f in files)
+
+
+def wait_for_intervals(out: Path, n: int, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if (out / "journal.jsonl").read_text(errors="replace").count('"type":"interval"') >= n:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no {n} intervals in {timeout_s} s")
+
+
+def test_a_second_ctrl_c_skips_the_tables_and_ends_at_once(servers, tmp_path):
+    """Ctrl-C under load: the tables are written on idle CPU, which the load leaves little
+    of, and the recorder says so; a second Ctrl-C then skips them, the command ends within
+    a second or two, and the recording says how it ended, whole, read from its journal."""
+    srv = servers(SERVER)
+    out = tmp_path / "rec"
+    load = srv.sysbench("oltp_read_write", 40, "--threads=4")
+    try:
+        recorder, _ = start_recording(srv.pid, out, "--duration", "60")
+        wait_for_intervals(out, 3)
+        recorder.send_signal(signal.SIGINT)
+        said = [recorder.stderr.readline() for _ in range(1)]
+        while said[-1] and "writing the recording's tables" not in said[-1]:
+            said.append(recorder.stderr.readline())
+        assert "writing the recording's tables on idle CPU (Ctrl-C skips them" in said[-1], said
+        recorder.send_signal(signal.SIGINT)
+        second = time.monotonic()
+        _, err = recorder.communicate(timeout=30)
+        ended_s = time.monotonic() - second
+    finally:
+        stop_load(load)
+    assert recorder.returncode == 0, err
+    assert ended_s < 3, ended_s  # a new process's exit, not the tables' seconds
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["end_reason"] and meta["complete"] and meta["tables"].startswith("skipped (SIGINT)")
+    assert not list(out.glob("*.parquet"))
+    report = innostall("report", str(out), "--json")
+    assert report.returncode == 0 and json.loads(report.stdout)["ended_by"] == meta["end_reason"]

@@ -1,10 +1,12 @@
 """The recording's directory while it is written: made (or refused) before the loader starts,
-taken back if the recording never started, room kept for the last meta.json on a full disk,
-and the journal appended line by line."""
+private to root, taken back if the recording never started, room kept for the last meta.json
+on a full disk, and the journal appended line by line."""
 from __future__ import annotations
 
 import contextlib
 import os
+import pwd
+import stat
 
 from innostall.errors import UserError
 from innostall.format.journal import JOURNAL, META
@@ -13,15 +15,23 @@ RESERVE, RESERVE_BYTES = ".reserve", 64 * 1024  # room kept for the last meta.js
 
 
 def prepare_dir(path: str) -> bool:
-    """Create the recording directory; True if it did not exist (so a recording that never
-    started removes it again)."""
+    """Create the recording directory, 0700 (the process's umask keeps its files 0600);
+    True if it did not exist (so a recording that never started removes it again). An
+    existing one must be empty and ours; it is made private too."""
     if os.path.exists(os.path.join(path, META)):
         raise UserError(f"{path} already holds a recording; choose another -o directory")
-    created = not os.path.exists(path)
+    check_path(path)
+    created = not os.path.lexists(path)
+    if not created and os.path.isdir(path) and os.listdir(path):
+        raise UserError(f"{path} is not empty: a recording needs a directory of its own")
     try:
-        os.makedirs(path, exist_ok=True)
+        os.makedirs(path, mode=0o700, exist_ok=True)
     except OSError as e:
         raise UserError(f"cannot create {path}: {e.strerror}")
+    check_path(path)  # again: what was checked may have been swapped in between
+    if not created:
+        with contextlib.suppress(OSError):  # a read-only one is refused just below, in plain words
+            os.chmod(path, 0o700)
     probe = os.path.join(path, ".innostall-write-test")
     try:
         with open(probe, "w"):
@@ -33,6 +43,52 @@ def prepare_dir(path: str) -> bool:
                 os.rmdir(path)
         raise UserError(f"cannot write into {path}: {e.strerror}")
     return created
+
+
+def check_path(path: str) -> None:
+    """Refuse an output path through which another user could redirect what root writes:
+    a symbolic link as the recording directory itself, a link on the way owned by another
+    user, or a directory on the way (the recording's own included) that another user owns,
+    or may rename entries in (writable by group or others, without the sticky bit that
+    /tmp has). A link root or we own, as /var/run is, is followed."""
+    absolute = os.path.abspath(path)
+    if os.path.islink(absolute):
+        raise UserError(f"{path} is a symbolic link: give the directory itself "
+                        f"({os.path.realpath(absolute)}) if that is where the recording goes")
+    trusted = {0, os.geteuid()}
+    parts = absolute.split(os.sep)[1:]
+    for i in range(1, len(parts) + 1):
+        here = os.sep + os.path.join(*parts[:i])
+        with contextlib.suppress(FileNotFoundError):
+            st = os.lstat(here)
+            if stat.S_ISLNK(st.st_mode) and st.st_uid not in trusted:
+                raise UserError(f"{here} is a symbolic link owned by {user_name(st.st_uid)}, who could "
+                                "point it elsewhere: record into a path root owns")
+    on_the_way, here = [], os.path.realpath(absolute)
+    while True:
+        on_the_way.append(here)
+        if here == os.sep:
+            break
+        here = os.path.dirname(here)
+    for directory in on_the_way:
+        try:
+            st = os.stat(directory)
+        except FileNotFoundError:
+            continue  # made by us, 0700
+        if st.st_uid not in trusted:
+            raise UserError(f"{directory} belongs to {user_name(st.st_uid)}, who could swap what root "
+                            "writes there for a link: record into a directory root owns (chown the "
+                            "recording afterwards to hand it over)")
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+            raise UserError(f"{directory} is writable by others (mode {stat.S_IMODE(st.st_mode):o}), "
+                            "who could swap what root writes there for a link: record elsewhere")
+
+
+def user_name(uid: int) -> str:
+    try:
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"uid {uid}"
 
 
 def discard_dir(path: str, created: bool) -> None:

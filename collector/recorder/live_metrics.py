@@ -13,6 +13,7 @@ the recording goes on.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -177,7 +178,11 @@ class LiveMetrics:
         """Atomically: node_exporter must never read half a file."""
         tmp = f"{self.textfile}.{os.getpid()}.tmp"
         try:
-            with open(tmp, "wb") as f:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(tmp)  # ours, left by a write that failed; or a link planted there: never followed
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(fd, 0o644)  # node_exporter reads it as its own user; the umask is 077
                 f.write(generate_latest(self.registry))
             os.replace(tmp, self.textfile)
         except Exception as e:  # any failure here is the exporter's, never the recording's

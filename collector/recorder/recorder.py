@@ -16,6 +16,7 @@ from typing import Callable
 
 from innostall import __version__
 from innostall.errors import UserError
+from innostall.format import writing
 from innostall.format.journal import JOURNAL, meta_fact
 from innostall.format.schema import Schema
 
@@ -135,15 +136,6 @@ def run_idle(cmd: list[str], group: idle.IdleGroup | None) -> subprocess.Complet
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def write_tables(out_dir: str, group: idle.IdleGroup | None) -> None:
-    """In a process of its own, once tracing is over: pandas would double our memory."""
-    done = run_idle([sys.executable, "-m", "innostall.collector.recorder.store", out_dir], group)
-    if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise UserError(f"the recording's tables could not be written ({last}); "
-                        f"its journal is complete and 'innostall report' reads it")
-
-
 def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
                enabled: bool) -> tuple[ViewNames | None, dict]:
     """SQL access to name the threads that hold read views, when the read views are traced
@@ -200,9 +192,26 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
                 **check_settings(settings or {})}
-    cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes, group)
-    settings.update(unwind_settings)
     created = prepare_dir(out_dir)
+    lock = writing.hold(out_dir)  # released when meta.json says how the recording ended
+    try:
+        cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes, group)
+        settings.update(unwind_settings)
+        return write_recording(target, probes, out_dir, created, starting, group, settings=settings,
+                               schema=schema, struct_layout=struct_layout, groups=groups,
+                               attachments=attachments, cfi=(cfi_path, cfi_temporary),
+                               interval_s=interval_s, duration_s=duration_s, on_event=on_event,
+                               budget_pct=budget_pct, sql_dsn=sql_dsn, use_sql=use_sql, metrics=metrics)
+    finally:
+        os.close(lock)
+
+
+def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, created: bool,
+                    starting: idle.Stay | None, group: idle.IdleGroup | None, *, settings, schema,
+                    struct_layout, groups, attachments, cfi, interval_s, duration_s, on_event,
+                    budget_pct, sql_dsn, use_sql, metrics) -> dict:
+    """The recording, from the loader's start to the last meta.json."""
+    cfi_path, cfi_temporary = cfi
     meta = describe(target, probes, interval_s, settings, schema)
     meta["layout"] = struct_layout
     meta["governor"] = {"budget_pct": budget_pct, "groups": groups, "attachments": attachments}
@@ -246,11 +255,18 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
         raise UserError(reason)
     if journal.failed:
         return end_on_full_disk(out_dir, meta, journal, time.monotonic() - attached_at)
-    meta.setdefault("end_reason", loader.end_reason(proc))
     release_room(out_dir)
+    if "end_reason" not in meta:  # the loader ended without its last snapshot
+        return end_without_loader(out_dir, meta, loader.end_reason(proc), time.monotonic() - attached_at)
     traced_cpu_s = own_cpu_s()
-    write_tables(out_dir, group)
+    try:
+        skipped_by = store.write_tables_aside(out_dir, group)
+    except UserError:
+        store.write_meta(out_dir, {**meta, "complete": False})
+        raise
     meta["own_cpu_s"] = own_cpu_accounts(meta.get("own_cpu_s", {}), traced_cpu_s)
+    if skipped_by:
+        meta["tables"] = f"skipped ({skipped_by}): the report reads the journal"
     meta["complete"] = True
     store.write_meta(out_dir, meta)
     return meta
@@ -349,6 +365,15 @@ def note(meta: dict, rec: dict) -> None:
 def stop(proc: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(signal.SIGINT)
+
+
+def end_without_loader(out_dir: str, meta: dict, reason: str, seconds: float) -> dict:
+    """The loader was killed or failed: its last interval and final snapshot are lost, the
+    journal keeps the rest. The recording is incomplete and the command fails, saying so."""
+    meta["end_reason"] = reason
+    store.write_meta(out_dir, {**meta, "complete": False})
+    raise UserError(f"{out_dir}: the recording ended early after {seconds:.0f} s: {reason}; its "
+                    "journal keeps every interval written before, and 'innostall report' reads it")
 
 
 def end_on_full_disk(out_dir: str, meta: dict, journal: Journal, seconds: float) -> dict:

@@ -4,12 +4,17 @@ the recorder's memory). The format itself is innostall/format/journal.py."""
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
+import signal
+import subprocess
 import sys
 
 from innostall.format import journal as fmt
 from innostall.errors import UserError
+
+from . import idle
 
 from innostall.format.journal import (COUNTERS, FORMAT, FORMAT_VERSION, HISTS, JOURNAL, META,
                                         PAGES, WAIT_STACKS, WALKS, journal_to_tables,
@@ -47,6 +52,52 @@ def write_tables(directory: str) -> None:
     fmt.latch_timeline_table(records).to_parquet(os.path.join(directory, fmt.LATCH_TIMELINE), index=False)
     fmt.latch_stacks_table(records, schema).to_parquet(os.path.join(directory, fmt.LATCH_STACKS), index=False)
     fmt.holders_table(records, schema).to_parquet(os.path.join(directory, fmt.HOLDERS), index=False)
+
+
+SAY_AFTER_S = 1.0  # tables that take longer than this are said to be written, and how to skip them
+ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def write_tables_aside(directory: str, group: idle.IdleGroup | None) -> str | None:
+    """Write the tables in a process of its own on idle CPU (under load they may wait
+    seconds for it), saying so when they take a while. A signal now (a second Ctrl-C)
+    skips them at once: the journal is whole and the report reads it instead. Returns
+    None when written, or the signal that skipped them."""
+    proc = subprocess.Popen([sys.executable, "-m", "innostall.collector.recorder.store", directory],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,  # the terminal's Ctrl-C comes to us, not to it
+                            preexec_fn=None if group else idle.sched_idle)
+    stay = group.stay([proc.pid]) if group else None
+    skipped_by = []
+
+    def skip(signum, frame):
+        skipped_by.append(signal.Signals(signum).name)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+    previous = {s: signal.signal(s, skip) for s in ENDING_SIGNALS}
+    try:
+        try:
+            _, err = proc.communicate(timeout=SAY_AFTER_S)
+        except subprocess.TimeoutExpired:
+            sys.stderr.write("innostall: writing the recording's tables on idle CPU "
+                             "(Ctrl-C skips them: the report reads the journal instead)\n")
+            _, err = proc.communicate()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if stay:
+            stay.end()
+    if skipped_by:
+        for table in glob.glob(os.path.join(directory, "*.parquet")):  # none half-written is read
+            with contextlib.suppress(OSError):
+                os.remove(table)
+        return skipped_by[0]
+    if proc.returncode:
+        last = (err.strip().splitlines() or ["no message"])[-1]
+        raise UserError(f"the recording's tables could not be written ({last}); "
+                        f"its journal is complete and 'innostall report' reads it")
+    return None
 
 
 if __name__ == "__main__":  # the recorder writes the tables in a process of their own
