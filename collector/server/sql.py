@@ -11,7 +11,8 @@ Reaching the server
   `--sql DSN`, the one explicit form: [USER@]SOCKET, SOCKET an absolute path to the server's
   unix socket as innostall sees it (e.g. root@/run/mysqld/mysqld.sock); USER defaults to root;
   the password, if the account has one, comes from the MYSQL_PWD environment variable (as
-  for the mysql client), never from the command line. Unix sockets only: TCP is not taken.
+  for the mysql client), never from the command line; it is taken out of the environment
+  at the start, so that no process innostall starts inherits it. Unix sockets only: TCP is not taken.
   Without --sql, the socket is found from the server process: --socket on its command line,
   `socket` in its --defaults-file, the unix sockets the process listens on, then the compiled
   defaults (/run/mysqld/mysqld.sock, /var/run/mysqld/mysqld.sock, /tmp/mysql.sock). All are
@@ -187,11 +188,21 @@ def peer_pid(conn: pymysql.Connection) -> int | None:
     return struct.unpack("3i", creds)[0]
 
 
+_password = ""
+
+
+def take_password() -> None:
+    """MYSQL_PWD, kept here and removed from the environment: the loader and the table
+    writer would inherit it, and /proc/PID/environ shows it to root for as long as they run."""
+    global _password
+    _password = os.environ.pop("MYSQL_PWD", _password)
+
+
 def login(path: str, user: str) -> pymysql.Connection:
     fds: list[int] = []
     try:
         return pymysql.connect(unix_socket=short_path(path, fds), user=user,
-                               password=os.environ.get("MYSQL_PWD", ""),
+                               password=_password,
                                connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S,
                                write_timeout=TIMEOUT_S, autocommit=True, charset="utf8mb4",
                                program_name="innostall",
