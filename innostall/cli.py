@@ -32,6 +32,25 @@ def seconds_at_least(least: float):
     return parse
 
 
+SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def size(text: str) -> int:
+    """A size in bytes: '500M', '2G', '1.5G', '4096' (K, M, G, T in powers of 1024)."""
+    number, unit = text[:-1], text[-1].upper()
+    if unit not in SIZE_UNITS or unit.isdigit():
+        number, unit = text, ""
+    try:
+        value = float(number) * SIZE_UNITS[unit]
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a size (such as 500M or 2G): {text!r}")
+    if value < 2**20:
+        raise argparse.ArgumentTypeError(f"must be at least 1M: {text!r}")
+    return int(value)
+
+
 def add_target_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--pid", type=int, help="a running mysqld/mariadbd")
@@ -143,7 +162,7 @@ def cmd_record(args) -> int:
                                settings={"deep_walk_threshold": args.deep_walk_threshold},
                                budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
                                sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics,
-                               holders=args.holders, start=start)
+                               holders=args.holders, start=start, max_size=args.max_size)
     if not meta.get("sql", {}).get("access", True) and not args.no_sql:
         print(f"innostall: threads named by OS thread id only: {meta['sql']['reason']}",
               file=sys.stderr)
@@ -297,6 +316,9 @@ def parser() -> argparse.ArgumentParser:
                         "anyone who can connect reads them, unauthenticated and unencrypted")
     record.add_argument("--metrics-textfile", metavar="PATH.prom",
                         help="write them to this file each interval, for node_exporter's textfile collector")
+    record.add_argument("--max-size", type=size, metavar="SIZE",
+                        help="end the recording when its journal reaches SIZE (500M, 2G; default: "
+                        "1G, or half the space free where it is written if that is less)")
     record.add_argument("-o", "--output", required=True, help="recording directory to create")
     record.set_defaults(func=cmd_record)
 

@@ -157,7 +157,8 @@ def test_a_full_disk_ends_the_recording_and_keeps_the_journal(servers, tmp_path)
     load = srv.sysbench("oltp_read_write", 30, "--threads=2")
     try:
         with small_tmpfs(tmp_path / "small", "256k") as small:
-            result = innostall("record", "--pid", str(srv.pid), "--interval", "0.05",
+            # a size limit above the disk's room: by default it would be half of it
+            result = innostall("record", "--pid", str(srv.pid), "--interval", "0.05", "--max-size", "1G",
                                "--duration", "30", "-o", str(small / "rec"), timeout=90)
             assert result.returncode == 1
             assert "disk full (No space left on device)" in one_line(result)
@@ -169,6 +170,28 @@ def test_a_full_disk_ends_the_recording_and_keeps_the_journal(servers, tmp_path)
     finally:
         stop_load(load)
     assert_no_probe_left(srv.pid, offsets)
+
+
+def test_the_size_limit_ends_the_recording_before_the_disk_fills(servers, tmp_path):
+    """--max-size 1M at 100 snapshots a second under load: the recording ends as Ctrl-C would
+    (its last snapshot kept, its tables written), says why in one line and in meta.json,
+    and the journal is over the limit by no more than the lines that ended it."""
+    srv = servers(SERVER)
+    load = srv.sysbench("oltp_read_write", 60, "--threads=2")
+    try:
+        result = innostall("record", "--pid", str(srv.pid), "--interval", "0.01", "--max-size", "1M",
+                           "--duration", "60", "-o", str(tmp_path / "rec"), timeout=90)
+    finally:
+        stop_load(load)
+    assert result.returncode == 0, result.stderr
+    assert "size limit reached (1.0 MiB of journal, --max-size) after" in result.stderr
+    meta = json.loads((tmp_path / "rec" / "meta.json").read_text())
+    assert meta["end_reason"].startswith("size limit reached") and meta["complete"]
+    assert meta["stop_real_ns"] - meta["start_real_ns"] < 50e9  # well before its duration
+    journal = (tmp_path / "rec" / "journal.jsonl").stat().st_size
+    assert 2**20 <= journal < 2**20 + 256 * 1024, journal
+    report = innostall("report", str(tmp_path / "rec"))
+    assert report.returncode == 0 and "ended by size limit reached" in report.stdout
 
 
 def test_a_stalled_recorder_gives_one_long_interval_not_empty_ones(servers, tmp_path):

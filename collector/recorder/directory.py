@@ -91,6 +91,22 @@ def user_name(uid: int) -> str:
         return f"uid {uid}"
 
 
+DEFAULT_MAX_BYTES = 1 << 30  # many hours of a busy server's journal (docs/using.md gives rates)
+
+
+def size_limit(path: str, asked: int | None) -> int:
+    """The journal's size limit: as asked, or the smaller of DEFAULT_MAX_BYTES and half the
+    space free where it is written, so that a recording never fills the disk the server
+    may share (the tables, built from the journal at the end, take a sixth of its size)."""
+    if asked is not None:
+        return asked
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return DEFAULT_MAX_BYTES
+    return min(DEFAULT_MAX_BYTES, st.f_bavail * st.f_frsize // 2)
+
+
 def discard_dir(path: str, created: bool) -> None:
     """Undo prepare_dir for a recording that never started: what we wrote, and the
     directory if we made it. Nothing else is touched."""
@@ -121,6 +137,7 @@ class Journal:
     def __init__(self, path: str):
         self.file = open(path, "a")
         self.failed: str | None = None  # why the disk refused a write
+        self.written = 0  # bytes, against the recording's size limit
 
     def write(self, line: str) -> bool:
         if self.failed:
@@ -128,6 +145,7 @@ class Journal:
         try:
             self.file.write(line)
             self.file.flush()
+            self.written += len(line)  # characters: the loader's lines are ASCII but for names
             return True
         except OSError as e:
             self.failed = e.strerror

@@ -27,7 +27,7 @@ from ..loader import loader
 from ..server import latch_names, sql
 from ..server.view_names import ViewNames
 from . import idle, store
-from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room
+from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
 from .live_line import LiveLine
 from .plan import (check_budget, check_settings, global_addresses, group_settings, layout_args,
                    loader_args, plan_attachments, sampling_groups)
@@ -156,7 +156,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
            settings: dict[str, int] | None = None,
            budget_pct: float | None = DEFAULT_BUDGET_PCT,
            sql_dsn: str | None = None, use_sql: bool = True, metrics: dict | None = None,
-           holders: bool = False, start: idle.Start | None = None) -> dict:
+           holders: bool = False, start: idle.Start | None = None, max_size: int | None = None) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
     budget_pct: the share of the server's CPU the probes may cost before the hot ones are
@@ -168,20 +168,21 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     off unless asked, as it costs the server several times what the governor counts for it
     (make bench: +4.3% CPU per transaction for the latch probes with it, -1.8% without).
     start: the idle-CPU start the caller opened before discovery (collector/recorder/idle.py); one
-    is opened here if not."""
+    is opened here if not. max_size: the journal's size limit in bytes (directory.size_limit
+    when None); reaching it ends the recording as Ctrl-C would, saying why."""
     check_budget(budget_pct)
     # until the probes attach, our work waits for CPU the server leaves (collector/recorder/idle.py)
     with contextlib.nullcontext(start) if start else idle.Start() as start:
         return record_stages(target, probes, out_dir, start.stay, start.group,
                              duration_s=duration_s, interval_s=interval_s, on_event=on_event,
                              settings=settings, budget_pct=budget_pct, sql_dsn=sql_dsn,
-                             use_sql=use_sql, metrics=metrics, holders=holders)
+                             use_sql=use_sql, metrics=metrics, holders=holders, max_size=max_size)
 
 
 def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
                   starting: idle.Stay | None, group: idle.IdleGroup | None, *,
                   duration_s: float | None, interval_s: float, on_event, settings, budget_pct,
-                  sql_dsn, use_sql, metrics, holders) -> dict:
+                  sql_dsn, use_sql, metrics, holders, max_size) -> dict:
     """record(), with the stay in the idle group that lasts until the probes attach: the
     loader starts in it, and leaves it itself once its BPF object is loaded."""
     attachments = plan_attachments(probes, holders)
@@ -201,7 +202,8 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
                                schema=schema, struct_layout=struct_layout, groups=groups,
                                attachments=attachments, cfi=(cfi_path, cfi_temporary),
                                interval_s=interval_s, duration_s=duration_s, on_event=on_event,
-                               budget_pct=budget_pct, sql_dsn=sql_dsn, use_sql=use_sql, metrics=metrics)
+                               budget_pct=budget_pct, sql_dsn=sql_dsn, use_sql=use_sql, metrics=metrics,
+                               max_bytes=size_limit(out_dir, max_size))
     finally:
         os.close(lock)
 
@@ -209,7 +211,7 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
 def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, created: bool,
                     starting: idle.Stay | None, group: idle.IdleGroup | None, *, settings, schema,
                     struct_layout, groups, attachments, cfi, interval_s, duration_s, on_event,
-                    budget_pct, sql_dsn, use_sql, metrics) -> dict:
+                    budget_pct, sql_dsn, use_sql, metrics, max_bytes) -> dict:
     """The recording, from the loader's start to the last meta.json."""
     cfi_path, cfi_temporary = cfi
     meta = describe(target, probes, interval_s, settings, schema)
@@ -236,6 +238,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, c
     names, meta["sql"] = sql_access(target, probes, sql_dsn, use_sql)
     namer, meta["latch_names"] = latch_namer(target, probes, sql_dsn, use_sql)
     journal = Journal(os.path.join(out_dir, JOURNAL))
+    meta["max_size"] = max_bytes
     live = live_metrics(metrics, schema, meta)
     try:
         attached_at = follow(proc, journal, meta, StackJournal(target, names, namer), on_event,
@@ -256,6 +259,8 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, c
     if journal.failed:
         return end_on_full_disk(out_dir, meta, journal, time.monotonic() - attached_at)
     release_room(out_dir)
+    if "size_stop" in meta:
+        meta["end_reason"] = meta.pop("size_stop")
     if "end_reason" not in meta:  # the loader ended without its last snapshot
         return end_without_loader(out_dir, meta, loader.end_reason(proc), time.monotonic() - attached_at)
     traced_cpu_s = own_cpu_s()
@@ -304,6 +309,10 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
                 line = name_attachments(rec, meta["governor"])
             if not journal.write(stacks.journal_line(rec, line)):
                 stop(proc)  # the disk is full: end now, keep what was written
+            elif journal.written >= meta["max_size"] and "size_stop" not in meta:
+                meta["size_stop"] = size_words(meta["max_size"], time.monotonic() - (attached_at or 0))
+                sys.stderr.write(f"innostall: {meta['size_stop']}: ending the recording\n")
+                stop(proc)  # as Ctrl-C: the loader's last snapshot still comes
             note(meta, rec)
             if metrics:
                 metrics.update(rec)
@@ -315,6 +324,10 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
     if live and attached_at:
         sys.stderr.write("\n")
     return attached_at
+
+
+def size_words(limit: int, seconds: float) -> str:
+    return f"size limit reached ({limit / 2**20:,.1f} MiB of journal, --max-size) after {seconds:.0f} s"
 
 
 def own_cpu_s(loader_pid: int | None = None) -> float:
