@@ -28,9 +28,12 @@ def coverage(rec: Recording, probe: str) -> float:
 
 
 def sampled_note(rec: Recording, probe: str) -> str:
-    """' [sampled: attached 37% of the time]', or '' when the probe's results are exact."""
+    """' [sampled: attached 37% of the time, least when busiest: a floor]', or '' when the
+    probe's results are exact. A group is attached at each interval's start until it has
+    spent its allowance, so the busier the moment, the sooner it goes: at 18-70% of the time
+    attached, recordings saw 3-14% of the events (docs/overhead.md, What sampled means)."""
     share = coverage(rec, probe)
-    return "" if share >= EXACT else f" [sampled: attached {100 * share:.0f}% of the time]"
+    return "" if share >= EXACT else f" [sampled: attached {100 * share:.0f}% of the time, least when busiest: a floor]"
 
 
 def cost_summary(rec: Recording) -> dict:

@@ -63,7 +63,7 @@ def test_coverage_and_overhead(tmp_path):
     assert summary["hits_per_s"]["version_step"] == 500
     assert cost.coverage(rec, "purge_batch") == 1.0  # never sampled
     assert cost.sampled_note(rec, "version_walk") == ""
-    assert cost.sampled_note(rec, "version_step") == " [sampled: attached 25% of the time]"
+    assert cost.sampled_note(rec, "version_step") == " [sampled: attached 25% of the time, least when busiest: a floor]"
     report = text.render_text(rec)
     assert "overhead 0.80% of 8.0 s server CPU; budget 1%" in report
     assert "sampled: version_step attached 25% of the time (4 windows" in report
