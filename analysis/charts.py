@@ -7,7 +7,9 @@ so every string from a recording goes through label() first (Plotly shows the en
 the characters they stand for)."""
 from __future__ import annotations
 
+import hashlib
 import html
+import re
 from functools import cache
 
 import numpy as np
@@ -210,10 +212,21 @@ def phase_bands(phases: list[dict]) -> tuple[list[dict], list[dict]]:
     return shapes, notes
 
 
+def element_id(name: str) -> str:
+    """An element id from a name that may hold anything (a histogram's, from a recording),
+    safe in an attribute and a script's string: letters, digits, - and _ kept, anything else
+    as _, and then a hash of the name to keep two names apart."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+    if safe == name:
+        return name
+    return f"{safe[:80]}-{hashlib.sha1(name.encode('utf-8', 'replace')).hexdigest()[:8]}"
+
+
 def fragment(fig: dict, div_id: str) -> str:
     """The figure as a <div> and its drawing call; plotly.js and the template go in once per
     page (plotly_js). The JSON is plotly's own encoding (NaN as null) with <, > and / escaped,
     so that nothing in it can close the <script>."""
+    div_id = element_id(div_id)
     spec = to_json_plotly({"data": fig["data"], "layout": fig["layout"]})
     spec = spec.replace("<", "\\u003c").replace(">", "\\u003e").replace("/", "\\/")
     height = fig["layout"].get("height", HEIGHT)

@@ -7,6 +7,7 @@ import json
 import os
 
 from innostall.errors import UserError
+from innostall.format import files
 
 from . import flamegraph, metrics, pprof, speedscope, report_tables
 from .summary import summary
@@ -22,10 +23,11 @@ def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
     written, notes = [], []
 
     def write(name: str, text: str | bytes) -> None:
+        """Never through a link (or into a FIFO) planted where the file goes: files.py."""
         path = os.path.join(out, name)
         try:
-            with open(path, "wb" if isinstance(text, bytes) else "w") as f:
-                f.write(text)
+            with files.create_regular(path) as f:
+                f.write(text if isinstance(text, bytes) else text.encode())
         except OSError as e:
             raise UserError(f"{path}: cannot write ({e.strerror})")
         written.append(path)

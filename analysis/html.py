@@ -18,6 +18,7 @@ from . import charts, cost, flamegraph, metrics, purge, summary as summaries, re
 from .wording.numbers import shorten
 from .wording.findings import purge_headline
 from .wording.phases import STATEMENT_SHOWN, who
+from .pinning import statements_note
 from .recording import Recording
 from .text import PHASES_SHOWN
 
@@ -131,7 +132,8 @@ def story(rec: Recording, summary: dict) -> dict:
             "timeline": timeline_chart(rec, told), "history": told["history"],
             "splits": split_rows(told),
             "pinned_by": [{**v, "frames": frames, "path": path(frames, 4)}
-                          for v in told["pinned_by"] for frames in [leaf_first(v["stack"])]]}
+                          for v in told["pinned_by"] for frames in [leaf_first(v["stack"])]],
+            "statements_note": statements_note(told.get("statements", ""), told["pinned_by"])}
 
 
 def throughput_chart(rec: Recording) -> Markup | None:

@@ -17,6 +17,11 @@ BACKLOG_MIN = 1000
 PIN_LISTED = 10  # pinning views listed at most
 VIEW_COLUMNS = ["tid", "opened_s", "age_s", "history_at_open", "stack", "connection_id",
                 "user", "statement", "source", "seen_open", "open"]
+# How the recorder kept the statements (meta.json's sql.statements), said where they are shown
+STATEMENTS_NOTES = {
+    "fingerprinted": "statements shown as fingerprints (literals replaced by ?); record --keep-literals keeps them",
+    "literals kept": "statements shown with their literals (record --keep-literals)",
+}
 
 
 def oldest_views(rec: Recording, ends: pd.Index) -> pd.DataFrame:
@@ -92,3 +97,17 @@ def view_json(entry: dict) -> dict:
             "pinned_from_s": round(float(entry["since_s"]), 3),
             "pinned_to_s": round(float(entry["until_s"]), 3),
             "pinned_max": int(entry["held"])}
+
+
+def statements_kept(meta: dict) -> str:
+    """"fingerprinted" or "literals kept", as the recorder (or innostall redact) said; "as
+    recorded" for a recording made before either was said (its literals kept)."""
+    sql = meta.get("sql")
+    kept = sql.get("statements") if isinstance(sql, dict) else None
+    return kept if isinstance(kept, str) and kept in STATEMENTS_NOTES else "as recorded"
+
+
+def statements_note(kept: str, views: list[dict]) -> str | None:
+    """The line said under the views when one of them shows a statement; none for a
+    recording that does not say how it kept them."""
+    return STATEMENTS_NOTES.get(kept) if any(v.get("statement") for v in views) else None

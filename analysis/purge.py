@@ -38,7 +38,7 @@ import pandas as pd
 
 from .cost import group_of
 from .phases import TREND_WINDOW, phases
-from .pinning import is_known, oldest_views, pinning_views, view_keys
+from .pinning import is_known, oldest_views, pinning_views, statements_kept, view_keys
 from .purge_time import as_ms, coordinator_split, watched_pct, watched_split_columns, worker_split
 from .recording import Recording
 from .timeline import per_interval
@@ -194,11 +194,13 @@ def history_summary(table: pd.DataFrame) -> dict:
 
 
 def purge_story(rec: Recording) -> dict:
-    """What summary() adds under purge: recorded, history, pinned_by, phases, and the batches' and
-    workers' time split in ms (null parts when not measured)."""
+    """What summary() adds under purge: recorded, history, pinned_by, statements (how their
+    statements were kept: pinning.statements_kept), phases, and the batches' and workers'
+    time split in ms (null parts when not measured)."""
     table = purge_table(rec)
     recorded = rec.probe_attached("purge_batch")  # else nothing is said of purge's batches
     return {"recorded": recorded, "history": history_summary(table), "pinned_by": pinning_views(table),
+            "statements": statements_kept(rec.meta),
             "phases": phases(table, recorded),
             "batch_time_ms": as_ms(coordinator_split(table)),
             "worker_time_ms": as_ms(worker_split(table)),

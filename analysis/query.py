@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
-from innostall.format import journal as fmt
+from innostall.format import files as regular_files, journal as fmt
 from innostall.errors import UserError
 
 if TYPE_CHECKING:
@@ -136,13 +136,13 @@ def connect(paths: list[str]) -> duckdb.DuckDBPyConnection:
         raise UserError("query: no recording given")
     con = duckdb.connect()
     parts: dict[str, list[str]] = {name: [] for name in TABLES}
-    rows, metas = [], [recording._read_meta(p) for p in paths]
+    rows, metas = [], [recording.read_meta(p)[0] for p in paths]
     for i, (path, label, meta) in enumerate(zip(paths, labels(paths, metas), metas)):
         front = f"SELECT {quoted(label)} AS recording, {quoted(meta.get('host') or 'unknown')} AS host, *"
         files = {name: os.path.join(path, file) for name, (file, _) in TABLES.items()}
-        if meta.get("complete") and os.path.exists(files["counters"]):
+        if meta.get("complete") and parquet_readable(path):
             for name, file in files.items():
-                if os.path.exists(file):
+                if regular_files.state(file) is None:
                     parts[name].append(f"{front} FROM read_parquet({quoted(file)})")
             duration = con.execute(f"SELECT coalesce(max(t_s), 0) FROM read_parquet({quoted(files['counters'])})").fetchall()[0][0]
         else:  # cut short: its tables rebuilt from the journal, as the report reads it
@@ -160,6 +160,23 @@ def connect(paths: list[str]) -> duckdb.DuckDBPyConnection:
         con.execute(f"CREATE VIEW {name} AS " + (" UNION ALL BY NAME ".join(selects) if selects
                                                  else empty_view(name)))
     return con
+
+
+def parquet_readable(path: str) -> bool:
+    """Whether DuckDB may read the recording's Parquet tables where they lie: each one there
+    a regular file (not a link out of the recording, a FIFO, a device) whose footer claims
+    a size within the reader's limits (analysis/bounds.py). If not, the report's loader
+    reads the recording: from its journal, or refused in one line."""
+    from .bounds import DamagedTable, check_parquet
+    if regular_files.state(os.path.join(path, fmt.COUNTERS)) == "missing":
+        return False
+    try:
+        for file, _ in TABLES.values():
+            if regular_files.state(os.path.join(path, file)) != "missing":
+                check_parquet(path, file)
+    except DamagedTable:
+        return False
+    return True
 
 
 def empty_table(name: str) -> pd.DataFrame:

@@ -1,16 +1,17 @@
 """Load a recording directory into pandas, refusing anything we cannot read in one line."""
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
 import pandas as pd
-import pyarrow
 
-from innostall.format import journal as fmt
+from innostall.format import files, journal as fmt, meta_shape
 from innostall.errors import UserError
+from innostall.format.safe_text import safe_strings
 from innostall.format.schema import Schema
+
+from . import bounds
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Recording:
     latch_holders: pd.DataFrame | None = None
     # who woke latch waiters: latch, mode, thread, role, stack (the waker's), waits, wait_us
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
+    # sums the views ask for dozens of times: (the table they were summed from, the sums)
+    _sums: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.wait_stacks is None:
@@ -46,8 +49,18 @@ class Recording:
         if self.latch_holders is None:
             self.latch_holders = fmt.holders_table([], self.schema)
 
+    def summed(self, table: str, by: list[str], column: str) -> pd.Series:
+        """A table's column summed by some of its columns, once per table (a test may put
+        another table in its place)."""
+        frame = getattr(self, table)
+        done, sums = self._sums.get(table, (None, None))
+        if done is not frame:
+            sums = frame.groupby(by, observed=True)[column].sum()
+            self._sums[table] = (frame, sums)
+        return sums
+
     def counter_total(self, name: str) -> int:
-        return int(self.counters.loc[self.counters["name"] == name, "value"].sum())
+        return int(self.summed("counters", ["name"], "value").get(name, 0))
 
     def setting(self, name: str, default: int) -> int:
         return int(self.meta.get("settings", {}).get(name, default))
@@ -58,8 +71,15 @@ class Recording:
     def hist(self, names: str | list[str]) -> pd.Series:
         """Counts per log2 slot over the whole recording, of one histogram or several
         added up slot by slot."""
-        rows = self.hists[self.hists["name"].isin([names] if isinstance(names, str) else names)]
-        return rows.groupby("slot")["count"].sum().astype("int64")
+        done, by_name = self._sums.get("hist", (None, None))
+        if done is not self.hists:
+            sums = self.hists.groupby(["name", "slot"], observed=True)["count"].sum()
+            by_name = {name: slots.droplevel("name") for name, slots in sums.groupby(level="name", observed=True)}
+            self._sums["hist"] = (self.hists, by_name)
+        picked = [by_name[n] for n in dict.fromkeys([names] if isinstance(names, str) else names) if n in by_name]
+        if not picked:
+            return pd.Series([], dtype="int64", name="count", index=pd.Index([], dtype="int8", name="slot"))
+        return (picked[0] if len(picked) == 1 else pd.concat(picked).groupby(level="slot").sum()).astype("int64")
 
     @property
     def duration_s(self) -> float:
@@ -78,84 +98,101 @@ def optional_tables(schema: Schema) -> dict:
             "latch_holders": (fmt.HOLDERS, lambda records: fmt.holders_table(records, schema))}
 
 
+# the journal lines each optional table is built from
+BUILT_FROM = {"walks": "deep_walk", "pages": "latch_tables", "wait_stacks": "latch_tables",
+              "read_views": "read_views", "latches": "latches", "latch_timeline": "latches",
+              "latch_stacks": "latch_tables", "latch_holders": "latch_tables"}
+
+
 def load(path: str) -> Recording:
-    meta = _read_meta(path)
+    """The recording at path: its Parquet tables, or, when it was cut short or they are
+    damaged, its journal's; within the reader's limits (bounds.py). Whatever it cannot read
+    is one line (UserError); whatever it read around is in its warnings."""
+    meta, warnings = read_meta(path)
     try:
         schema = fmt.schema_of(meta)
     except UserError as e:
         raise UserError(f"{path}: {e}")
     optional = optional_tables(schema)
-    counters_path = os.path.join(path, fmt.COUNTERS)
-    if meta.get("complete") and os.path.exists(counters_path):
-        empty_counters, empty_hists = fmt.journal_to_tables([])
-        counters = _read_table(path, fmt.COUNTERS, empty_counters.columns)
-        hists = _read_table(path, fmt.HISTS, empty_hists.columns)
-        tables = {name: _read_table(path, file, build([]).columns)
-                  if os.path.exists(os.path.join(path, file))
-                  else build([]) for name, (file, build) in optional.items()}
-        warnings = []
-    else:  # cut short, or its tables lost: rebuild them from the journal
-        journal = os.path.join(path, fmt.JOURNAL)
-        if not os.path.exists(journal):
-            raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
-        counters, hists, tables, warnings = _rebuild(path, journal, optional, meta, schema)
-    return Recording(path, meta, schema, counters, hists, **tables, warnings=warnings)
+    read, damaged, journal = None, None, files.state(os.path.join(path, fmt.JOURNAL)) is None
+    if meta.get("complete") and files.state(os.path.join(path, fmt.COUNTERS)) != "missing":
+        try:
+            read = _read_tables(path, optional, schema, journal)
+        except bounds.DamagedTable as e:
+            if not journal:
+                raise
+            damaged = f"{e}: this report was rebuilt from the journal"
+            warnings.append(damaged)
+    if read is None:  # cut short, or its tables lost or damaged: rebuild them from the journal
+        read = _rebuild(path, optional, meta, schema, tables_lost=bool(meta.get("complete")) and not damaged)
+    counters, hists, tables, notes = read
+    counters, hists, limits = bounds.bound(counters, hists, tables, schema)
+    return Recording(path, meta, schema, counters, hists, **tables, warnings=warnings + notes + limits)
 
 
-def _rebuild(path: str, journal: str, optional: dict, meta: dict, schema: Schema):
+def _read_tables(path: str, optional: dict, schema: Schema, journal: bool):
+    """The Parquet tables. A table the recording lacks is empty (older recordings); a damaged
+    one is DamagedTable (the tables are then rebuilt from the journal), or, without a journal,
+    left out and said if the views can do without it."""
+    tables, notes = {}, []
+    for name, (file, build) in optional.items():
+        tables[name] = empty(file, build, schema)
+        if files.state(os.path.join(path, file)) != "missing":
+            try:
+                tables[name] = bounds.read_table(path, file, tables[name])
+            except bounds.DamagedTable as e:
+                if journal:
+                    raise
+                notes.append(f"{e}: left out")
+    counters, hists = (empty(file, lambda records, i=i: fmt.journal_to_tables(records)[i], schema)
+                       for i, file in enumerate((fmt.COUNTERS, fmt.HISTS)))
+    return (bounds.read_table(path, fmt.COUNTERS, counters), bounds.read_table(path, fmt.HISTS, hists),
+            tables, notes)
+
+
+EMPTY: dict[tuple, pd.DataFrame] = {}
+
+
+def empty(file: str, build, schema: Schema) -> pd.DataFrame:
+    """What a table builder builds from no records, its columns and types: built once per
+    table and set of wait modes (the only part of a schema a table's types depend on)."""
+    key = (file, tuple(schema.wait_modes))
+    if key not in EMPTY:
+        EMPTY[key] = build([])
+    return EMPTY[key].copy()
+
+
+def _rebuild(path: str, optional: dict, meta: dict, schema: Schema, tables_lost: bool):
     """The tables from the journal, and what meta.json lacks when the recorder could not
-    finish it; damaged lines are skipped and said; a journal that is not one of ours, or
-    holds no interval, is one line."""
+    finish it. The journal's reader checks each line's shape and skips (and counts) the
+    damaged ones; a journal holding no interval is one line."""
+    journal = os.path.join(path, fmt.JOURNAL)
     try:
-        records, damaged = fmt.read_journal_lines(journal)
-        if not any(r.get("type") in ("interval", "final") for r in records):
-            raise UserError(f"{path}: the recording is empty: its journal holds no interval "
-                            "(it ended before the first one)")
-        for key, value in fmt.journal_facts(records).items():
-            meta.setdefault(key, value)
-        counters, hists = fmt.journal_to_tables(records, schema.gauges)
-        tables = {name: build(records) for name, (_, build) in optional.items()}
-    except (UnicodeDecodeError, KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-        raise UserError(f"{path}: damaged journal ({e.__class__.__name__}: {e})")
-    warnings = [f"{damaged} damaged journal line(s) skipped: the intervals around them are "
-                "merged, nothing else is lost"] if damaged else []
-    if meta.get("complete") and warnings:
+        read = fmt.read_journal_lines(journal)
+    except FileNotFoundError:
+        raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
+    except OSError as e:
+        raise UserError(f"{journal}: cannot read ({e.strerror})")
+    records = read.records
+    if not any(r["type"] in ("interval", "final") for r in records):
+        raise UserError(f"{path}: the recording is empty: its journal holds no interval "
+                        "(it ended before the first one)")
+    for key, value in safe_strings(fmt.journal_facts(records)).items():
+        meta.setdefault(key, value)
+    counters, hists = fmt.journal_to_tables(records, schema.gauges)
+    # a table none of whose lines are in the journal is empty, and built once (a fresh build
+    # costs a few ms, and a journal cut short often has half of them)
+    kinds = {r["type"] for r in records}
+    tables = {name: build(records) if BUILT_FROM[name] in kinds else empty(file, build, schema)
+              for name, (file, build) in optional.items()}
+    warnings = read.notes()
+    if tables_lost and warnings:
         warnings.append("its tables were missing, so this report was rebuilt from the journal")
     return counters, hists, tables, warnings
 
 
-def _read_table(path: str, name: str, columns) -> pd.DataFrame:
-    try:
-        table = pd.read_parquet(os.path.join(path, name))
-    except (OSError, pyarrow.ArrowException) as e:
-        raise UserError(f"{path}: damaged table ({e.__class__.__name__}: {str(e).splitlines()[0]})")
-    # an older recording: added in the schema's order (a set's order changes run to run)
-    for later in [c for c in columns if c in fmt.LATER_COLUMNS and c not in table.columns]:
-        table[later] = pd.Series(pd.NA, index=table.index, dtype="string")
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise UserError(f"{path}: damaged table ({name} lacks the column(s) {', '.join(missing)})")
-    return table
-
-
-def _read_meta(path: str) -> dict:
+def read_meta(path: str) -> tuple[dict, list[str]]:
+    """meta.json, checked (innostall/format/meta_shape.py), and what was left out of it."""
     if not os.path.isdir(path):
         raise UserError(f"{path}: no such recording directory")
-    meta_path = os.path.join(path, fmt.META)
-    try:
-        with open(meta_path) as f:
-            meta = json.load(f)
-    except FileNotFoundError:
-        raise UserError(f"{path}: not a recording (no {fmt.META})")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UserError(f"{meta_path}: damaged metadata (not valid JSON)")
-    if not isinstance(meta, dict) or meta.get("format") != fmt.FORMAT:
-        raise UserError(f"{meta_path}: not an innostall recording")
-    if not isinstance(meta.get("version"), int) or meta["version"] > fmt.FORMAT_VERSION:
-        raise UserError(f"{path}: recording format {meta.get('version')} is newer than this "
-                        f"innostall reads ({fmt.FORMAT_VERSION}); upgrade innostall")
-    probes = meta.get("probes")
-    if not (isinstance(meta.get("target"), dict) and isinstance(meta.get("interval_s"), (int, float))
-            and isinstance(probes, list) and all(isinstance(p, dict) for p in probes)):
-        raise UserError(f"{meta_path}: damaged metadata (target, interval_s or probes malformed)")
-    return meta
+    return meta_shape.read_meta(path)

@@ -13,6 +13,7 @@ from .cost import render_cost, sampled_note
 from .histogram import format_log2
 from .wording.numbers import latency, seconds, shorten
 from .holders import top_holders
+from .pinning import statements_note
 from .recording import Recording
 from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
 from .wording.findings import (block_lock_findings, purge_findings, purge_headline, throttle_findings,
@@ -165,7 +166,7 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
              + sampled_note(rec, "version_walk"),
              f"  reads that built versions {walks['reads']} ({per_s:.1f}/s), versions built "
              f"{walks['versions']}, max depth {walks['max_depth']}"]
-    if walks["reads"]:
+    if walks["reads"] and walks["depth"]["p50"] is not None:  # None: its histogram is empty (damaged)
         depth, lat = walks["depth"], walks["latency_us"]
         lines.append(f"  depth p50 ~{depth['p50']:.0f}, p99 ~{depth['p99']:.0f}; latency {latency(lat)}")
     lines.append(f"  version steps outside consistent reads (purge, locking, DDL) "
@@ -234,7 +235,9 @@ def split_line(label: str, split: dict, watched_pct: float | None = None) -> lis
     return [f"  {label} {total:,.1f} ms: {shares}{sampled}"]
 
 
-def pinning_lines(views: list[dict]) -> list[str]:
+def pinning_lines(views: list[dict], kept: str | None = None) -> list[str]:
+    """The views that pinned purge, and how their statements were kept (kept: summary's
+    purge.statements)."""
     if not views:
         return []
     lines = ["  read views that pinned purge (oldest open, holding history):"]
@@ -247,6 +250,8 @@ def pinning_lines(views: list[dict]) -> list[str]:
             lines.append(f"      opened at {leaf_path(v['stack'], 5)}")
         if v["statement"]:
             lines.append(f"      running {shorten(v['statement'], 100)}")
+    if note := statements_note(kept or "", views):
+        lines.append(f"    {note}")
     return lines
 
 
@@ -269,7 +274,7 @@ def render_purge(rec: Recording, s: dict) -> list[str]:
     lines += split_line("batch time (coordinator)", s["batch_time_ms"], watched.get("batch"))
     lines += split_line(f"worker time ({s['worker_tasks']:,} tasks)", s["worker_time_ms"],
                         watched.get("worker"))
-    lines += pinning_lines(s["pinned_by"])
+    lines += pinning_lines(s["pinned_by"], s.get("statements"))
     if rec.probe_attached("purge_record"):
         lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"
                      + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))

@@ -11,8 +11,8 @@ BLOCKS = " ▁▂▃▄▅▆▇█"
 def per_interval(rec: Recording, names: list[str]) -> pd.DataFrame:
     """One row per interval, one column per counter (its delta), indexed by end time."""
     rows = rec.counters[rec.counters["name"].isin(names)]
-    table = rows.pivot_table(index="t_s", columns="name", values="value", aggfunc="sum",
-                             observed=True)
+    # pivot_table's sum, in a third of its time (the views ask for a dozen of these)
+    table = rows.groupby(["t_s", "name"], observed=True)["value"].sum().unstack("name")
     return table.reindex(columns=names, fill_value=0).fillna(0).astype("int64")
 
 

@@ -162,7 +162,8 @@ def cmd_record(args) -> int:
                                settings={"deep_walk_threshold": args.deep_walk_threshold},
                                budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
                                sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics,
-                               holders=args.holders, start=start, max_size=args.max_size)
+                               holders=args.holders, start=start, max_size=args.max_size,
+                               keep_literals=args.keep_literals)
     if not meta.get("sql", {}).get("access", True) and not args.no_sql:
         print(f"innostall: threads named by OS thread id only: {meta['sql']['reason']}",
               file=sys.stderr)
@@ -232,6 +233,19 @@ def cmd_export(args) -> int:
     print("\n".join(written))
     for note in notes:
         print(f"innostall: {note}", file=sys.stderr)
+    return 0
+
+
+def cmd_redact(args) -> int:
+    from innostall.analysis import redact
+
+    done = redact.redact(args.recording, args.output, args.pseudonyms)
+    replaced = "; user, host and socket names replaced" if args.pseudonyms else ""
+    print(f"wrote {args.output}: statements fingerprinted{replaced}", file=sys.stderr)
+    if done.damaged:
+        print(f"innostall: {done.damaged} damaged journal line(s) left out", file=sys.stderr)
+    if done.left_out:
+        print(f"innostall: not copied: {', '.join(done.left_out)}", file=sys.stderr)
     return 0
 
 
@@ -307,6 +321,9 @@ def parser() -> argparse.ArgumentParser:
                        help="log in there to name the connections holding read views (default: "
                        "the server's own socket as root, if it lets us in; MYSQL_PWD for a password)")
     names.add_argument("--no-sql", action="store_true", help="never log in to the server")
+    record.add_argument("--keep-literals", action="store_true",
+                        help="keep the statements' literal values (e-mails, tokens, ...); by default "
+                        "statements are recorded as fingerprints, each literal replaced by ?")
     record.add_argument("--metrics-port", type=port_number, metavar="N",
                         help="serve the last interval as Prometheus metrics on this port while recording")
     record.add_argument("--metrics-addr", default="127.0.0.1", metavar="ADDR",
@@ -333,6 +350,16 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("recording")
     export.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
     export.set_defaults(func=cmd_export)
+
+    redacted = sub.add_parser("redact", help="copy a recording with its statements' literals "
+                              "replaced by ?, to share it")
+    redacted.add_argument("recording")
+    redacted.add_argument("-o", "--output", required=True, metavar="NEWDIR",
+                          help="directory to create (new, or empty; outside the recording)")
+    redacted.add_argument("--pseudonyms", action="store_true",
+                          help="also replace database user names (user-1, user-2, ...), the host "
+                          "name and the SQL socket")
+    redacted.set_defaults(func=cmd_redact)
 
     compare = sub.add_parser("diff", help="compare two recordings, biggest changes first")
     compare.add_argument("a", metavar="A", help="the baseline recording")

@@ -21,10 +21,12 @@ step() {  # step NAME CMD... : run CMD, quiet unless it fails
 # mariadb-server-core: Debian's stripped mariadbd, the real "no symbols" case in the tests;
 # chromium, chromium-driver: the headless browser the HTML report is tested in;
 # debootstrap: the Debian sid root the mysql-9.7.4 fixture runs in; golang-go: `go tool pprof`,
-# which the tests read exported pprof profiles with.
+# which the tests read exported pprof profiles with; percona-toolkit: pt-fingerprint, which
+# tests/test_fingerprint.py compares our statement fingerprints with.
 debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config make gcc
       sysbench libaio1 libnuma1 libncurses6 libncurses5 mariadb-client-core mariadb-server-core openssl maven
-      python3 python3-venv python3-pip binutils unzip chromium chromium-driver debootstrap golang-go)
+      python3 python3-venv python3-pip binutils unzip chromium chromium-driver debootstrap golang-go
+      percona-toolkit)
 
 # inferno-flamegraph (from the Rust crate registry) draws the SVG flame graphs. 0.11.13 with its lockfile
 # builds with Debian 12's rustc 1.63 as well as with current ones; so does dwarf-layouts (ours,

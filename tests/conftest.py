@@ -26,7 +26,7 @@ if str(SCRIPTS) not in sys.path:
 from fixture_servers import FIXTURE, REPO, Server, fixture, stop_load  # noqa: E402,F401
 
 INNOSTALL = [str(REPO / "build" / "venv" / "bin" / "innostall")]
-REPORT_SIDE = ("report", "export", "diff", "query")  # commands that only read recordings
+REPORT_SIDE = ("report", "export", "diff", "query", "redact")  # commands that only read recordings
 
 
 def innostall(*args: str, **kwargs) -> subprocess.CompletedProcess:

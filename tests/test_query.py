@@ -118,12 +118,15 @@ def test_a_table_no_recording_has_is_an_empty_view():
     assert rows.values.tolist() == [[0, 0]]
 
 
-def test_a_damaged_table_is_one_line(tmp_path):
+def test_a_damaged_table_is_read_from_the_journal_or_is_one_line(tmp_path):
     shutil.copytree(DATA / "purge-stall", tmp_path / "rec")
+    whole = run(tmp_path / "rec", "--sql", "SELECT sum(value) AS v FROM counters")
     (tmp_path / "rec" / fmt.COUNTERS).write_bytes(b"not parquet")
+    assert run(tmp_path / "rec", "--sql", "SELECT sum(value) AS v FROM counters").equals(whole)
+    (tmp_path / "rec" / fmt.JOURNAL).unlink()
     done = innostall("query", tmp_path / "rec", "--sql", "SELECT * FROM counters")
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
-    assert done.stderr.startswith("innostall: query: cannot read the recordings: ")
+    assert done.stderr.startswith(f"innostall: {tmp_path / 'rec' / fmt.COUNTERS}: damaged table ")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -58,11 +58,17 @@ def test_bad_recordings_give_one_line(tmp_path, damage, message):
         recording.load(str(tmp_path))
 
 
-def test_truncated_parquet_is_one_line_from_the_cli(tmp_path):
+def test_truncated_parquet_is_read_from_the_journal_or_is_one_line(tmp_path):
+    """A damaged table is rebuilt from the journal, and the report says so; without a
+    journal, it is one line."""
     write_recording(tmp_path, [json.dumps(s) + "\n" for s in SNAPSHOTS], complete=True)
     store.write_tables(str(tmp_path))
     table = tmp_path / fmt.COUNTERS
     table.write_bytes(table.read_bytes()[:100])
+    result = innostall("report", tmp_path)
+    assert result.returncode == 0 and result.stderr == ""
+    assert "damaged table" in result.stdout and "rebuilt from the journal" in result.stdout
+    (tmp_path / fmt.JOURNAL).unlink()
     result = innostall("report", tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("innostall: ") and "damaged table" in result.stderr

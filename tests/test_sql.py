@@ -56,8 +56,8 @@ def snapshot(srv, tid_known: bool = True):
 
 
 @contextlib.contextmanager
-def session_of(srv, dsn: str | None = None):
-    session, reason = sql.connect(srv.pid, dsn)
+def session_of(srv, dsn: str | None = None, keep_literals: bool = False):
+    session, reason = sql.connect(srv.pid, dsn, keep_literals)
     assert session is not None, reason
     with session:
         yield session
@@ -105,9 +105,10 @@ def test_old_transactions_list_the_open_snapshot(servers, server_name):
     assert started_when_opened(mine[0]["trx_started_epoch_s"], opened)
 
 
-def statement_seen(srv, statement: bytes) -> str | None:
+def statement_seen(srv, statement: bytes, keep_literals: bool = True) -> str | None:
     """What threads() shows as the statement of a connection while it runs statement (a
-    SLEEP(20), asked after for up to 15 s however slowly this host starts it, then killed)."""
+    SLEEP(20), asked after for up to 15 s however slowly this host starts it, then killed),
+    its literals kept (record --keep-literals; tests/test_fingerprint.py fingerprints it)."""
     conn = srv.connect()
     tid, cid = own_tid(conn), int(one_value(conn, "SELECT CONNECTION_ID()"))
 
@@ -118,7 +119,7 @@ def statement_seen(srv, statement: bytes) -> str | None:
     runner = threading.Thread(target=run)
     runner.start()
     try:
-        with session_of(srv) as session:
+        with session_of(srv, keep_literals=keep_literals) as session:
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:
                 if seen := session.threads([tid]).get(tid, {}).get("statement"):
@@ -139,6 +140,16 @@ def test_statement_is_the_running_one_cut_to_its_first_characters(servers, serve
     seen = statement_seen(srv, statement.encode())
     print(f"{server_name}: {seen!r}")
     assert seen == statement[:sql.STATEMENT_CHARS] + "…"
+
+
+@pytest.mark.parametrize("server_name", ["mariadb-11.4.5", "mysql-8.0.15"])
+def test_a_statement_is_read_as_its_fingerprint_by_default(servers, server_name):
+    """What a recording keeps of a running statement unless --keep-literals: no literal."""
+    srv = servers(server_name)
+    seen = statement_seen(srv, b"SELECT SLEEP(20), 'alice@example.com' /* token 8f3a */ FROM DUAL "
+                               b"WHERE 2 IN (1, 2, 3)", keep_literals=False)
+    print(f"{server_name}: {seen!r}")
+    assert seen == "SELECT SLEEP(?), ? FROM DUAL WHERE ? IN (?+)"
 
 
 @pytest.mark.parametrize("server_name", SERVERS)
@@ -315,8 +326,8 @@ def test_candidate_sockets_come_from_the_command_line_the_option_file_and_what_i
 
 def test_statement_text_is_cut_and_never_fails_to_decode():
     assert sql.statement_text(None) is None
-    assert sql.statement_text(b"SELECT 1") == "SELECT 1"
-    assert sql.statement_text(b"SELECT '\xff\xfe'") == "SELECT '\ufffd\ufffd'"
+    assert sql.statement_text(b"SELECT 1", keep_literals=True) == "SELECT 1"
+    assert sql.statement_text(b"SELECT '\xff\xfe'", keep_literals=True) == "SELECT '\ufffd\ufffd'"
     cut = sql.statement_text(("é" * 201).encode())
     assert cut == "é" * sql.STATEMENT_CHARS + "…"
 

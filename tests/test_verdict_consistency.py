@@ -155,12 +155,15 @@ def recorded_by_this_session(meta: Path) -> bool:
     """A recording the recorder wrote during this session, of a real server: not one written
     by tests/recordings.py (its made-up pid) nor a copy of a stored one (a stored pid)."""
     stored_pids = {json.loads((d / "meta.json").read_text())["target"]["pid"] for d in STORED}
+    if meta.is_symlink() or not meta.is_file():  # a hostile recording's (test_hostile_recordings.py)
+        return False
     try:
         pid = json.loads(meta.read_text())["target"]["pid"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OSError):
         return False
     return (meta.stat().st_mtime >= SESSION_START and pid not in stored_pids | {recordings.PID}
-            and (meta.parent / "journal.jsonl").exists())
+            and (meta.parent / "journal.jsonl").exists()
+            and (meta.parent / "loader.log").is_file())  # the recorder's; no stored or mutated copy has one
 
 
 def contradictions(directory: Path) -> tuple[str, list[str] | None]:

@@ -37,7 +37,10 @@ def between(a: float, b: float) -> str:
 
 def latency(lat: dict) -> str:
     """A latency summary as every view writes it: 'p50 ~12 µs, p99 ~80 µs, max ≤ 127 µs'
-    (max is its histogram slot's upper bound)."""
+    (max is its histogram slot's upper bound). A histogram with no events where its counter
+    counted some (a damaged recording) says so."""
+    if lat.get("p50") is None:
+        return "unknown (no events in its histogram)"
     text = f"p50 ~{lat['p50']:.0f} µs, p99 ~{lat['p99']:.0f} µs"
     return text + (f", max ≤ {lat['max']} µs" if lat.get("max") is not None else "")
 

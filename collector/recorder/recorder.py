@@ -5,13 +5,12 @@ import contextlib
 import json
 import os
 import platform
-import resource
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from innostall import __version__
@@ -20,7 +19,6 @@ from innostall.format import writing
 from innostall.format.journal import JOURNAL, meta_fact
 from innostall.format.schema import Schema
 
-from ..discovery import cache, libc
 from ..discovery.discover import ResolvedProbe, layout
 from ..discovery.target import Target
 from ..loader import loader
@@ -29,44 +27,13 @@ from ..server.view_names import ViewNames
 from . import idle, store
 from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
 from .live_line import LiveLine
+from .own_cpu import own_cpu_accounts, own_cpu_s
 from .plan import (check_budget, check_settings, global_addresses, group_settings, layout_args,
                    loader_args, plan_attachments, sampling_groups)
 from .stack_journal import StackJournal
+from .unwind import unwind_table
 
 DEFAULT_BUDGET_PCT = 1.0  # of the server's CPU time the probes may cost; None: no budget
-
-
-def unwind_table(target: Target, probes: list[ResolvedProbe],
-                 group: idle.IdleGroup | None) -> tuple[str | None, dict[str, int], bool]:
-    """libc's frame table for the latch programs' stacks (collector/discovery/libc.py), which the
-    loader reads at start: its path, the settings that go with it, and whether the path is
-    a temporary file to remove after the recording (it is not when the table is cached).
-    None and no settings without latch probes, a process, or a table that fits."""
-    if not target.pid or not any(p.ok and "latch_wait_exit" in p.programs.values() for p in probes):
-        return None, {}, False
-    lib, directory = libc.find(target.pid), cache.cache_dir()
-    cached = libc.cached_table_path(lib, directory) if lib and directory else None
-    if cached:
-        settings = (libc.cached_settings(lib, cached)
-                    or build_unwind_table(target.pid, cached, group))
-        if settings:
-            return cached, settings, False
-    fd, path = tempfile.mkstemp(prefix="innostall-libc-cfi-")
-    os.close(fd)
-    settings = build_unwind_table(target.pid, path, group)
-    with contextlib.suppress(OSError):
-        os.remove(path + ".json")  # the counts matter only in the cache
-    if not settings:
-        os.remove(path)
-        return None, {}, False
-    return path, settings, True
-
-
-def build_unwind_table(pid: int, path: str, group: idle.IdleGroup | None) -> dict[str, int] | None:
-    """Decode libc's .eh_frame into path, in a process of its own as the tables are
-    written: decoding takes memory, and it runs on idle CPU."""
-    done = run_idle([sys.executable, "-m", "innostall.collector.discovery.libc", str(pid), path], group)
-    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
 
 
 def describe(target: Target, probes: list[ResolvedProbe], interval_s: float,
@@ -124,31 +91,50 @@ def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
     return latch_names.namer_for(target, dictionary), {"dictionary": note}
 
 
-def run_idle(cmd: list[str], group: idle.IdleGroup | None) -> subprocess.CompletedProcess:
-    """Run a command of our own bulk work on CPU time nothing else wants (collector/recorder/idle.py):
-    in the idle cgroup, for its patience at most; at SCHED_IDLE where there is none."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=None if group else idle.sched_idle)
-    stay = group.stay([proc.pid]) if group else None
-    out, err = proc.communicate()
-    if stay:
-        stay.end()
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
-
-
 def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
-               enabled: bool) -> tuple[ViewNames | None, dict]:
+               enabled: bool, keep_literals: bool = False) -> tuple[ViewNames | None, dict]:
     """SQL access to name the threads that hold read views, when the read views are traced
-    and we may log in; and what meta.json says of it."""
+    and we may log in; and what meta.json says of it, and of how statements are kept."""
     if not enabled:
         return None, {"access": False, "reason": "off (--no-sql)"}
     if not any(p.ok and p.name == "read_view" for p in probes):
         return None, {"access": False, "reason": "read views are not traced"}
-    session, reason = sql.connect(target.pid, dsn)
+    session, reason = sql.connect(target.pid, dsn, keep_literals)
     if session is None:
         return None, {"access": False, "reason": reason}
     return ViewNames(session), {"access": True, "socket": session.socket, "user": session.user,
-                                "tid_source": session.tid_source, "note": session.note}
+                                "tid_source": session.tid_source, "note": session.note,
+                                "statements": "literals kept" if keep_literals else "fingerprinted"}
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a recording was asked for: record()'s options, as record() documents them."""
+    duration_s: float | None
+    interval_s: float
+    on_event: Callable[[dict], None] | None
+    settings: dict[str, int] | None
+    budget_pct: float | None
+    sql_dsn: str | None
+    use_sql: bool
+    metrics: dict | None
+    holders: bool
+    max_size: int | None
+    keep_literals: bool
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What record_stages settled before the loader starts."""
+    created: bool  # the directory was made for this recording (and goes if it never starts)
+    settings: dict[str, int]
+    schema: Schema
+    struct_layout: dict | None
+    groups: list[str]
+    attachments: list[dict]
+    cfi_path: str | None
+    cfi_temporary: bool
+    max_bytes: int
 
 
 def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
@@ -156,7 +142,8 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
            settings: dict[str, int] | None = None,
            budget_pct: float | None = DEFAULT_BUDGET_PCT,
            sql_dsn: str | None = None, use_sql: bool = True, metrics: dict | None = None,
-           holders: bool = False, start: idle.Start | None = None, max_size: int | None = None) -> dict:
+           holders: bool = False, start: idle.Start | None = None, max_size: int | None = None,
+           keep_literals: bool = False) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
     budget_pct: the share of the server's CPU the probes may cost before the hot ones are
@@ -169,100 +156,111 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     (make bench: +4.3% CPU per transaction for the latch probes with it, -1.8% without).
     start: the idle-CPU start the caller opened before discovery (collector/recorder/idle.py); one
     is opened here if not. max_size: the journal's size limit in bytes (directory.size_limit
-    when None); reaching it ends the recording as Ctrl-C would, saying why."""
+    when None); reaching it ends the recording as Ctrl-C would, saying why. keep_literals:
+    statements as the server shows them (record --keep-literals), not fingerprinted."""
     check_budget(budget_pct)
+    asked = Asked(duration_s, interval_s, on_event, settings, budget_pct, sql_dsn, use_sql, metrics,
+                  holders, max_size, keep_literals)
     # until the probes attach, our work waits for CPU the server leaves (collector/recorder/idle.py)
     with contextlib.nullcontext(start) if start else idle.Start() as start:
-        return record_stages(target, probes, out_dir, start.stay, start.group,
-                             duration_s=duration_s, interval_s=interval_s, on_event=on_event,
-                             settings=settings, budget_pct=budget_pct, sql_dsn=sql_dsn,
-                             use_sql=use_sql, metrics=metrics, holders=holders, max_size=max_size)
+        return record_stages(target, probes, out_dir, asked, start.stay, start.group)
 
 
-def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str,
-                  starting: idle.Stay | None, group: idle.IdleGroup | None, *,
-                  duration_s: float | None, interval_s: float, on_event, settings, budget_pct,
-                  sql_dsn, use_sql, metrics, holders, max_size) -> dict:
+def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str, asked: Asked,
+                  starting: idle.Stay | None, group: idle.IdleGroup | None) -> dict:
     """record(), with the stay in the idle group that lasts until the probes attach: the
     loader starts in it, and leaves it itself once its BPF object is loaded."""
-    attachments = plan_attachments(probes, holders)
+    attachments = plan_attachments(probes, asked.holders)
     if not attachments:
         raise UserError("no probe could be resolved; see 'innostall probes'")
     schema = loader.schema()
     groups = sampling_groups(attachments, schema)
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
-                **check_settings(settings or {})}
+                **check_settings(asked.settings or {})}
     created = prepare_dir(out_dir)
     lock = writing.hold(out_dir)  # released when meta.json says how the recording ended
     try:
         cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes, group)
-        settings.update(unwind_settings)
-        return write_recording(target, probes, out_dir, created, starting, group, settings=settings,
-                               schema=schema, struct_layout=struct_layout, groups=groups,
-                               attachments=attachments, cfi=(cfi_path, cfi_temporary),
-                               interval_s=interval_s, duration_s=duration_s, on_event=on_event,
-                               budget_pct=budget_pct, sql_dsn=sql_dsn, use_sql=use_sql, metrics=metrics,
-                               max_bytes=size_limit(out_dir, max_size))
+        prepared = Prepared(created, {**settings, **unwind_settings}, schema, struct_layout, groups,
+                            attachments, cfi_path, cfi_temporary, size_limit(out_dir, asked.max_size))
+        return write_recording(target, probes, out_dir, asked, prepared, starting, group)
     finally:
         os.close(lock)
 
 
-def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, created: bool,
-                    starting: idle.Stay | None, group: idle.IdleGroup | None, *, settings, schema,
-                    struct_layout, groups, attachments, cfi, interval_s, duration_s, on_event,
-                    budget_pct, sql_dsn, use_sql, metrics, max_bytes) -> dict:
+def start_loader(target: Target, out_dir: str, asked: Asked, prepared: Prepared,
+                 starting: idle.Stay | None, group: idle.IdleGroup | None) -> subprocess.Popen:
+    """The loader, started with its log in the recording; a failure takes back what the
+    recording made."""
+    try:
+        with open(os.path.join(out_dir, "loader.log"), "w") as log:
+            proc = loader.start(target.path, target.pid, loader_args(prepared.attachments, prepared.groups),
+                                asked.interval_s, asked.duration_s, stderr=log, settings=prepared.settings,
+                                layout=layout_args(prepared.struct_layout, prepared.schema),
+                                budget_ppm=round((asked.budget_pct or 0) * 10000),
+                                extra=(["--unwind-table", prepared.cfi_path] if prepared.cfi_path else [])
+                                + (["--home-cgroup", group.home_procs] if starting else []))
+    except (UserError, OSError) as e:
+        discard_dir(out_dir, prepared.created)
+        if prepared.cfi_temporary:
+            os.remove(prepared.cfi_path)
+        raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
+    if starting:
+        starting.add(proc.pid)  # sent home with us if the machine stays saturated
+    return proc
+
+
+def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, asked: Asked,
+                    prepared: Prepared, starting: idle.Stay | None, group: idle.IdleGroup | None) -> dict:
     """The recording, from the loader's start to the last meta.json."""
-    cfi_path, cfi_temporary = cfi
-    meta = describe(target, probes, interval_s, settings, schema)
-    meta["layout"] = struct_layout
-    meta["governor"] = {"budget_pct": budget_pct, "groups": groups, "attachments": attachments}
-    log_path = os.path.join(out_dir, "loader.log")
+    meta = describe(target, probes, asked.interval_s, prepared.settings, prepared.schema)
+    meta["layout"] = prepared.struct_layout
+    meta["governor"] = {"budget_pct": asked.budget_pct, "groups": prepared.groups,
+                        "attachments": prepared.attachments}
     try:
         store.write_meta(out_dir, {**meta, "complete": False})
         reserve_room(out_dir)
-        with open(log_path, "w") as log:
-            proc = loader.start(target.path, target.pid, loader_args(attachments, groups),
-                                interval_s, duration_s, stderr=log, settings=settings,
-                                layout=layout_args(struct_layout, schema),
-                                budget_ppm=round((budget_pct or 0) * 10000),
-                                extra=(["--unwind-table", cfi_path] if cfi_path else [])
-                                + (["--home-cgroup", group.home_procs] if starting else []))
-        if starting:
-            starting.add(proc.pid)  # sent home with us if the machine stays saturated
     except (UserError, OSError) as e:
-        discard_dir(out_dir, created)
-        if cfi_temporary:
-            os.remove(cfi_path)
+        discard_dir(out_dir, prepared.created)
+        if prepared.cfi_temporary:
+            os.remove(prepared.cfi_path)
         raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
-    names, meta["sql"] = sql_access(target, probes, sql_dsn, use_sql)
-    namer, meta["latch_names"] = latch_namer(target, probes, sql_dsn, use_sql)
+    proc = start_loader(target, out_dir, asked, prepared, starting, group)
+    names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals)
+    namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     journal = Journal(os.path.join(out_dir, JOURNAL))
-    meta["max_size"] = max_bytes
-    live = live_metrics(metrics, schema, meta)
+    meta["max_size"] = prepared.max_bytes
+    live = live_metrics(asked.metrics, prepared.schema, meta)
     try:
-        attached_at = follow(proc, journal, meta, StackJournal(target, names, namer), on_event,
-                             LiveLine(groups, schema) if sys.stderr.isatty() else None, live,
-                             starting)
+        attached_at = follow(proc, journal, meta, StackJournal(target, names, namer), asked.on_event,
+                             LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,
+                             live, starting)
     finally:
         meta["sql"].update(names.close() if names else {})
         if namer:
             namer.memory.close()
         if live:
             live.close()
-        if cfi_temporary:
-            os.remove(cfi_path)
+        if prepared.cfi_temporary:
+            os.remove(prepared.cfi_path)
     if attached_at is None:
-        reason = loader.failure(proc, log_path)
-        discard_dir(out_dir, created)
+        reason = loader.failure(proc, os.path.join(out_dir, "loader.log"))
+        discard_dir(out_dir, prepared.created)
         raise UserError(reason)
+    return finish(out_dir, meta, proc, journal, time.monotonic() - attached_at, group)
+
+
+def finish(out_dir: str, meta: dict, proc: subprocess.Popen, journal: Journal, seconds: float,
+           group: idle.IdleGroup | None) -> dict:
+    """The tables and the last meta.json, or one line on how the recording ended early."""
     if journal.failed:
-        return end_on_full_disk(out_dir, meta, journal, time.monotonic() - attached_at)
+        return end_on_full_disk(out_dir, meta, journal, seconds)
     release_room(out_dir)
     if "size_stop" in meta:
         meta["end_reason"] = meta.pop("size_stop")
     if "end_reason" not in meta:  # the loader ended without its last snapshot
-        return end_without_loader(out_dir, meta, loader.end_reason(proc), time.monotonic() - attached_at)
+        return end_without_loader(out_dir, meta, loader.end_reason(proc), seconds)
     traced_cpu_s = own_cpu_s()
     try:
         skipped_by = store.write_tables_aside(out_dir, group)
@@ -328,30 +326,6 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
 
 def size_words(limit: int, seconds: float) -> str:
     return f"size limit reached ({limit / 2**20:,.1f} MiB of journal, --max-size) after {seconds:.0f} s"
-
-
-def own_cpu_s(loader_pid: int | None = None) -> float:
-    """CPU time spent so far by this process and its children: those reaped (the schema
-    query; the loader once it has exited), and the loader while it runs (/proc)."""
-    spent = sum(getattr(resource.getrusage(who), field) for who in
-                (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for field in ("ru_utime", "ru_stime"))
-    if loader_pid:
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            with open(f"/proc/{loader_pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            spent += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return spent
-
-
-def own_cpu_accounts(start: dict, traced_cpu_s: float) -> dict:
-    """What innostall's own processes cost, beside the probes: CPU seconds to attach
-    (discovery, BPF load, calibration), while tracing, and writing the tables (at idle
-    priority). They run on the server's machine, so the report shows them."""
-    if "start" not in start:
-        return {}
-    return {"start": round(start["start"], 3),
-            "tracing": round(traced_cpu_s - start["start"], 3),
-            "tables": round(own_cpu_s() - traced_cpu_s, 3)}
 
 
 def name_attachments(rec: dict, governor: dict) -> str:

@@ -35,14 +35,15 @@ Which columns give a connection's OS thread id
   no fixed OS thread: the tid is the worker's while it runs a statement.
 
 Use
-  session, reason = connect(pid, dsn)       # reason: "no SQL access: ..." when session is None
+  session, reason = connect(pid, dsn, keep_literals=False)  # reason: "no SQL access: ..." when None
   session.threads([tid, ...])               # {tid: {connection_id, user, statement, trx_started_epoch_s}}
   session.old_transactions()                # [{tid, connection_id, user, statement, trx_started_epoch_s}]
   session.tid_source, session.note          # the tid column used, or None and why not
   session.failure                           # set once a query failed; the session is closed then
   session.close()
 The statement is the one running now (None while the connection idles in its transaction),
-at most STATEMENT_CHARS characters. Bytes that are not UTF-8 the server handles first (MySQL
+at most STATEMENT_CHARS characters, as a fingerprint (its literals replaced by `?`,
+innostall/format/fingerprint.py) unless the session keeps literals (record --keep-literals). Bytes that are not UTF-8 the server handles first (MySQL
 cuts the text there, MariaDB shows "?"); any that still come through are replaced.
 """
 from __future__ import annotations
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 import pymysql
 
 from innostall.errors import UserError
+from innostall.format.fingerprint import fingerprint
 
 TIMEOUT_S = 2  # connect, read and write: a stuck server must not stall the recording
 STATEMENT_CHARS = 200  # statement text kept, in characters
@@ -221,16 +223,18 @@ def why(e: Exception) -> str:
     return " ".join(str(getattr(e, "strerror", None) or e).split())
 
 
-def connect(pid: int | None, dsn: str | None = None) -> tuple[SqlSession | None, str | None]:
+def connect(pid: int | None, dsn: str | None = None,
+            keep_literals: bool = False) -> tuple[SqlSession | None, str | None]:
     """(session, None), or (None, "no SQL access: ...") naming what was tried. A malformed
-    dsn raises UserError: it is the user's mistake, not the server's."""
+    dsn raises UserError: it is the user's mistake, not the server's. The session's
+    statements are fingerprints unless keep_literals."""
     if dsn:
         target = parse_dsn(dsn)
         try:
             conn = login(target.socket, target.user)
         except (pymysql.MySQLError, OSError) as e:
             return None, f"no SQL access: {target.user}@{target.socket}: {why(e)}"
-        return open_session(conn, target.socket, target.user)
+        return open_session(conn, target.socket, target.user, keep_literals)
     if pid is None:
         return None, "no SQL access: no server process to find a socket from (give --sql)"
     try:
@@ -255,7 +259,7 @@ def connect(pid: int | None, dsn: str | None = None) -> tuple[SqlSession | None,
             conn.close()
             failures.append(f"{path} is served by pid {serving}, not {pid}")
             continue
-        return open_session(conn, reached, "root")
+        return open_session(conn, reached, "root", keep_literals)
     if not failures:
         return None, f"no SQL access: no socket of pid {pid} found (tried {', '.join(candidates)}; give --sql)"
     return None, f"no SQL access: {'; '.join(failures)} (give --sql USER@SOCKET)"
@@ -279,21 +283,27 @@ PS_THREADS = ThreadTable("performance_schema.threads", "PROCESSLIST_ID", "THREAD
 PROCESSLIST = ThreadTable("information_schema.PROCESSLIST", "ID", None, "USER", "INFO")
 
 
-def statement_text(raw: bytes | None) -> str | None:
-    """Statement bytes as text: any bytes decode (invalid ones replaced), cut to
-    STATEMENT_CHARS with an ellipsis when longer."""
+def statement_text(raw: bytes | None, keep_literals: bool = False) -> str | None:
+    """Statement bytes as text: any bytes decode (invalid ones replaced), fingerprinted
+    unless keep_literals, cut to STATEMENT_CHARS with an ellipsis when longer."""
     if raw is None:
         return None
     text = bytes(raw).decode("utf-8", errors="replace")
-    return text if len(text) <= STATEMENT_CHARS else text[:STATEMENT_CHARS] + "…"
+    cut = len(text) > STATEMENT_CHARS  # the server gives one character more than is kept
+    if not keep_literals:
+        # Fingerprinted before the cut, on all the server gave: a literal the cut would
+        # split is still seen whole (its quote open) and goes. The fingerprint is shorter,
+        # but the ellipsis says the statement went on.
+        text = fingerprint(text)
+    return text[:STATEMENT_CHARS] + "…" if cut or len(text) > STATEMENT_CHARS else text
 
 
-def row_dict(row: tuple) -> dict:
+def row_dict(row: tuple, keep_literals: bool = False) -> dict:
     tid, connection_id, user, statement, started = row
     return {"tid": int(tid) if tid is not None else None,
             "connection_id": int(connection_id) if connection_id is not None else None,
             "user": user if not isinstance(user, bytes) else user.decode(errors="replace"),
-            "statement": statement_text(statement),
+            "statement": statement_text(statement, keep_literals),
             "trx_started_epoch_s": int(started) if started is not None else None}
 
 
@@ -301,9 +311,10 @@ class SqlSession:
     """A logged-in session. Every query is bounded by TIMEOUT_S; the first failure closes
     the session, keeps its reason in `failure`, and later calls answer empty."""
 
-    def __init__(self, conn: pymysql.Connection, socket_path: str, user: str):
+    def __init__(self, conn: pymysql.Connection, socket_path: str, user: str, keep_literals: bool = False):
         self.conn: pymysql.Connection | None = conn
         self.socket, self.user = socket_path, user
+        self.keep_literals = keep_literals  # statements as the server gives them, else fingerprinted
         self.server = self.query("SELECT VERSION()")[0][0]
         self.source, self.note = self.find_thread_table()
         self.failure: str | None = None
@@ -368,7 +379,7 @@ class SqlSession:
         rows = self.ask(f"SELECT {self.columns('p', 'x')} FROM {s.table} p "
                         f"LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = p.{s.connection} "
                         f"WHERE p.{s.tid} IN ({', '.join(['%s'] * len(tids))})", tuple(tids))
-        return {thread.pop("tid"): thread for thread in map(row_dict, rows)}
+        return {thread.pop("tid"): thread for thread in (row_dict(row, self.keep_literals) for row in rows)}
 
     def old_transactions(self) -> list[dict]:
         """Transactions open now, oldest first: [{tid, connection_id, user, statement,
@@ -377,7 +388,7 @@ class SqlSession:
         rows = self.ask(f"SELECT {self.columns('p', 'x')} FROM information_schema.INNODB_TRX x "
                         f"LEFT JOIN {s.table} p ON p.{s.connection} = x.trx_mysql_thread_id "
                         f"ORDER BY x.trx_started, x.trx_mysql_thread_id")
-        return [row_dict(row) for row in rows]
+        return [row_dict(row, self.keep_literals) for row in rows]
 
     def index_names(self) -> dict[int, tuple[str, str]]:
         """{index id: (table, index)} of every InnoDB index, the table as InnoDB names it
@@ -409,9 +420,10 @@ class SqlSession:
         self.close()
 
 
-def open_session(conn: pymysql.Connection, path: str, user: str) -> tuple[SqlSession | None, str | None]:
+def open_session(conn: pymysql.Connection, path: str, user: str,
+                 keep_literals: bool = False) -> tuple[SqlSession | None, str | None]:
     try:
-        return SqlSession(conn, path, user), None
+        return SqlSession(conn, path, user, keep_literals), None
     except (pymysql.MySQLError, OSError, ValueError) as e:
         conn.close()
         return None, f"no SQL access: {user}@{path}: {why(e)}"

@@ -49,9 +49,10 @@ from __future__ import annotations
 
 import re
 
-import json
-
 from innostall.errors import UserError
+from innostall.format import shapes
+from innostall.format.journal_lines import (JournalLines, SNAPSHOT_TYPES, read_journal_lines,  # noqa: F401
+                                            read_records)
 from innostall.format.roles import role_of
 from innostall.format.schema import Schema, format_1
 from innostall.names import ARROW
@@ -71,7 +72,6 @@ LATCH_TIMELINE_COLUMNS = {"interval": "int32", "t_s": "float64", "name": "string
 LATCH_STACK_COLUMNS = {"name": "string", "kind": "string", "mode": "string", "stack": "string",
                        "waits": "int64", "wait_us": "float64"}
 HOLDERS = "latch_holders.parquet"
-SNAPSHOT_TYPES = ("attached", "interval", "final")
 # The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # The snapshot's tracepoint_runs: the scheduler tracepoints' runs in the server's context.
@@ -96,29 +96,6 @@ def schema_of(meta: dict) -> Schema:
     if "schema" not in meta:
         raise UserError("damaged metadata (no measurement schema)")
     return Schema.parse(meta["schema"])
-
-
-def read_records(path: str) -> list[dict]:
-    """Every journal line in order; a torn last line (the recorder was killed) is dropped."""
-    return read_journal_lines(path)[0]
-
-
-def read_journal_lines(path: str) -> tuple[list[dict], int]:
-    """(records, damaged): every journal line that parses, in order, and how many in the
-    middle did not. A torn last line (the recorder was killed, the disk filled) is the
-    normal end of a recording cut short and not counted."""
-    records, damaged, torn = [], 0, False
-    with open(path, errors="replace") as f:
-        for line in f:
-            damaged += torn  # the torn line was not the last after all
-            try:
-                record = json.loads(line)
-                torn = not isinstance(record, dict)
-                if not torn:
-                    records.append(record)
-            except json.JSONDecodeError:
-                torn = True
-    return records, damaged
 
 
 def meta_fact(record: dict) -> dict:
@@ -200,13 +177,19 @@ def pages_table(records: list[dict]) -> pd.DataFrame:
     return df.astype({"space": "int64", "page_no": "int64", "waits": "int64", "wait_us": "float64"})
 
 
+def mode_name(modes: list[str], mode: int) -> str:
+    """A wait mode by the schema's name, or by number where the schema names none."""
+    return modes[mode] if mode < len(modes) else f"mode {mode}"
+
+
 def wait_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     import pandas as pd
     modes = schema.wait_modes
-    rows = [(modes[mode], folded, waits, ns / 1000)
+    rows = [(mode_name(modes, mode), folded, waits, ns / 1000)
             for mode, waits, ns, folded in latest_latch_tables(records).get("stacks", [])]
     df = pd.DataFrame(rows, columns=["mode", "stack", "waits", "wait_us"])
-    return df.astype({"mode": pd.CategoricalDtype(modes), "stack": "string",
+    unnamed = sorted({mode for mode, *_ in rows} - set(modes))
+    return df.astype({"mode": pd.CategoricalDtype(modes + unnamed), "stack": "string",
                       "waits": "int64", "wait_us": "float64"})
 
 
@@ -294,7 +277,7 @@ def latches_table(records: list[dict]) -> pd.DataFrame:
         entry[1] += ns
         entry[2] = max(entry[2], max_ns)
         entry[3] = [a + b for a, b in zip(entry[3] + [0] * len(slots), slots + [0] * len(entry[3]))]
-    rows = [(name, label, waits, ns / 1000, max_ns / 1000, p99_us(slots))
+    rows = [(name, label, clamp(waits), ns / 1000, max_ns / 1000, p99_us(slots))
             for (name, label), (waits, ns, max_ns, slots) in by_name.items()]
     return pd.DataFrame(rows, columns=list(LATCH_COLUMNS)).astype(LATCH_COLUMNS)
 
@@ -319,7 +302,7 @@ def latch_timeline_table(records: list[dict]) -> pd.DataFrame:
                     total[0] += waits - prev[0]
                     total[1] += ns - prev[1]
                 before[key] = (waits, ns)
-            rows += [(interval, t, name, label, w, ns / 1000) for (name, label), (w, ns) in sums.items()]
+            rows += [(interval, t, name, label, clamp(w), ns / 1000) for (name, label), (w, ns) in sums.items()]
             pending, interval = None, interval + 1
     return pd.DataFrame(rows, columns=list(LATCH_TIMELINE_COLUMNS)).astype(LATCH_TIMELINE_COLUMNS)
 
@@ -331,7 +314,7 @@ def latch_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     rows = []
     for kind, ident, mode, waits, ns, folded in latest_latch_tables(records).get("latch_stacks", []):
         name, label = names.get((kind, ident), (UNNAMED, "latch"))
-        rows.append((name, label, modes[mode] if mode < len(modes) else str(mode), folded, waits, ns / 1000))
+        rows.append((name, label, mode_name(modes, mode), folded, waits, ns / 1000))
     df = pd.DataFrame(rows, columns=list(LATCH_STACK_COLUMNS)).astype(LATCH_STACK_COLUMNS)
     return df.groupby(["name", "kind", "mode", "stack"], as_index=False, observed=True)[["waits", "wait_us"]].sum() \
         .astype(LATCH_STACK_COLUMNS) if len(df) else df
@@ -342,7 +325,7 @@ HOLDER_COLUMNS = {"latch": "int64", "name": "string", "mode": "string", "thread"
 def holders_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     import pandas as pd
     modes = schema.wait_modes
-    rows = [(latch, (name or [UNNAMED])[0], modes[mode], thread, role_of(thread, folded), folded, waits,
+    rows = [(latch, (name or [UNNAMED])[0], mode_name(modes, mode), thread, role_of(thread, folded), folded, waits,
              ns / 1000)
             for latch, mode, thread, waits, ns, folded, *name in latest_latch_tables(records).get("holders", [])]
     return pd.DataFrame(rows, columns=list(HOLDER_COLUMNS)).astype(HOLDER_COLUMNS)
@@ -363,7 +346,7 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
         flat.update({f"governor.{key}": int(gov[key]) for key in GOVERNOR_ACCOUNTS})
         names = attached.get("groups", [])
         for number, attached_ns, windows, overhead_ns in gov["groups"]:
-            name = names[number - 1] if number <= len(names) else str(number)
+            name = names[number - 1] if 1 <= number <= len(names) else str(number)
             flat.update({f"governor.attached_ns.{name}": attached_ns,
                          f"governor.windows.{name}": windows,
                          f"governor.overhead_ns.{name}": int(overhead_ns)})
@@ -390,15 +373,21 @@ def journal_to_tables(records: list[dict], gauges: frozenset[str] = frozenset()
         counters_now = {**s["counters"], **governor_counters(s, attached)}
         for name, value in counters_now.items():
             delta = value if name in gauges else value - prev_counters.get(name, 0)
-            counter_rows.append((i, t, name, delta))
+            counter_rows.append((i, t, name, clamp(delta)))
         for name, slots in s["hists"].items():
             before = prev_hists.get(name, [0] * len(slots))
-            hist_rows.extend((i, t, name, slot, n - b)
+            hist_rows.extend((i, t, name, slot, clamp(n - b))
                              for slot, (n, b) in enumerate(zip(slots, before)) if n != b)
         prev_counters, prev_hists = counters_now, s["hists"]
     counters = pd.DataFrame(counter_rows, columns=["interval", "t_s", "name", "value"])
     hists = pd.DataFrame(hist_rows, columns=["interval", "t_s", "name", "slot", "count"])
     return _typed(counters, "value"), _typed(hists, "count")
+
+
+def clamp(value: int) -> int:
+    """A sum or difference of counts into int64: the counts are clamped below 2^63 as they
+    are read (shapes.py), their sums may not be."""
+    return max(-shapes.INT64_MAX, min(shapes.INT64_MAX, value))
 
 
 def _typed(df: "pd.DataFrame", count_column: str) -> pd.DataFrame:

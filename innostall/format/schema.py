@@ -15,10 +15,24 @@ from functools import cache, cached_property
 from importlib import resources
 
 from innostall.errors import UserError
+from innostall.format.safe_text import safe_strings
+from innostall.format.shapes import Fault, Reading, fields, list_of, nullable, signed, text
 
 # How units read where people look at them: bcc's histogram headers, and prose/HTML.
 BCC_UNITS = {"us": "usecs", "ns": "nsecs", "ms": "msecs"}
 PROSE_UNITS = {"us": "µs", "ns": "ns", "ms": "ms"}
+# The kernel's latch wait modes (probes/innostall.h), which the views name; a later loader
+# may add modes, not take these away.
+WAIT_MODES = ("S", "X", "SX", "other")
+# What the views read of a schema. The loader's has ~60 counters, ~10 histograms, 4 wait
+# modes; a thousand times that is not a schema.
+MOST = 4096
+SHAPE = fields({"counters": list_of(fields({"name": text, "kind": text}, {"unit": nullable(text)}), MOST),
+                "hists": list_of(fields({"name": text}, {"unit": text, "section": nullable(text),
+                                                         "title": nullable(text)}), MOST),
+                "wait_modes": list_of(text, 256)},
+               {"latch_models": list_of(text, MOST), "layout": list_of(fields({"member": text}), MOST),
+                "max_groups": signed})
 
 
 @dataclass(frozen=True)
@@ -27,10 +41,15 @@ class Schema:
 
     @classmethod
     def parse(cls, raw: object) -> Schema:
-        if not (isinstance(raw, dict) and isinstance(raw.get("counters"), list)
-                and isinstance(raw.get("hists"), list) and isinstance(raw.get("wait_modes"), list)):
-            raise UserError("damaged measurement schema (counters, hists or wait_modes malformed)")
-        return cls(raw)
+        """The schema, its names made safe to show; one from another machine may be anything:
+        of the wrong shape, it is refused in one line."""
+        try:
+            SHAPE(raw, "schema", Reading())
+        except Fault as e:
+            raise UserError(f"damaged measurement schema ({e})")
+        if not set(WAIT_MODES) <= set(raw["wait_modes"]):
+            raise UserError(f"damaged measurement schema (its wait modes lack one of {', '.join(WAIT_MODES)})")
+        return cls(safe_strings(raw))
 
     @cached_property
     def counters(self) -> dict[str, dict]:
