@@ -49,6 +49,9 @@ STACK_WEIGHTS = {"walks": None, "wait_stacks": "wait_us", "latch_stacks": "wait_
 # the texts that may be null: the walked table and index (null where not recognised), the
 # SQL user and statement (null without SQL)
 MAY_BE_NULL = fmt.LATER_COLUMNS | {"user", "statement"}
+# counts and times, and the intervals and slots that index them, are never negative (the
+# counters' values may be: a gauge's, or a counter read lower than before)
+NOT_NEGATIVE = ("interval", "slot", "count", "waits", "wait_us", "max_us", "p99_us", "depth", "latency_us")
 # strings as the format's "string" columns, not cast one by one after
 ARROW_STRINGS = {pyarrow.string(): pd.StringDtype(), pyarrow.large_string(): pd.StringDtype()}
 
@@ -117,7 +120,7 @@ def typed(table: pd.DataFrame, empty: pd.DataFrame, where: str) -> pd.DataFrame:
     types = {c: "category" if isinstance(t, pd.CategoricalDtype) else str(t) for c, t in empty.dtypes.items()}
     unfit = [c for c, t in types.items() if not fits(table[c], t)]
     if unfit:
-        raise DamagedTable(f"{where}: damaged table (values out of range in {', '.join(unfit)})")
+        raise DamagedTable(f"{where}: damaged table (values of the wrong type or out of range in {', '.join(unfit)})")
     try:
         table = table[list(empty.columns)].astype({c: t for c, t in types.items() if table[c].dtype != t})
     except (ValueError, TypeError, OverflowError, pyarrow.ArrowException) as e:
@@ -126,8 +129,8 @@ def typed(table: pd.DataFrame, empty: pd.DataFrame, where: str) -> pd.DataFrame:
     # never null but where a name may be unknown
     out_of_range = [c for c, t in types.items() if t == "float64" and not np.isfinite(table[c].to_numpy()).all()]
     out_of_range += [c for c, t in types.items() if t != "Int64" and c not in MAY_BE_NULL and table[c].isna().any()]
-    out_of_range += [c for c, bad in (("interval", lambda s: s < 0), ("slot", lambda s: (s < 0) | (s >= MAX_SLOT)))
-                     if c in table and bad(table[c]).any()]
+    out_of_range += [c for c in NOT_NEGATIVE if c in table and (table[c] < 0).any()]
+    out_of_range += [c for c in ("slot",) if c in table and (table[c] >= MAX_SLOT).any()]
     if {"interval", "t_s"} <= set(table.columns) and not one_time_per_interval(table):
         out_of_range.append("interval and t_s (an interval at two times, or two at one)")
     if out_of_range:
@@ -136,8 +139,14 @@ def typed(table: pd.DataFrame, empty: pd.DataFrame, where: str) -> pd.DataFrame:
 
 
 def fits(values: pd.Series, dtype: str) -> bool:
-    """Whether a numeric column casts to an integer type without wrapping or rounding (a
-    cast would do either silently); other columns are left to the cast."""
+    """Whether a column casts to its type as it is meant: texts from texts (a cast would
+    make "b'..'" of bytes), integers without wrapping or rounding (a cast would do either
+    silently); the rest is left to the cast."""
+    if dtype in ("string", "category"):
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            values = values.cat.categories.to_series()
+        return isinstance(values.dtype, pd.StringDtype) or (pd.api.types.is_string_dtype(values.dtype) and all(
+            isinstance(v, str) for v in values.dropna().unique()))
     if dtype not in ("int8", "int32", "int64", "Int64") or str(values.dtype) in (dtype, "bool") \
             or not pd.api.types.is_numeric_dtype(values.dtype):
         return True

@@ -80,3 +80,23 @@ def test_missing_directory_from_the_cli(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 1 and result.stderr.strip() == \
         f"innostall: {tmp_path / 'nope'}: no such recording directory"
+
+
+def test_latch_ids_past_2_63_stay_whole_and_apart(tmp_path):
+    """A block latch's id is its space << 32 | its page, and undo tablespaces' ids are near
+    2^32: two undo pages' latches are ids past 2^63, and must stay two latches. Clamped to
+    2^63 - 1 as counts are, they became one, and its timeline went negative (MySQL 8.0.15)."""
+    ids = (0xFFFFFFEE << 32 | 348, 0xFFFFFFEE << 32 | 342)
+
+    def latches(waits: int) -> dict:
+        return {"type": "latches", "latches": [[1, ids[0], 0, waits, 1000 * waits, 0, 1, [0, waits], "a", "block"],
+                                               [1, ids[1], 0, 2 * waits, 500 * waits, 0, 2, [0, waits], "b", "block"]]}
+    lines = [{"type": "attached", "mono_ns": 0, "real_ns": 0, "programs": []},
+             latches(1), {"type": "interval", "mono_ns": 10**9, "counters": {}, "hists": {}},
+             latches(3), {"type": "interval", "mono_ns": 2 * 10**9, "counters": {}, "hists": {}}]
+    path = tmp_path / fmt.JOURNAL
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    read = fmt.read_journal_lines(str(path))
+    assert read.records[1]["latches"][0][1] == ids[0] and not read.damaged
+    timeline = fmt.latch_timeline_table(read.records)
+    assert (timeline["wait_us"] >= 0).all() and len(timeline) == 4, timeline

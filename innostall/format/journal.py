@@ -376,8 +376,9 @@ def journal_to_tables(records: list[dict], gauges: frozenset[str] = frozenset()
             counter_rows.append((i, t, name, clamp(delta)))
         for name, slots in s["hists"].items():
             before = prev_hists.get(name, [0] * len(slots))
-            hist_rows.extend((i, t, name, slot, clamp(n - b))
-                             for slot, (n, b) in enumerate(zip(slots, before)) if n != b)
+            # a cumulative count read lower than before (a damaged journal) adds nothing
+            hist_rows.extend((i, t, name, slot, n - b)
+                             for slot, (n, b) in enumerate(zip(slots, before)) if n > b)
         prev_counters, prev_hists = counters_now, s["hists"]
     counters = pd.DataFrame(counter_rows, columns=["interval", "t_s", "name", "value"])
     hists = pd.DataFrame(hist_rows, columns=["interval", "t_s", "name", "slot", "count"])

@@ -52,6 +52,15 @@ def count(value, where: str, reading: Reading):
     return value
 
 
+def identity(value, where: str, reading: Reading):
+    """An unsigned 64-bit name, kept whole: a latch's id (a block's is its space << 32 | its
+    page number, and undo tablespaces' ids are near 2^32, so past 2^63). Clamped, two
+    latches would become one."""
+    if type(value) is not int or not 0 <= value < U64_END:
+        raise Fault(f"{where} is not a whole number from 0 to 2^64")
+    return value
+
+
 def signed(value, where: str, reading: Reading):
     """A signed 64-bit number (a time from SQL may be before the monotonic clock's zero)."""
     if type(value) is not int or not -INT64_MAX <= value <= INT64_MAX:
@@ -173,7 +182,7 @@ VIEW = fields({"opened_ns": signed},
                "source": text, "seen_open": nullable(flag)})
 # the walked index by name (the recorder's) or by address (a journal the recorder left raw)
 INDEX = nullable(either(text, count))
-LATCH = row(small(256), count, MODE, count, count, count, count, list_of(count, MAX_HIST_SLOTS),
+LATCH = row(small(256), identity, MODE, count, count, count, count, list_of(count, MAX_HIST_SLOTS),
             text, text, optional=2)
 SHAPES = {
     "attached": fields({"mono_ns": count}, {"real_ns": count, "programs": list_of(PROGRAM, MAX_PROGRAMS),
@@ -187,8 +196,8 @@ SHAPES = {
     "latch_tables": fields({}, {
         "pages": list_of(row(count, count, count, count), MAX_ROWS),
         "stacks": list_of(row(MODE, count, count, text), MAX_ROWS),
-        "latch_stacks": list_of(row(small(256), count, MODE, count, count, text), MAX_ROWS),
-        "holders": list_of(row(count, MODE, text, count, count, text, text, optional=1), MAX_ROWS)}),
+        "latch_stacks": list_of(row(small(256), identity, MODE, count, count, text), MAX_ROWS),
+        "holders": list_of(row(identity, MODE, text, count, count, text, text, optional=1), MAX_ROWS)}),
     "end": fields({}, {"reason": nullable(text)}),
 }
 
