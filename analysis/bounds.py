@@ -200,7 +200,7 @@ def bounded_texts(table: pd.DataFrame) -> int:
         fixed = {v: cut_one(v) for v in distinct if isinstance(v, str) and fix(v)}
         if not fixed:
             continue
-        cut += sum(len(v) > MAX_TEXT_CHARS or v.count(";") >= MAX_FRAMES for v in fixed)
+        cut += sum(len(new) < len(old) for old, new in fixed.items())  # (a character replaced is one)
         renamed = values.astype(object).map(lambda v: fixed.get(v, v))
         table[column] = renamed.astype("category" if categorical else values.dtype)
     return cut
@@ -215,7 +215,8 @@ def kept_names(table: pd.DataFrame, known: list[str], most: int) -> tuple[pd.Dat
     names = pd.unique(names.astype(str))
     if len(names) <= most:
         return table, 0
-    ordered = [n for n in known if n in set(names)] + [n for n in names if n not in set(known)]
+    met, schema_names = set(names), set(known)
+    ordered = [n for n in known if n in met] + [n for n in names if n not in schema_names]
     keep = set(ordered[:most])
     return table[table["name"].astype(str).isin(keep)].reset_index(drop=True), len(names) - most
 
@@ -233,7 +234,8 @@ def heaviest_stacks(table: pd.DataFrame, weight: str | None) -> tuple[pd.DataFra
     return table[stacks.isin(keep)].reset_index(drop=True), len(totals) - MAX_STACKS
 
 
-def bound(counters: pd.DataFrame, hists: pd.DataFrame, tables: dict, schema) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+def bound(counters: pd.DataFrame, hists: pd.DataFrame, tables: dict,
+          schema) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """The tables within the limits; tables (the optional ones) bounded in place; notes."""
     notes = []
     counters, extra_counters = kept_names(counters, list(schema.counters), MAX_COUNTER_NAMES)

@@ -212,7 +212,8 @@ def table_case(rec: Path, rng: random.Random) -> str:
         table[column] = pd.Series([rng.choice(INJECTIONS)] * len(table), dtype="string")
         done = f"{path.name}: column {column} added"
     else:
-        textual = pd.api.types.is_string_dtype(table[column].dtype) or isinstance(table[column].dtype, pd.CategoricalDtype)
+        kind = table[column].dtype
+        textual = pd.api.types.is_string_dtype(kind) or isinstance(kind, pd.CategoricalDtype)
         values = table[column].astype(object).tolist()
         spoil = rng.choice(["text", "value", "frames", "type"])
         for i in rng.sample(range(len(values)), min(len(values), 3)):
