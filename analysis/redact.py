@@ -67,7 +67,7 @@ def redact(source: str, target: str, pseudonyms: bool = False) -> Redacted:
         journal = os.path.join(source, fmt.JOURNAL)
         if os.path.exists(journal):
             records, done.damaged = redact_journal(journal, os.path.join(target, fmt.JOURNAL), users)
-            tables = tables_from_journal(source, records, rec)
+            tables = tables_from_journal(records, rec)
         else:
             tables = tables_as_read(source, rec, users)
         for name, table in tables.items():
@@ -165,36 +165,25 @@ def redact_record(record: dict, users: Pseudonyms | None) -> None:
 
 
 def redact_journal(source: str, target: str, users: Pseudonyms | None) -> tuple[list[dict], int]:
-    """Rewrite the journal line by line: (the records written, lines left out). Every line is
-    written anew from what it parses to, so nothing of its text survives but that."""
-    records, damaged = [], 0
-    with open(source, "rb") as lines, private_file(target, "w") as out:
-        for raw in lines:
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8", errors="replace"))
-                if not isinstance(record, dict):
-                    raise ValueError("not a record")
-                redact_record(record, users)
-                text = json.dumps(record, separators=(",", ":"))
-            except (ValueError, RecursionError):
-                damaged += 1
-                continue
-            out.write(text + "\n")
-            records.append(record)
-    return records, damaged
+    """Rewrite the journal line by line: (the records written, lines left out). It is read
+    as the report reads it (innostall/format/journal_lines.py: a regular file, each line of
+    its shape, within the limits); every line is written anew from what it parses to, so
+    nothing of its text survives but that."""
+    read = fmt.read_journal_lines(source)
+    with private_file(target, "w") as out:
+        for record in read.records:
+            redact_record(record, users)
+            out.write(json.dumps(record, separators=(",", ":")) + "\n")
+    return read.records, read.damaged
 
 
-def tables_from_journal(source: str, records: list[dict], rec: Recording) -> dict[str, pd.DataFrame]:
-    """Every table, built from the redacted records as the recorder builds them."""
-    try:
-        counters, hists = fmt.journal_to_tables(records, rec.schema.gauges)
-        tables = {fmt.COUNTERS: counters, fmt.HISTS: hists}
-        for file, build in optional_tables(rec.schema).values():
-            tables[file] = build(records)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-        raise UserError(f"{source}: damaged journal ({e.__class__.__name__}: {e})")
+def tables_from_journal(records: list[dict], rec: Recording) -> dict[str, pd.DataFrame]:
+    """Every table, built from the redacted records as the recorder builds them (each
+    record of the shape the builders index: journal_lines.py)."""
+    counters, hists = fmt.journal_to_tables(records, rec.schema.gauges)
+    tables = {fmt.COUNTERS: counters, fmt.HISTS: hists}
+    for file, build in optional_tables(rec.schema).values():
+        tables[file] = build(records)
     return tables
 
 
