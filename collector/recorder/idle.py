@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import threading
 
 GROUP = "innostall"
@@ -178,3 +179,12 @@ def sched_idle() -> None:
     """SCHED_IDLE for this process: the fallback where no idle cgroup can be had."""
     with contextlib.suppress(OSError, AttributeError):
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def start_idle(cmd: list[str], group: IdleGroup | None, **popen) -> tuple[subprocess.Popen, Stay | None]:
+    """A command of our own bulk work, started on CPU time nothing else wants: in the idle
+    group, for its patience at most (end the stay when it is done); at SCHED_IDLE where
+    there is no group. Its output is piped, as text."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=None if group else sched_idle, **popen)
+    return proc, (group.stay([proc.pid]) if group else None)

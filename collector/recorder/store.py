@@ -63,11 +63,8 @@ def write_tables_aside(directory: str, group: idle.IdleGroup | None) -> str | No
     seconds for it), saying so when they take a while. A signal now (a second Ctrl-C)
     skips them at once: the journal is whole and the report reads it instead. Returns
     None when written, or the signal that skipped them."""
-    proc = subprocess.Popen([sys.executable, "-m", "innostall.collector.recorder.store", directory],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True,  # the terminal's Ctrl-C comes to us, not to it
-                            preexec_fn=None if group else idle.sched_idle)
-    stay = group.stay([proc.pid]) if group else None
+    proc, stay = idle.start_idle([sys.executable, "-m", "innostall.collector.recorder.store", directory],
+                                 group, start_new_session=True)  # the terminal's Ctrl-C comes to us, not to it
     skipped_by = []
 
     def skip(signum, frame):

@@ -49,11 +49,8 @@ def build_unwind_table(pid: int, path: str, group: idle.IdleGroup | None) -> dic
 
 
 def run_idle(cmd: list[str], group: idle.IdleGroup | None) -> subprocess.CompletedProcess:
-    """Run a command of our own bulk work on CPU time nothing else wants (collector/recorder/idle.py):
-    in the idle cgroup, for its patience at most; at SCHED_IDLE where there is none."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=None if group else idle.sched_idle)
-    stay = group.stay([proc.pid]) if group else None
+    """Run a command of our own bulk work to its end on idle CPU (idle.start_idle)."""
+    proc, stay = idle.start_idle(cmd, group)
     out, err = proc.communicate()
     if stay:
         stay.end()
