@@ -37,8 +37,8 @@ SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 def size(text: str) -> int:
     """A size in bytes: '500M', '2G', '1.5G', '4096' (K, M, G, T in powers of 1024)."""
-    number, unit = text[:-1], text[-1].upper()
-    if unit not in SIZE_UNITS or unit.isdigit():
+    number, unit = text[:-1], text[-1:].upper()
+    if unit not in SIZE_UNITS:  # a plain number of bytes (or no size at all)
         number, unit = text, ""
     try:
         value = float(number) * SIZE_UNITS[unit]

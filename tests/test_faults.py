@@ -33,6 +33,7 @@ def one_line(result: subprocess.CompletedProcess) -> str:
 @pytest.mark.parametrize("args", [
     ["--duration", "nan"], ["--duration", "inf"], ["--duration", "1e-9"],
     ["--interval", "nan"], ["--interval", "0.001"], ["--duration", "-1"],
+    ["--max-size", ""], ["--max-size", "1k"], ["--max-size", "lots"], ["--max-size", "infG"],
 ])
 def test_bad_numbers_are_refused_before_anything_is_created(tmp_path, args):
     out = tmp_path / "rec"
