@@ -34,7 +34,7 @@ DECISIVE_SHARE = 0.25  # a run that moves the history by this share of its peak 
 class Interval:
     """What verdict() needs of one interval."""
     history: float  # NaN: unknown
-    before: float  # the history at the snapshot before; NaN: unknown
+    before: float  # the history last read before this interval; NaN: never
     trend: float  # history now − history TREND_WINDOW intervals ago; NaN: unknown
     peak: float  # the highest history over that window
     pinned: float  # NaN: unknown
@@ -78,7 +78,7 @@ def verdict(iv: Interval) -> str:
 
 def interval_rows(table: pd.DataFrame) -> list[Interval]:
     peaks = table["history"].rolling(TREND_WINDOW + 1, min_periods=1).max()
-    before = table["history"].shift(1)
+    before = table["history"].ffill().shift(1)  # the last reading before: sampled ones have gaps
     return [Interval(history=float(r.history), before=float(b), trend=float(r.trend), peak=float(p),
                      pinned=float(r.pinned), batches=int(r.purge_batches),
                      all_empty=bool(r.all_empty), pages=int(r.purge_pages),
@@ -103,18 +103,30 @@ def catch_ups_after_pins(verdicts: list[str], intervals: list[Interval]) -> list
 
 
 def decisive(verdicts: list[str], history: pd.Series, pages: pd.Series) -> list[bool]:
-    """Intervals that settle a short run: a catch-up or a fall that moved the history by a
-    large share of its peak in one interval (a 2-second drain of a big backlog is a phase),
-    or, without the history length, a catch-up that did a large share of all purge's work.
-    history: at each snapshot (history_end), so a backlog cleared within one interval,
-    whose level still shows it, moves it."""
+    """Intervals that settle a short run: each interval of a catch-up or a fall that moved
+    the history by a large share of its peak (a 2-second drain of a big backlog is a phase),
+    or, without the history length, of a catch-up that did a large share of all purge's
+    work. history: at each snapshot (history_end), so a backlog cleared within one interval,
+    whose level still shows it, moves it. The move is taken across the run, from the last
+    reading before it to the last within it (or, if none, the first after it): a sampled
+    recording may not have read the history at the snapshots around a catch-up."""
     peak, work = history.max(), pages.sum()
-    moved = history.diff().abs() / peak if peak and not math.isnan(peak) else history * math.nan
-    share = pages / work if work else pages * 0.0
-    return [v in ("catching_up", "falling_behind")
-            and ((not math.isnan(m) and m >= DECISIVE_SHARE)
-                 or (math.isnan(h) and v == "catching_up" and w >= DECISIVE_SHARE))
-            for v, m, h, w in zip(verdicts, moved, history, share)]
+    keep = [False] * len(verdicts)
+    if not work and (not peak or math.isnan(peak)):
+        return keep
+    for v, a, b in runs(verdicts):
+        if v not in ("catching_up", "falling_behind"):
+            continue
+        before, inside, after = (history.iloc[:a].dropna(), history.iloc[a:b + 1].dropna(),
+                                 history.iloc[b + 1:].dropna())
+        start = before.iloc[-1] if not before.empty else (inside.iloc[0] if not inside.empty else math.nan)
+        end = inside.iloc[-1] if not inside.empty else (after.iloc[0] if not after.empty else math.nan)
+        moved = abs(end - start) / peak if peak and not math.isnan(peak) else math.nan
+        share = pages.iloc[a:b + 1].sum() / work if work else 0.0
+        if (not math.isnan(moved) and moved >= DECISIVE_SHARE) \
+                or (math.isnan(moved) and v == "catching_up" and share >= DECISIVE_SHARE):
+            keep[a:b + 1] = [True] * (b - a + 1)
+    return keep
 
 
 def runs(verdicts: list[str]) -> list[list]:

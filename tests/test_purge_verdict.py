@@ -377,3 +377,20 @@ def test_history_is_unknown_where_the_governor_detached_its_probes(tmp_path):
     assert (s["last"], s["known_to_s"], s["known_to_end"]) == (800, 3.0, False)
     text = innostall("report", tmp_path / "rec").stdout
     assert "read from 1.0 to 3.0 s, unknown after" in text and "at 3.0 s pinned" in text
+
+
+def test_a_catch_up_the_sampled_history_did_not_see_is_still_a_phase(tmp_path):
+    """The history's probes detached (by the governor) over the one interval in which the
+    view closed and purge drained the backlog, then read again with the load going on: the
+    move is taken from the reading before that interval (a CI run called this 'pinned' then
+    'keeping up', and no line said purge caught up)."""
+    whole = {"governor.attached_ns.history": 10**9}
+    snapshot = view(4321, 0.5, 1000)
+    steps = [{"history": 1000 + 800 * i, "purge_batches": 1, "purge_empty_batches": 1,
+              "views": [snapshot], **whole} for i in range(1, 13)]
+    steps.append({"purge_batches": 60, "purge_pages": 60 * 127, "governor.attached_ns.history": 0})
+    steps += [{"history": 800, "purge_batches": 30, "purge_pages": 30 * 127, **whole} for _ in range(8)]
+    s = story(load(tmp_path, purge_journal(steps)))
+    verdicts = [(p["verdict"], p["from_s"]) for p in s["phases"]]
+    assert verdicts[:2] == [("pinned", 0.0), ("catching_up", 12.0)], verdicts
+    assert "history 10,600 → 800" in s["phases"][1]["detail"]

@@ -66,15 +66,19 @@ def start_s(table: pd.DataFrame, a: int) -> float:
 
 
 def history_move(table: pd.DataFrame, a: int, b: int) -> dict | None:
-    """The history from the snapshot before row a (or the first known one from a on) to
-    the last known one up to row b, end to end (history_end): {from, to, from_s, to_s,
-    seconds, per_s}; None when unknown throughout, or read once (no move to tell)."""
+    """The history from the reading nearest the span's start (the snapshot before row a,
+    else the nearer of the last reading before it and the first from a on; the one before
+    on a tie) to the last known one up to row b, end to end (history_end): {from, to,
+    from_s, to_s, seconds, per_s}; None when unknown throughout, or read once (no move to
+    tell). A sampled recording misses snapshots; from_s says which reading was taken."""
     ends = table["history_end"]
     inside = ends.iloc[a:b + 1].dropna()
     if inside.empty:
         return None
-    first = (ends.iloc[a - 1], table.index[a - 1]) if a and known(ends.iloc[a - 1]) \
-        else (inside.iloc[0], inside.index[0])
+    before = ends.iloc[:a].dropna()
+    start = table.index[a] - table["length_s"].iloc[a] if "length_s" in table else table.index[a]
+    first = (before.iloc[-1], before.index[-1]) if not before.empty \
+        and start - before.index[-1] <= inside.index[0] - start else (inside.iloc[0], inside.index[0])
     span = inside.index[-1] - first[1]
     if span <= 0:
         return None
