@@ -12,6 +12,7 @@ from .holders import top_holders
 from .histogram import percentile, stats
 from .purge import purge_story
 from .recording import Recording
+from .redo import redo_summary
 from .wording.findings import all_findings
 
 OTHER_LATCHES = "other"  # the wait mode of every latch but a buffer block's (innostall.h)
@@ -238,6 +239,7 @@ def measured(rec: Recording) -> dict:
         "other_latch": other_latch_summary(rec),
         "latches": latches_summary(rec),
         "latch_holders": top_holders(rec.latch_holders),
+        **redo_summary(rec),
         "drops": rec.counter_total("drops"),
         "governor": cost_summary(rec),
     }

@@ -13,6 +13,7 @@ from .cost import render_cost, sampled_note
 from .histogram import format_log2
 from .wording.numbers import latency, seconds, shorten
 from .holders import top_holders
+from .redo import redo_lines
 from .pinning import statements_note
 from .recording import Recording
 from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
@@ -302,5 +303,6 @@ def render_text(rec: Recording) -> str:
     lines += render_undo(rec, full["undo"])
     lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
     lines += render_latches(rec, full["latches"])
+    lines += redo_lines(full)
     lines += render_cost(full["governor"])
     return "\n".join(lines)

@@ -20,7 +20,7 @@ from innostall import resources
 from . import cache
 from .elf import ElfImage
 
-FORMAT = 3  # of the cached answer; raised when the request or its reading changes
+FORMAT = 4  # of the cached answer; raised when the request or its reading changes
 # The loader's member -> the member paths that may hold it, across releases (10.6+ moved
 # the block latch into buf_page_t). Offsets in bytes, but the flag's in bits.
 PATHS = {
@@ -53,6 +53,24 @@ LATCH_GLOBALS = ("lock_sys", "log_sys", "purge_sys", "dict_sys", "trx_sys", "buf
                  "dict_operation_lock", "fts_optimize_wq",
                  # MariaDB 10.6+: the redo log's group commit locks, purge's thread-pool tasks
                  "flush_lock", "write_lock", "purge_worker_task", "purge_coordinator_task")
+# The server's state read from its memory each interval (collector/server/state.py): each
+# gauge by the member paths that may hold it, from a global, across releases. buf_pool_ptr
+# (MariaDB 10.2-10.4, MySQL) points to srv_buf_pool_instances instances, added up.
+STATE_PATHS = {
+    "lsn": ("log_sys.lsn",),
+    "checkpoint_lsn": ("log_sys.last_checkpoint_lsn",),
+    "log_capacity": ("log_sys.log_capacity", "log_sys.log_group_capacity"),
+    "max_checkpoint_age": ("log_sys.max_checkpoint_age",),
+    "async_flush_age": ("log_sys.max_modified_age_async",),
+    "sync_flush_age": ("log_sys.max_modified_age_sync",),
+    "dirty_pages": ("buf_pool.flush_list.count", "buf_pool_ptr.flush_list.count"),
+    "free_pages": ("buf_pool.free.count", "buf_pool_ptr.free.count"),
+    "lru_pages": ("buf_pool.LRU.count", "buf_pool_ptr.LRU.count"),
+    "history": ("trx_sys.rseg_history_len",),
+}
+# MariaDB 10.6+ keeps no history total: each rollback segment of trx_sys.rseg_array its own
+STATE_ARRAYS = ("trx_sys.rseg_array", "trx_rseg_t.history_size", "trx_rseg_t")
+STATE_GLOBALS = ("log_sys", "buf_pool", "buf_pool_ptr", "srv_buf_pool_instances")
 TIMEOUT_S = 120  # a debug file several GB large, on a slow disk
 
 
@@ -70,7 +88,8 @@ def read(path: str) -> dict | None:
     tool = resources.dwarf_tool()
     if not tool.is_file():
         return None
-    request = [*(p for paths in PATHS.values() for p in paths), *CONSTANTS, "trx_sys"]
+    request = [*(p for paths in PATHS.values() for p in paths), *CONSTANTS, "trx_sys",
+               *(p for paths in STATE_PATHS.values() for p in paths), *STATE_ARRAYS, *STATE_GLOBALS]
     flatten = [arg for name in LATCH_GLOBALS for arg in ("--flatten", name)]
     try:
         done = subprocess.run([str(tool), "--compact", "-j", "2", path, *request, *flatten],

@@ -23,6 +23,7 @@ from ..discovery.discover import ResolvedProbe, layout
 from ..discovery.target import Target
 from ..loader import loader
 from ..server import latch_names, sql
+from ..server.state import state_for, state_reads
 from ..server.view_names import ViewNames
 from . import idle, store
 from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
@@ -216,6 +217,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     """The recording, from the loader's start to the last meta.json."""
     meta = describe(target, probes, asked.interval_s, prepared.settings, prepared.schema)
     meta["layout"] = prepared.struct_layout
+    meta["server_state"] = state_reads(target)
     meta["governor"] = {"budget_pct": asked.budget_pct, "groups": prepared.groups,
                         "attachments": prepared.attachments}
     try:
@@ -229,15 +231,18 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     proc = start_loader(target, out_dir, asked, prepared, starting, group)
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
+    state = state_for(target) if meta["server_state"]["read"] else None
     journal = Journal(os.path.join(out_dir, JOURNAL))
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
     try:
         attached_at = follow(proc, journal, meta, StackJournal(target, names, namer), asked.on_event,
                              LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,
-                             live, starting)
+                             live, starting, state)
     finally:
         meta["sql"].update(names.close() if names else {})
+        if state:
+            state.close()
         if namer:
             namer.memory.close()
         if live:
@@ -291,10 +296,12 @@ def live_metrics(options: dict | None, schema: Schema, meta: dict):
 
 def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: StackJournal,
            on_event: Callable[[dict], None] | None, live: LiveLine | None,
-           metrics=None, starting: idle.Stay | None = None) -> float | None:
+           metrics=None, starting: idle.Stay | None = None, state=None) -> float | None:
     """Journal the loader's lines until it ends, noting in meta what they tell; returns
     when the probes were attached (time.monotonic()), None if they never were. The start's
-    stay in the idle group ends at the attach: from then on we keep up with the loader."""
+    stay in the idle group ends at the attach: from then on we keep up with the loader.
+    state: the server's state read from its memory (collector/server/state.py), added to
+    each snapshot as it arrives."""
     attached_at = None
     with signals_forwarded_to(proc), journal:
         for line, rec in loader.snapshots(proc):
@@ -305,6 +312,9 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
                 attached_at = time.monotonic()
                 meta["own_cpu_s"] = {"start": own_cpu_s(proc.pid)}
                 line = name_attachments(rec, meta["governor"])
+            elif state and kind in ("interval", "final"):
+                rec["server"] = state.read()
+                line = json.dumps(rec, separators=(",", ":")) + "\n"
             if not journal.write(stacks.journal_line(rec, line)):
                 stop(proc)  # the disk is full: end now, keep what was written
             elif journal.written >= meta["max_size"] and "size_stop" not in meta:

@@ -10,7 +10,11 @@
                       counters: hits.PROBE (probe hits, counted before any filter) and the
                       cost governor's accounts, governor.server_cpu_ns, .budget_ns,
                       .overhead_ns (estimated) and per sampling group .attached_ns.GROUP
-                      (time attached: coverage), .windows.GROUP, .overhead_ns.GROUP
+                      (time attached: coverage), .windows.GROUP, .overhead_ns.GROUP; and
+                      the server's state read from its memory at each snapshot, a level:
+                      server.lsn, .checkpoint_lsn, .log_capacity, .max_checkpoint_age,
+                      .async_flush_age, .sync_flush_age (bytes of redo), .dirty_pages,
+                      .free_pages, .lru_pages, .history (collector/server/state.py)
     hists.parquet     per-interval log2 histogram deltas: interval, t_s, name, slot, count
     walks.parquet     deep version walks, one row per event: t_s, tid, depth, latency_us,
                       stack (folded, root first, frames joined by ';'), table and index
@@ -76,6 +80,9 @@ HOLDERS = "latch_holders.parquet"
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # The snapshot's tracepoint_runs: the scheduler tracepoints' runs in the server's context.
 TRACEPOINT_RUNS = ("sched_switch", "sched_waking")
+# A snapshot's `server` map, the server's state read from its memory, kept as counters
+# server.NAME holding the value at the snapshot (collector/server/state.py names them)
+SERVER_STATE = "server."
 # pandas is imported by the functions that build tables, never here: the recorder, which
 # runs next to the database, imports this module and stays small (about 100 MB less).
 WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
@@ -357,7 +364,8 @@ def journal_to_tables(records: list[dict], gauges: frozenset[str] = frozenset()
                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Turn cumulative snapshots into tidy per-interval deltas (counters, hists); other
     journal records (events, the end line) are skipped. Gauges (the schema's kind "gauge",
-    a level such as the history length) keep their value at each snapshot, not a delta."""
+    a level such as the history length) keep their value at each snapshot, not a delta, as
+    do the server's state read from its memory (server.NAME: its LSN, checkpoint LSN ...)."""
     import pandas as pd
     snapshots = [r for r in records if r.get("type") in SNAPSHOT_TYPES]
     attached = next((s for s in snapshots if s["type"] == "attached"), {})
@@ -370,9 +378,10 @@ def journal_to_tables(records: list[dict], gauges: frozenset[str] = frozenset()
     prev_hists: dict[str, list[int]] = {}
     for i, s in enumerate(samples):
         t = (s["mono_ns"] - start) / 1e9
-        counters_now = {**s["counters"], **governor_counters(s, attached)}
+        state = {f"{SERVER_STATE}{name}": value for name, value in s.get("server", {}).items()}
+        counters_now = {**s["counters"], **governor_counters(s, attached), **state}
         for name, value in counters_now.items():
-            delta = value if name in gauges else value - prev_counters.get(name, 0)
+            delta = value if name in gauges or name in state else value - prev_counters.get(name, 0)
             counter_rows.append((i, t, name, clamp(delta)))
         for name, slots in s["hists"].items():
             before = prev_hists.get(name, [0] * len(slots))

@@ -55,7 +55,8 @@ TARGET = {"pid": nullable(signed), "exe": nullable(text), "family": nullable(tex
 OPTIONAL = {"tool_version": text, "host": text, "kernel": text, "label": nullable(text),
             "end_reason": nullable(text), "complete": flag, "start_real_ns": nullable(wall_ns),
             "stop_real_ns": nullable(wall_ns), "settings": map_of(signed, MAX_PROBES),
-            "governor": GOVERNOR, "own_cpu_s": own_cpu, "sql": fields({}, {"access": flag})}
+            "governor": GOVERNOR, "own_cpu_s": own_cpu, "sql": fields({}, {"access": flag}),
+            "server_state": fields({"read": list_of(text, 64)}, {"note": text})}
 
 
 def read_meta(path: str) -> tuple[dict, list[str]]:

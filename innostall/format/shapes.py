@@ -17,6 +17,7 @@ import math
 INT64_MAX = 2**63 - 1
 U64_END = 2**64
 MAX_HIST_SLOTS = 64  # log2 buckets of a 64-bit value; the loader prints 32 (MAX_SLOTS), latches 24
+MAX_SERVER_STATE = 64  # the server's state read from memory: collector/server/state.py reads 10
 MAX_COUNTERS = 4096  # per snapshot; the loader prints NR_COUNTERS (55) and a hits.PROBE per probe
 MAX_HISTS = 1024  # per snapshot; the loader prints NR_HISTS (11)
 MAX_PROGRAMS = 1024  # attachments; the loader has MAX_ATTACHMENTS (64) slots
@@ -174,7 +175,8 @@ GOVERNOR = fields({"server_cpu_ns": number, "budget_ns": number, "overhead_ns": 
 SNAPSHOT = fields({"mono_ns": count, "counters": map_of(count, MAX_COUNTERS),
                    "hists": map_of(list_of(count, MAX_HIST_SLOTS), MAX_HISTS)},
                   {"real_ns": count, "hits": list_of(count, MAX_PROGRAMS),
-                   "tracepoint_runs": list_of(count, MAX_PROGRAMS), "governor": GOVERNOR})
+                   "tracepoint_runs": list_of(count, MAX_PROGRAMS), "governor": GOVERNOR,
+                   "server": map_of(count, MAX_SERVER_STATE)})
 PROGRAM = fields({}, {"tracepoint": flag, "probes": list_of(text, MAX_PROGRAMS)})
 VIEW = fields({"opened_ns": signed},
               {"tid": nullable(count), "history_at_open": nullable(count), "folded": text,

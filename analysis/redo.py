@@ -1,0 +1,137 @@
+"""Redo and flushing, from the server's state read from its memory at each snapshot
+(collector/server/state.py; the counters server.NAME, each a level at the snapshot):
+how much redo was written, how close the checkpoint age came to the points where InnoDB
+flushes furiously (async) and where it stops writers to flush (sync, or the log's
+capacity), and the buffer pool's dirty and free pages.
+
+InnoDB's own terms: the checkpoint age is the LSN minus the last checkpoint's LSN, the
+redo the log must keep until the pages it changed are flushed. Past max_modified_age_async
+the page cleaners flush without regard to innodb_io_capacity; past the sync point
+(max_modified_age_sync on MariaDB 10.2-10.4, max_checkpoint_age on later ones) writers wait
+for flushing. Those points are the server's own, read with the rest."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from innostall.format.journal import SERVER_STATE
+
+from .recording import Recording
+
+STATE = ("lsn", "checkpoint_lsn", "log_capacity", "max_checkpoint_age", "async_flush_age",
+         "sync_flush_age", "dirty_pages", "free_pages", "lru_pages", "history")
+
+
+def state_table(rec: Recording) -> pd.DataFrame:
+    """One row per snapshot at which the state was read (index t_s): each gauge (NaN where
+    not read), redo_bytes (the LSN's growth since the reading before; NaN at the first),
+    checkpoint_age and sync_age (the point where writers wait: max_modified_age_sync where
+    the build has one, else max_checkpoint_age)."""
+    counters = rec.counters
+    rows = counters[counters["name"].astype(str).str.startswith(SERVER_STATE)]
+    table = (rows.assign(name=rows["name"].astype(str).str.removeprefix(SERVER_STATE))
+             .pivot_table(index="t_s", columns="name", values="value", aggfunc="last")
+             if len(rows) else pd.DataFrame(index=pd.Index([], name="t_s", dtype="float64")))
+    table = table.reindex(columns=list(STATE)).astype("float64")
+    table["redo_bytes"] = table["lsn"].diff()
+    table["checkpoint_age"] = table["lsn"] - table["checkpoint_lsn"]
+    table["sync_age"] = table["sync_flush_age"].fillna(table["max_checkpoint_age"])
+    return table
+
+
+def first(series: pd.Series):
+    known = series.dropna()
+    return known.iloc[0] if len(known) else math.nan
+
+
+def when_max(series: pd.Series) -> tuple[float, float | None]:
+    known = series.dropna()
+    return (float(known.max()), round(float(known.idxmax()), 3)) if len(known) else (math.nan, None)
+
+
+def seconds_at_or_above(values: pd.Series, limit: pd.Series) -> float:
+    """Seconds of the intervals whose snapshot found values at or above limit."""
+    lengths = pd.Series(values.index, index=values.index).diff()
+    over = (values >= limit) & values.notna() & limit.notna()
+    return float(lengths[over].sum())
+
+
+def whole(value) -> int | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
+
+
+def redo_summary(rec: Recording) -> dict:
+    """The summary's redo, checkpoint and buffer_pool sections, each None when the state
+    was not read (state_note says why)."""
+    table = state_table(rec)
+    lsn = table["lsn"].dropna()
+    redo = None
+    if len(lsn) >= 2:
+        seconds = float(lsn.index[-1] - lsn.index[0])
+        per_s = table["redo_bytes"] / pd.Series(table.index, index=table.index).diff()
+        peak, peak_at = when_max(per_s)
+        redo = {"bytes": int(lsn.iloc[-1] - lsn.iloc[0]), "from_s": round(float(lsn.index[0]), 3),
+                "to_s": round(float(lsn.index[-1]), 3),
+                "per_s": round((lsn.iloc[-1] - lsn.iloc[0]) / seconds, 1) if seconds else None,
+                "peak_per_s": whole(peak), "peak_at_s": peak_at}
+    age = table["checkpoint_age"]
+    checkpoint = None
+    if age.notna().any():
+        age_max, age_at = when_max(age)
+        sync_age = table["sync_age"].loc[age.idxmax()]
+        checkpoint = {"age_max_bytes": int(age_max), "age_max_at_s": age_at,
+                      "age_max_share_of_sync": round(age_max / sync_age, 3) if sync_age > 0 else None,
+                      "async_flush_age": whole(first(table["async_flush_age"])),
+                      "sync_flush_age": whole(first(table["sync_age"])),
+                      "log_capacity": whole(first(table["log_capacity"])),
+                      "async_s": round(seconds_at_or_above(age, table["async_flush_age"]), 3),
+                      "sync_s": round(seconds_at_or_above(age, table["sync_age"]), 3)}
+    pool = None
+    if table["dirty_pages"].notna().any():
+        dirty_max, dirty_at = when_max(table["dirty_pages"])
+        pool = {"dirty_pages_max": int(dirty_max), "dirty_pages_max_at_s": dirty_at,
+                "dirty_pages_last": whole(table["dirty_pages"].dropna().iloc[-1]),
+                "free_pages_min": whole(table["free_pages"].min()),
+                "data_pages_max": whole(table["lru_pages"].max())}
+    return {"redo": redo, "checkpoint": checkpoint, "buffer_pool": pool, "server_state": state_read(rec)}
+
+
+def state_read(rec: Recording) -> dict:
+    """What of the server's state the recording read: {"read": [gauge ...]}, with "note"
+    saying why when nothing was."""
+    state = rec.meta.get("server_state")
+    if isinstance(state, dict) and isinstance(state.get("read"), list):
+        return state
+    return {"read": [], "note": "a recording made before innostall read the server's state"}
+
+
+def mib(value: float) -> str:
+    return f"{value / 2**20:,.1f} MiB"
+
+
+def redo_lines(s: dict) -> list[str]:
+    """The text report's section."""
+    title = "Redo and flushing (the server's state, read from its memory at each snapshot)"
+    redo, cp, pool = s["redo"], s["checkpoint"], s["buffer_pool"]
+    if not (redo or cp or pool):
+        return ["", f"Redo and flushing: not recorded ({s['server_state'].get('note') or 'never read'})"]
+    lines = ["", title]
+    if redo:
+        lines.append(f"  redo written {mib(redo['bytes'])} from {redo['from_s']:.1f} to {redo['to_s']:.1f} s"
+                     + (f" ({mib(redo['per_s'])}/s, at most {mib(redo['peak_per_s'])}/s in the interval "
+                        f"ending {redo['peak_at_s']:.1f} s)" if redo["per_s"] is not None and redo["peak_per_s"] else ""))
+    if cp:
+        share = cp["age_max_share_of_sync"]
+        lines.append(f"  checkpoint age at most {mib(cp['age_max_bytes'])} (at {cp['age_max_at_s']:.1f} s)"
+                     + (f", {share:.0%} of the sync flush point ({mib(cp['sync_flush_age'])})" if share else ""))
+        if cp["async_flush_age"] and cp["async_s"]:
+            lines.append(f"  at or past the async flush point ({mib(cp['async_flush_age'])}) for "
+                         f"{cp['async_s']:.1f} s, of which at or past the sync point {cp['sync_s']:.1f} s")
+        elif cp["async_flush_age"]:
+            lines.append(f"  below the async flush point ({mib(cp['async_flush_age'])}) throughout")
+    if pool:
+        lines.append(f"  buffer pool: dirty pages at most {pool['dirty_pages_max']:,} (at "
+                     f"{pool['dirty_pages_max_at_s']:.1f} s), {pool['dirty_pages_last']:,} at the end; "
+                     f"free pages down to {pool['free_pages_min']:,}")
+    return lines

@@ -1,0 +1,145 @@
+"""The server's own state, read from its memory at each snapshot: no probe, no trap, nothing
+the server pays for. What a periodic read answers is read so (issue: read memory instead
+of trapping), each figure from the server's globals at the offsets its own DWARF gives
+(collector/discovery/layouts.py, STATE_PATHS):
+
+  lsn                 the redo log's sequence number (log_sys.lsn): its growth is the redo
+                      written, in bytes (block headers included where the format has them)
+  checkpoint_lsn      the last checkpoint's LSN; lsn - checkpoint_lsn is the checkpoint age
+  log_capacity        what the log may hold before it must be checkpointed
+  max_checkpoint_age  the age at which the server stops everything to checkpoint (sync)
+  async_flush_age     the age from which the page cleaners flush furiously
+  sync_flush_age      (MariaDB 10.2-10.4) the age from which user threads flush themselves
+  dirty_pages         pages on the buffer pool's flush list (every instance's, added up)
+  free_pages          pages on its free list
+  lru_pages           pages on its LRU list (the pages that hold data)
+  history             the history list length (trx_sys.rseg_history_len, or on MariaDB
+                      10.6+, which keeps no total, each rollback segment's history_size)
+
+The reads are of words the server updates without us: a value may be a moment old, never
+torn (each is one aligned word, as the server's own monitor threads read them). A build
+without DWARF has none of this (its catalog layout covers only what the probes need): the
+recording then says so, and every other figure stays. Never written: /proc/PID/mem is
+opened read-only (ServerMemory)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..discovery import layouts
+from .latch_names import ServerMemory
+
+MAX_INSTANCES = 64  # buffer pool instances: MySQL and MariaDB 10.2-10.4 allow 64
+MAX_ARRAY_BYTES = 1 << 20  # a rollback-segment array is 16 KB; more is not one
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one gauge lives: a member at offset in the object at address (through the
+    pointer stored there when via_pointer), added up over count objects stride apart (the
+    count read from count_at, a global, when it is given)."""
+    address: int
+    via_pointer: bool
+    offset: int
+    size: int
+    count: int = 1
+    stride: int = 0
+    count_at: int | None = None
+
+    def read(self, memory: ServerMemory) -> int | None:
+        base = memory.u64(self.address) if self.via_pointer else self.address
+        count = memory.u64(self.count_at) if self.count_at else self.count
+        if not base or count is None or not 1 <= count <= (MAX_INSTANCES if self.count_at else self.count):
+            return None
+        span = (count - 1) * self.stride + self.offset + self.size
+        data = memory.read(base, span) if span <= MAX_ARRAY_BYTES else None
+        if data is None:
+            return None
+        return sum(int.from_bytes(data[i * self.stride + self.offset:i * self.stride + self.offset + self.size],
+                                  "little") for i in range(count))
+
+
+class ServerState:
+    """The gauges one build lets us read (places: {gauge: Place}), and their reading."""
+
+    def __init__(self, memory: ServerMemory, places: dict[str, Place]):
+        self.memory = memory
+        self.places = places
+
+    def read(self) -> dict[str, int]:
+        """{gauge: value} of those read now; one that cannot be read is left out."""
+        values = {name: place.read(self.memory) for name, place in self.places.items()}
+        return {name: value for name, value in values.items() if value is not None}
+
+    def close(self) -> None:
+        self.memory.close()
+
+
+def places_of(found: dict, runtime_address) -> dict[str, Place]:
+    """Each gauge's Place from the DWARF reader's answer; runtime_address maps a link-time
+    address into the running process (None when it cannot)."""
+    paths, globals_ = found.get("paths", {}), found.get("globals", {})
+
+    def address_of(name: str) -> int | None:
+        known = globals_.get(name)
+        return runtime_address(known["address"]) if known and known.get("address") else None
+
+    places = {}
+    for gauge, candidates in layouts.STATE_PATHS.items():
+        path = next((p for p in candidates if p in paths), None)
+        if path is None:
+            continue
+        root, hit = path.split(".")[0], paths[path]
+        at = address_of(root)
+        if at is None:
+            continue
+        if root == "buf_pool_ptr":  # an array of instances, as many as srv_buf_pool_instances
+            stride = globals_[root].get("object_size", 0)
+            count_at = address_of("srv_buf_pool_instances")
+            if not stride or count_at is None:
+                continue
+            places[gauge] = Place(at, True, hit["offset"], hit["size"], stride=stride, count_at=count_at)
+        else:
+            places[gauge] = Place(at, bool(hit.get("via_pointer")), hit["offset"], hit["size"])
+    if "history" not in places:
+        rsegs = history_by_segment(found, address_of("trx_sys"))
+        if rsegs:
+            places["history"] = rsegs
+    return places
+
+
+def history_by_segment(found: dict, trx_sys: int | None) -> Place | None:
+    """MariaDB 10.6+: the history is the sum of rseg_array[i].history_size over the
+    rollback segments, objects laid out in the array itself (not pointers to them)."""
+    paths, types = found.get("paths", {}), found.get("types", {})
+    array, member = paths.get("trx_sys.rseg_array"), paths.get("trx_rseg_t.history_size")
+    element = types.get("trx_rseg_t", {}).get("size")
+    shape = re.fullmatch(r"trx_rseg_t\[(\d+)\]", (array or {}).get("type", ""))
+    if trx_sys is None or not (array and member and element and shape):
+        return None
+    count = int(shape[1])
+    if count * element != array["size"]:
+        return None
+    return Place(trx_sys, bool(array.get("via_pointer")), array["offset"] + member["offset"], member["size"],
+                 count=count, stride=element)
+
+
+def state_reads(target) -> dict:
+    """What meta.json says of the state a recording of target reads: {"read": [gauge ...]},
+    with "note" saying why when it reads nothing."""
+    if not target.pid:
+        return {"read": [], "note": "no process to read"}
+    found = layouts.answer(target.elf, target.debug) if target.elf else None
+    if found is None:
+        return {"read": [], "note": "the build has no DWARF (its debug file would give it)"}
+    places = places_of(found, target.runtime_address)
+    return {"read": list(places)} if places else {"read": [], "note": "the build's DWARF names none of it"}
+
+
+def state_for(target) -> ServerState | None:
+    """The reader for a running target (state_reads says what it reads), or None."""
+    found = layouts.answer(target.elf, target.debug) if target.pid and target.elf else None
+    memory = ServerMemory(target.pid) if found else None
+    if memory is None or memory.fd is None:
+        return None
+    return ServerState(memory, places_of(found, target.runtime_address))

@@ -1,0 +1,95 @@
+"""The server's state read from its memory (collector/server/state.py) against what the
+server itself prints in SHOW ENGINE INNODB STATUS, on every fixture with DWARF.
+
+Sandwiched, so no tolerance is needed under load: the LSN and the checkpoint LSN only grow,
+so the server's figure, taken between two reads of ours, lies between them. Levels that go
+up and down (dirty, free and data pages, the history) are compared once the load has
+stopped and the server prints the same figure before and after our read: then ours must be
+that figure exactly. Then a recording: the redo it reports over a write load is the LSN's
+growth the server printed around that load, within 2% (the load runs between the first
+snapshot and the last, on a server otherwise idle; what is left is background work such as
+purge's, which writes a few KB a second to the several MB the load writes)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import INNOSTALL, stop_load
+from innostall.collector.discovery.target import from_pid
+from innostall.collector.server.state import state_for
+from test_record_purge import wait_for_line
+
+SERVERS = ["mariadb-11.4.5", "mariadb-10.2.11", "mariadb-10.4.6", "mariadb-10.11.5"]
+STATUS = {"lsn": r"Log sequence number\s+(\d+)", "checkpoint_lsn": r"Last checkpoint at\s+(\d+)",
+          "dirty_pages": r"Modified db pages\s+(\d+)", "free_pages": r"Free buffers\s+(\d+)",
+          "lru_pages": r"Database pages\s+(\d+)", "history": r"History list length\s+(\d+)"}
+LEVELS = ("dirty_pages", "free_pages", "lru_pages", "history")
+
+
+def innodb_status(conn) -> dict[str, int]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW ENGINE INNODB STATUS")
+        text = cur.fetchone()[2]
+    return {name: int(re.search(pattern, text)[1]) for name, pattern in STATUS.items()}
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_the_state_read_from_memory_is_what_the_server_prints(servers, server_name):
+    srv = servers(server_name)
+    state = state_for(from_pid(srv.pid))
+    assert state is not None and {*STATUS} <= set(state.places), f"{server_name}: {state and list(state.places)}"
+    conn = srv.connect()
+    load = srv.sysbench("oltp_write_only", 30, "--threads=2")
+    try:
+        time.sleep(1)
+        for _ in range(20):
+            before, server, after = state.read(), innodb_status(conn), state.read()
+            for name in ("lsn", "checkpoint_lsn"):
+                assert before[name] <= server[name] <= after[name], (name, before[name], server[name], after[name])
+            assert after["checkpoint_lsn"] <= after["lsn"]
+            time.sleep(0.05)
+        grew = after["lsn"] - before["lsn"]
+    finally:
+        stop_load(load)
+    compared = {}
+    deadline = time.monotonic() + 30
+    while set(compared) != set(LEVELS) and time.monotonic() < deadline:
+        first, ours, second = innodb_status(conn), state.read(), innodb_status(conn)
+        compared.update({name: (ours[name], first[name]) for name in LEVELS if first[name] == second[name]})
+        for name, (mine, theirs) in compared.items():
+            assert mine == theirs, (name, mine, theirs)
+        time.sleep(0.2)
+    state.close()
+    print(f"{server_name}: the LSN grew {grew:,} bytes over one read; levels {compared}")
+    assert set(compared) == set(LEVELS), "the server's figures never held still for a read"
+
+
+@pytest.mark.parametrize("server_name", ["mariadb-11.4.5", "mariadb-10.2.11"])
+def test_the_redo_a_recording_reports_is_the_lsns_growth(servers, server_name, tmp_path):
+    srv = servers(server_name)
+    conn, out = srv.connect(), tmp_path / "rec"
+    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration", "9", "-o", str(out)],
+                              stderr=subprocess.PIPE, text=True)
+    wait_for_line(out / "journal.jsonl", "interval")  # the first reading of the state
+    start = innodb_status(conn)
+    load = srv.sysbench("oltp_write_only", 4, "--threads=2")
+    try:
+        load.wait(timeout=30)
+    finally:
+        stop_load(load)
+    assert record.wait(timeout=60) == 0, record.stderr.read()
+    end = innodb_status(conn)
+    report = json.loads(subprocess.run(INNOSTALL + ["report", str(out), "--json"], capture_output=True,
+                                       text=True, check=True).stdout)
+    redo, checkpoint, pool = report["redo"], report["checkpoint"], report["buffer_pool"]
+    grown = end["lsn"] - start["lsn"]
+    print(f"{server_name}: redo {redo['bytes']:,} bytes reported, the server's LSN grew {grown:,}; "
+          f"checkpoint {checkpoint}, buffer pool {pool}")
+    assert grown > 1 << 20, "the load wrote too little redo to compare"
+    assert abs(redo["bytes"] - grown) <= 0.02 * grown
+    assert 0 < checkpoint["age_max_bytes"] <= checkpoint["sync_flush_age"]
+    assert pool["dirty_pages_max"] > 0
