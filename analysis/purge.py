@@ -26,7 +26,10 @@ predate it: unknown is shown as nothing, never as 0. Each interval has two figur
 known_history), and `history_end`, the history at the interval's end (the last it
 computed). They differ where purge drained within the interval: a catch-up that clears a
 backlog in one second has its level at the backlog and its end near 0. Levels say how
-much history there was; a phase's move from A to B is told from end to end.
+much history there was; a phase's move from A to B is told from end to end. Where the
+probes did not see it (detached by the cost governor, or before their first read), the
+length the recorder read from the server's memory at the snapshot stands for both, on
+builds with DWARF (history_in_memory).
 
 Every function below is a small pure one on pandas objects or plain values."""
 from __future__ import annotations
@@ -35,6 +38,8 @@ import math
 
 import numpy as np
 import pandas as pd
+
+from innostall.format.journal import SERVER_STATE
 
 from .cost import group_of
 from .phases import TREND_WINDOW, phases
@@ -66,6 +71,8 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     table["history"] = known_history(table["history_length"], table["history_reads"],
                                      table["history_length_peak"], watched)
     table["history_end"] = known_history(table["history_length"], table["history_reads"], None, watched)
+    read = history_in_memory(rec, table.index)  # where no probe saw the history, the snapshot's read
+    table["history"], table["history_end"] = table["history"].fillna(read), table["history_end"].fillna(read)
     table["trend"] = trend(table["history"])
     table["growth_per_s"] = growth_per_s(table["history"])
     table["all_empty"] = (table["purge_batches"] > 0) & (
@@ -96,6 +103,14 @@ def known_history(length: pd.Series, reads: pd.Series, peak: pd.Series | None = 
     if watched is not None:
         level = level.where((reads > 0) | (watched >= WATCHED_WHOLE))
     return level.where(reads.cumsum() > 0)
+
+
+def history_in_memory(rec: Recording, index: pd.Index) -> pd.Series:
+    """The history length read from the server's memory at each snapshot (server.history,
+    collector/server/state.py), NaN where it was not: known in every interval at no cost to
+    the server, where the probes' figure is known only while they were attached."""
+    rows = rec.counters[rec.counters["name"] == f"{SERVER_STATE}history"]
+    return rows.groupby("t_s")["value"].last().astype("float64").reindex(index)
 
 
 def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:

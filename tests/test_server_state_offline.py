@@ -1,0 +1,109 @@
+"""The server's state read from memory, without a server: where each gauge is read
+(collector/server/state.py's Place, against a fake memory), and what the report makes of
+the readings (analysis/redo.py, and the history the purge table takes from them)."""
+from __future__ import annotations
+
+import struct
+
+import recordings
+from innostall.analysis import purge, recording, redo, summary
+from innostall.collector.server.state import Place, places_of
+from recordings import purge_journal
+
+MIB = 2**20
+
+
+class Memory:
+    """A few words of a process's memory: {address: bytes}."""
+
+    def __init__(self, words: dict[int, bytes]):
+        self.words = words
+
+    def read(self, address: int, size: int) -> bytes | None:
+        for start, data in self.words.items():
+            if start <= address and address + size <= start + len(data):
+                return data[address - start:address - start + size]
+        return None
+
+    def u64(self, address: int) -> int | None:
+        data = self.read(address, 8)
+        return None if data is None else struct.unpack("<Q", data)[0]
+
+
+def test_a_member_through_a_pointer_and_over_instances():
+    instances = b"".join(struct.pack("<QQ", 0, n) for n in (5, 7, 11))  # count at +8, 16 bytes apart
+    memory = Memory({0x1000: struct.pack("<Q", 0x9000), 0x2000: struct.pack("<Q", 3), 0x9000: instances})
+    assert Place(0x1000, True, 8, 8, stride=16, count_at=0x2000).read(memory) == 23
+    memory.words[0x2000] = struct.pack("<Q", 1000)  # not a buffer pool's instance count
+    assert Place(0x1000, True, 8, 8, stride=16, count_at=0x2000).read(memory) is None
+    assert Place(0x1000, False, 0, 8).read(memory) == 0x9000
+    assert Place(0x5000, False, 0, 8).read(memory) is None  # unmapped: left out, never a 0
+
+
+def test_places_from_the_dwarf_answer():
+    found = {"paths": {"log_sys.lsn": {"offset": 24, "size": 8},
+                       "buf_pool_ptr.flush_list.count": {"offset": 640, "size": 8, "via_pointer": True},
+                       "trx_sys.rseg_array": {"offset": 16640, "size": 16384, "type": "trx_rseg_t[128]"},
+                       "trx_rseg_t.history_size": {"offset": 28, "size": 4}},
+             "types": {"trx_rseg_t": {"size": 128}},
+             "globals": {"log_sys": {"address": 0x100}, "trx_sys": {"address": 0x200},
+                         "buf_pool_ptr": {"address": 0x300, "object_size": 1200},
+                         "srv_buf_pool_instances": {"address": 0x400}}}
+    places = places_of(found, lambda vaddr: vaddr + 0x10000)
+    assert places["lsn"] == Place(0x10100, False, 24, 8)
+    assert places["dirty_pages"] == Place(0x10300, True, 640, 8, stride=1200, count_at=0x10400)
+    assert places["history"] == Place(0x10200, False, 16640 + 28, 4, count=128, stride=128)
+    assert "checkpoint_lsn" not in places  # a member the build does not have is not read
+
+
+def with_state(records: list[dict], states: list[dict]) -> list[dict]:
+    snapshots = [r for r in records if r["type"] in ("interval", "final")]
+    for snapshot, state in zip(snapshots, states):
+        snapshot["server"] = state
+    return records
+
+
+def load(tmp_path, records, meta_state=None):
+    path = recordings.write(tmp_path / "rec", records)
+    if meta_state is not None:
+        import json
+        meta = json.loads((path / "meta.json").read_text())
+        (path / "meta.json").write_text(json.dumps({**meta, "server_state": meta_state}))
+    return recording.load(str(path))
+
+
+def test_redo_checkpoint_age_and_pages(tmp_path):
+    # 2 MiB of redo a second; no checkpoint for 4 s, then one; the async point at 5 MiB
+    steps = [{"purge_batches": 1, "purge_pages": 10}] * 6
+    lsn = [100 * MIB + 2 * MIB * i for i in range(1, 7)]
+    checkpoint = [100 * MIB] * 4 + [lsn[4] - MIB, lsn[5] - MIB]
+    states = [{"lsn": l, "checkpoint_lsn": c, "async_flush_age": 5 * MIB, "max_checkpoint_age": 8 * MIB,
+               "dirty_pages": d, "free_pages": 1000 - d, "lru_pages": 500} for l, c, d in
+              zip(lsn, checkpoint, (10, 50, 90, 130, 20, 30))]
+    s = summary.summary(load(tmp_path, with_state(purge_journal(steps), states), {"read": list(states[0])}))
+    assert s["redo"]["bytes"] == 10 * MIB and s["redo"]["per_s"] == 2 * MIB
+    assert s["checkpoint"]["age_max_bytes"] == 8 * MIB and s["checkpoint"]["age_max_at_s"] == 4.0
+    assert s["checkpoint"]["age_max_share_of_sync"] == 1.0
+    assert s["checkpoint"]["async_s"] == 2.0 and s["checkpoint"]["sync_s"] == 1.0  # 6 and 8 MiB
+    assert s["buffer_pool"] == {"dirty_pages_max": 130, "dirty_pages_max_at_s": 4.0, "dirty_pages_last": 30,
+                                "free_pages_min": 870, "data_pages_max": 500}
+    lines = redo.redo_lines(s)
+    assert "  redo written 10.0 MiB from 1.0 to 6.0 s (2.0 MiB/s, at most 2.0 MiB/s in the interval ending 2.0 s)" in lines
+    assert "  at or past the async flush point (5.0 MiB) for 2.0 s, of which at or past the sync point 1.0 s" in lines
+
+
+def test_without_the_state_the_report_says_why(tmp_path):
+    steps = [{"purge_batches": 1}] * 3
+    note = "the build has no DWARF (its debug file would give it)"
+    s = summary.summary(load(tmp_path, purge_journal(steps), {"read": [], "note": note}))
+    assert (s["redo"], s["checkpoint"], s["buffer_pool"]) == (None, None, None)
+    assert redo.redo_lines(s) == ["", f"Redo and flushing: not recorded ({note})"]
+
+
+def test_the_history_read_from_memory_stands_where_the_probes_saw_none(tmp_path):
+    detached = {"governor.attached_ns.history": 0}
+    steps = [{"history": 500, "purge_batches": 1, "governor.attached_ns.history": 10**9},
+             {"purge_batches": 1, **detached}, {"purge_batches": 1, **detached}]
+    states = [{"history": 510}, {"history": 900}, {"history": 1300}]
+    table = purge.purge_table(load(tmp_path, with_state(purge_journal(steps), states)))
+    assert table["history_end"].tolist() == [500, 900, 1300]  # the probes' own figure first
