@@ -20,14 +20,16 @@ from innostall.format.journal import SERVER_STATE
 from .recording import Recording
 
 STATE = ("lsn", "checkpoint_lsn", "log_capacity", "max_checkpoint_age", "async_flush_age",
-         "sync_flush_age", "dirty_pages", "free_pages", "lru_pages", "history")
+         "sync_flush_age", "dirty_pages", "free_pages", "lru_pages", "history", "checkpoint_age_peak")
+NEAR = 0.9  # a checkpoint age at this share of the async flush point is near it (the finding)
 
 
 def state_table(rec: Recording) -> pd.DataFrame:
     """One row per snapshot at which the state was read (index t_s): each gauge (NaN where
     not read), redo_bytes (the LSN's growth since the reading before; NaN at the first),
-    checkpoint_age and sync_age (the point where writers wait: max_modified_age_sync where
-    the build has one, else max_checkpoint_age)."""
+    checkpoint_age (at the snapshot), age_peak (the highest since the snapshot before) and
+    sync_age (the point where writers wait: max_modified_age_sync where the build has one,
+    else max_checkpoint_age)."""
     counters = rec.counters
     rows = counters[counters["name"].astype(str).str.startswith(SERVER_STATE)]
     table = (rows.assign(name=rows["name"].astype(str).str.removeprefix(SERVER_STATE))
@@ -36,13 +38,11 @@ def state_table(rec: Recording) -> pd.DataFrame:
     table = table.reindex(columns=list(STATE)).astype("float64")
     table["redo_bytes"] = table["lsn"].diff()
     table["checkpoint_age"] = table["lsn"] - table["checkpoint_lsn"]
+    # the highest age read since the snapshot before (recordings before it was read: the snapshot's)
+    table["age_peak"] = table[["checkpoint_age", "checkpoint_age_peak"]].max(axis=1, skipna=True).where(
+        table["checkpoint_age"].notna())
     table["sync_age"] = table["sync_flush_age"].fillna(table["max_checkpoint_age"])
     return table
-
-
-def first(series: pd.Series):
-    known = series.dropna()
-    return known.iloc[0] if len(known) else math.nan
 
 
 def when_max(series: pd.Series) -> tuple[float, float | None]:
@@ -75,16 +75,17 @@ def redo_summary(rec: Recording) -> dict:
                 "to_s": round(float(lsn.index[-1]), 3),
                 "per_s": round((lsn.iloc[-1] - lsn.iloc[0]) / seconds, 1) if seconds else None,
                 "peak_per_s": whole(peak), "peak_at_s": peak_at}
-    age = table["checkpoint_age"]
+    age = table["age_peak"]
     checkpoint = None
     if age.notna().any():
         age_max, age_at = when_max(age)
-        sync_age = table["sync_age"].loc[age.idxmax()]
+        sync_age, async_age = table["sync_age"].loc[age.idxmax()], table["async_flush_age"].loc[age.idxmax()]
         checkpoint = {"age_max_bytes": int(age_max), "age_max_at_s": age_at,
                       "age_max_share_of_sync": round(age_max / sync_age, 3) if sync_age > 0 else None,
-                      "async_flush_age": whole(first(table["async_flush_age"])),
-                      "sync_flush_age": whole(first(table["sync_age"])),
-                      "log_capacity": whole(first(table["log_capacity"])),
+                      "age_max_share_of_async": round(age_max / async_age, 3) if async_age > 0 else None,
+                      # the points when the age peaked: a log resized online moves them
+                      "async_flush_age": whole(async_age), "sync_flush_age": whole(sync_age),
+                      "log_capacity": whole(table["log_capacity"].loc[age.idxmax()]),
                       "async_s": round(seconds_at_or_above(age, table["async_flush_age"]), 3),
                       "sync_s": round(seconds_at_or_above(age, table["sync_age"]), 3)}
     pool = None
@@ -122,16 +123,16 @@ def redo_lines(s: dict) -> list[str]:
                      + (f" ({mib(redo['per_s'])}/s, at most {mib(redo['peak_per_s'])}/s in the interval "
                         f"ending {redo['peak_at_s']:.1f} s)" if redo["per_s"] is not None and redo["peak_per_s"] else ""))
     if cp:
-        share = cp["age_max_share_of_sync"]
-        lines.append(f"  checkpoint age at most {mib(cp['age_max_bytes'])} (at {cp['age_max_at_s']:.1f} s)"
-                     + (f", {share:.0%} of the sync flush point ({mib(cp['sync_flush_age'])})" if share else ""))
-        if cp["async_flush_age"] and cp["async_s"]:
-            lines.append(f"  at or past the async flush point ({mib(cp['async_flush_age'])}) for "
-                         f"{cp['async_s']:.1f} s, of which at or past the sync point {cp['sync_s']:.1f} s")
-        elif cp["async_flush_age"]:
-            lines.append(f"  below the async flush point ({mib(cp['async_flush_age'])}) throughout")
+        points = [f"{share:.0%} of the {name} flush point ({mib(cp[key])})" for share, name, key in
+                  ((cp["age_max_share_of_async"], "async", "async_flush_age"),
+                   (cp["age_max_share_of_sync"], "sync", "sync_flush_age")) if share]
+        lines.append(f"  checkpoint age at most {mib(cp['age_max_bytes'])} (in the interval ending "
+                     f"{cp['age_max_at_s']:.1f} s, read 20 times a second)" + "".join(f", {p}" for p in points))
+        if cp["async_s"]:
+            lines.append(f"  it reached the async flush point in intervals totalling {cp['async_s']:.1f} s, "
+                         f"the sync point in {cp['sync_s']:.1f} s")
     if pool:
         lines.append(f"  buffer pool: dirty pages at most {pool['dirty_pages_max']:,} (at "
-                     f"{pool['dirty_pages_max_at_s']:.1f} s), {pool['dirty_pages_last']:,} at the end; "
-                     f"free pages down to {pool['free_pages_min']:,}")
+                     f"{pool['dirty_pages_max_at_s']:.1f} s), {pool['dirty_pages_last']:,} at the end"
+                     + (f"; free pages down to {pool['free_pages_min']:,}" if pool["free_pages_min"] is not None else ""))
     return lines

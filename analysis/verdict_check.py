@@ -341,6 +341,10 @@ def finding_problems(told: dict, rec) -> list[str]:
          lambda g: said(g[0], rec.wait_stacks.loc[rec.wait_stacks["stack"].str.contains("row_purge", regex=False),
                                                   "wait_us"].sum() / 1e6)),
         (rf"^({NUMBER}) waits were for a page being read from disk", lambda g: said(g[0], total("block_io_waits"))),
+        (rf"^The checkpoint age reached ({NUMBER}) MiB in the interval ending ({NUMBER}) s, ({NUMBER})% of the "
+         rf"async flush point \(({NUMBER}) MiB\)(?:; it reached that point in intervals totalling ({NUMBER}) s)?"
+         rf"(?:, the sync flush point \(({NUMBER}) MiB\) in ({NUMBER}) s)?:.*?(?: Dirty pages peaked at ({NUMBER})\.)?$",
+         lambda g: checkpoint_holds(g, server_state(rec))),
     ]
     problems = []
     for finding in told["findings"]:
@@ -351,6 +355,41 @@ def finding_problems(told: dict, rec) -> list[str]:
         elif not hit[1](hit[0].groups()):
             problems.append(f"finding '{finding}': its tables say otherwise")
     return problems
+
+
+def server_state(rec) -> pd.DataFrame:
+    """The server's state at each snapshot (server.NAME counters), one column per name."""
+    rows = rec.counters[rec.counters["name"].astype(str).str.startswith("server.")]
+    return rows.assign(name=rows["name"].astype(str).str[len("server."):]).pivot_table(
+        index="t_s", columns="name", values="value", aggfunc="last")
+
+
+def checkpoint_holds(g: tuple, state: pd.DataFrame) -> bool:
+    """The checkpoint finding's figures, from the LSNs, the age's peaks and the points the
+    server gave: the largest age and when, its share of the async point, the seconds of the
+    intervals whose age reached each point, and the dirty pages' peak."""
+    if not {"lsn", "checkpoint_lsn", "async_flush_age"} <= set(state.columns):
+        return False
+    age = state["lsn"] - state["checkpoint_lsn"]
+    if "checkpoint_age_peak" in state:
+        age = pd.concat([age, state["checkpoint_age_peak"]], axis=1).max(axis=1).where(age.notna())
+    age = age.dropna()
+    sync = state["sync_flush_age"] if "sync_flush_age" in state else state.get("max_checkpoint_age")
+    lengths = pd.Series(state.index, index=state.index).diff()
+    mib, async_point = 2**20, state["async_flush_age"].get(age.idxmax())  # the points when it peaked
+
+    def seconds_reaching(limit) -> float:
+        return float(lengths[(age >= limit.reindex(age.index)).reindex(lengths.index, fill_value=False)].sum())
+
+    holds = (said(g[0], age.max() / mib) and said(g[1], age.idxmax()) and said(g[2], 100 * age.max() / async_point)
+             and said(g[3], async_point / mib) and said(g[4] or "0", seconds_reaching(state["async_flush_age"])))
+    if g[5] is not None:
+        holds = holds and sync is not None and said(g[5], sync.get(age.idxmax()) / mib) and said(g[6], seconds_reaching(sync))
+    elif sync is not None:
+        holds = holds and seconds_reaching(sync) == 0
+    if g[7] is not None:
+        holds = holds and said(g[7], state["dirty_pages"].max())
+    return holds
 
 
 def view_problems(told: dict, text: str, html: str) -> list[str]:

@@ -89,7 +89,7 @@ def test_redo_checkpoint_age_and_pages(tmp_path):
                                 "free_pages_min": 870, "data_pages_max": 500}
     lines = redo.redo_lines(s)
     assert "  redo written 10.0 MiB from 1.0 to 6.0 s (2.0 MiB/s, at most 2.0 MiB/s in the interval ending 2.0 s)" in lines
-    assert "  at or past the async flush point (5.0 MiB) for 2.0 s, of which at or past the sync point 1.0 s" in lines
+    assert "  it reached the async flush point in intervals totalling 2.0 s, the sync point in 1.0 s" in lines
 
 
 def test_without_the_state_the_report_says_why(tmp_path):
@@ -107,3 +107,28 @@ def test_the_history_read_from_memory_stands_where_the_probes_saw_none(tmp_path)
     states = [{"history": 510}, {"history": 900}, {"history": 1300}]
     table = purge.purge_table(load(tmp_path, with_state(purge_journal(steps), states)))
     assert table["history_end"].tolist() == [500, 900, 1300]  # the probes' own figure first
+
+
+def test_the_flush_finding_and_its_check(tmp_path):
+    """The age read at 20 Hz between snapshots tops a saw-tooth the snapshots miss: the
+    finding takes its peak, and the checker recomputes every figure it says."""
+    from innostall.analysis import verdict_check
+    steps = [{"purge_batches": 1, "purge_pages": 10}] * 6
+    lsn = [100 * MIB + 2 * MIB * i for i in range(1, 7)]
+    states = [{"lsn": l, "checkpoint_lsn": 100 * MIB, "async_flush_age": 12 * MIB, "max_checkpoint_age": 16 * MIB,
+               "dirty_pages": 100 * i, "checkpoint_age_peak": 2 * MIB * i} for i, l in enumerate(lsn, start=1)]
+    states[3]["checkpoint_age_peak"] = 11 * MIB  # a top between snapshots, then a checkpoint
+    rec = load(tmp_path, with_state(purge_journal(steps), states), {"read": list(states[0])})
+    found = [f for f in summary.summary(rec)["findings"] if f.startswith("The checkpoint age")]
+    assert found == ["The checkpoint age reached 12.0 MiB in the interval ending 6.0 s, 100% of the async flush "
+                     "point (12.0 MiB); it reached that point in intervals totalling 1.0 s: from the first InnoDB "
+                     "flushes dirty pages regardless of innodb_io_capacity, from the second writers wait for "
+                     "that flushing. Dirty pages peaked at 600."]
+    assert verdict_check.check(rec.path) == []
+    told = summary.summary(rec)
+    told["findings"] = [found[0].replace("600", "700")]
+    assert any("its tables say otherwise" in p for p in verdict_check.finding_problems(told, rec))
+    states[3]["checkpoint_age_peak"] = 8 * MIB  # at most 10 MiB: 83% of the point, no finding
+    states[-1].update(lsn=109 * MIB, checkpoint_age_peak=9 * MIB)
+    rec = load(tmp_path / "below", with_state(purge_journal(steps), states), {"read": list(states[0])})
+    assert not [f for f in summary.summary(rec)["findings"] if f.startswith("The checkpoint age")]

@@ -63,6 +63,31 @@ def undo_findings(undo: dict) -> list[str]:
             "longer fits the buffer pool, so old snapshots make reads wait for I/O."]
 
 
+NEAR_ASYNC = 0.9  # a checkpoint age at this share of the async flush point is pressing on it
+
+
+def flush_findings(told: dict) -> list[str]:
+    """The checkpoint age near or past the server's own flush points (analysis/redo.py):
+    InnoDB's meaning of each point, and what the buffer pool held meanwhile. Servers flush
+    hard as the age nears the async point, so its top is often just under it."""
+    cp, pool = told.get("checkpoint"), told.get("buffer_pool")
+    if not cp or (cp["age_max_share_of_async"] or 0) < NEAR_ASYNC:
+        return []
+    mib = 2**20
+    text = (f"The checkpoint age reached {cp['age_max_bytes'] / mib:.1f} MiB in the interval ending "
+            f"{cp['age_max_at_s']:.1f} s, {cp['age_max_share_of_async']:.0%} of the async flush point "
+            f"({cp['async_flush_age'] / mib:.1f} MiB)")
+    if cp["async_s"]:
+        text += f"; it reached that point in intervals totalling {cp['async_s']:.1f} s"
+    if cp["sync_s"]:
+        text += f", the sync flush point ({cp['sync_flush_age'] / mib:.1f} MiB) in {cp['sync_s']:.1f} s"
+    text += (": from the first InnoDB flushes dirty pages regardless of innodb_io_capacity, from "
+             "the second writers wait for that flushing.")
+    if pool:
+        text += f" Dirty pages peaked at {pool['dirty_pages_max']:,}."
+    return [text]
+
+
 def all_findings(rec: Recording, told: dict) -> list[str]:
     """Every finding, in the report's order: purge's, the version walks', the undo reads'
     and the latches'. The text shows each in its section, HTML and JSON all together."""
@@ -72,7 +97,7 @@ def all_findings(rec: Recording, told: dict) -> list[str]:
     found += undo_findings(told["undo"])
     if told["block_lock"]["recorded"]:
         found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
-    return found
+    return found + flush_findings(told)
 
 
 def walk_findings(walks: dict, drops: int) -> list[str]:

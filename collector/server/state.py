@@ -15,6 +15,7 @@ of trapping), each figure from the server's globals at the offsets its own DWARF
   lru_pages           pages on its LRU list (the pages that hold data)
   history             the history list length (trx_sys.rseg_history_len, or on MariaDB
                       10.6+, which keeps no total, each rollback segment's history_size)
+  checkpoint_age_peak the highest checkpoint age read since the snapshot before (ServerState)
 
 The reads are of words the server updates without us: a value may be a moment old, never
 torn (each is one aligned word, as the server's own monitor threads read them). A build
@@ -24,6 +25,7 @@ opened read-only (ServerMemory)."""
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 
 from ..discovery import layouts
@@ -31,6 +33,7 @@ from .latch_names import ServerMemory
 
 MAX_INSTANCES = 64  # buffer pool instances: MySQL and MariaDB 10.2-10.4 allow 64
 MAX_ARRAY_BYTES = 1 << 20  # a rollback-segment array is 16 KB; more is not one
+PEAK_EVERY_S = 0.05  # the checkpoint age's reads between snapshots: two 8-byte reads each
 
 
 @dataclass(frozen=True)
@@ -60,18 +63,57 @@ class Place:
 
 
 class ServerState:
-    """The gauges one build lets us read (places: {gauge: Place}), and their reading."""
+    """The gauges one build lets us read (places: {gauge: Place}), and their reading.
+
+    The checkpoint age is a saw-tooth: the server lets it grow to its async flush point,
+    then flushes and checkpoints within a fraction of a second (MariaDB 11.4 under a write
+    load: tops of 10.6-10.75 MiB against a 10.74 MiB point, 1.8 MiB of redo a second). Read
+    once a snapshot, its top is missed by up to an interval's redo. So between snapshots a
+    thread reads the two LSNs every PEAK_EVERY_S and keeps the highest age it saw:
+    checkpoint_age_peak, with the snapshot's own reading."""
 
     def __init__(self, memory: ServerMemory, places: dict[str, Place]):
         self.memory = memory
         self.places = places
+        self.peak: int | None = None
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.watcher = None
+        if "lsn" in places and "checkpoint_lsn" in places:
+            self.watcher = threading.Thread(target=self.watch_age, name="checkpoint-age", daemon=True)
+            self.watcher.start()
+
+    def age(self) -> int | None:
+        lsn, checkpoint = self.places["lsn"].read(self.memory), self.places["checkpoint_lsn"].read(self.memory)
+        return lsn - checkpoint if lsn is not None and checkpoint is not None and lsn >= checkpoint else None
+
+    def note_age(self, age: int | None) -> None:
+        if age is not None:
+            with self.lock:
+                self.peak = age if self.peak is None else max(self.peak, age)
+
+    def watch_age(self) -> None:
+        while not self.stopping.wait(PEAK_EVERY_S):
+            self.note_age(self.age())
 
     def read(self) -> dict[str, int]:
-        """{gauge: value} of those read now; one that cannot be read is left out."""
+        """{gauge: value} of those read now, one that cannot be read left out, and the
+        checkpoint age's peak since the last read."""
         values = {name: place.read(self.memory) for name, place in self.places.items()}
-        return {name: value for name, value in values.items() if value is not None}
+        found = {name: value for name, value in values.items() if value is not None}
+        if self.watcher:
+            if {"lsn", "checkpoint_lsn"} <= set(found) and found["lsn"] >= found["checkpoint_lsn"]:
+                self.note_age(found["lsn"] - found["checkpoint_lsn"])
+            with self.lock:
+                if self.peak is not None:
+                    found["checkpoint_age_peak"] = self.peak
+                self.peak = None
+        return found
 
     def close(self) -> None:
+        self.stopping.set()
+        if self.watcher:
+            self.watcher.join()
         self.memory.close()
 
 
