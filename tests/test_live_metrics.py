@@ -187,3 +187,17 @@ def test_exposition_of_a_journal_parses_and_matches_it():
     assert depth[("innostall_innodb_version_walk_depth_bucket", (("le", "+Inf"),))] \
         == sum(last["hists"]["version_walk_depth"])
     assert ("innostall_innodb_version_walk_depth_bucket", (("le", "255"),)) in depth
+
+
+def test_the_servers_state_is_exposed_as_gauges():
+    records = recordings.synthetic_journal(3, walks=False)
+    records[-1]["server"] = {"lsn": 5000, "checkpoint_lsn": 3000, "dirty_pages": 7, "history": 12}
+    exporter = LiveMetrics(loader.schema(), {"host": "h", "server": "mariadb", "version": "11.4.5", "pid": "1"})
+    for line in records:
+        exporter.update(line)
+    from prometheus_client import generate_latest
+    families = parse(generate_latest(exporter.registry).decode())
+    assert value(families, "innostall_innodb_lsn_bytes") == 5000
+    assert value(families, "innostall_innodb_checkpoint_age_bytes") == 2000
+    assert value(families, "innostall_innodb_buffer_pool_dirty_pages") == 7
+    assert value(families, "innostall_innodb_history_length_read") == 12

@@ -31,6 +31,21 @@ GOVERNOR_SECONDS = {"governor.server_cpu_ns": ("server_cpu_seconds_total", "CPU 
                                              "what the probes cost the server, as the governor estimates it"),
                     "governor.budget_ns": ("probe_budget_seconds_total", "what the probes were allowed to cost")}
 
+# The server's state read from its memory: (metric, help) by name; all gauges at the snapshot
+SERVER_STATE = {
+    "lsn": ("innodb_lsn_bytes", "the redo log's sequence number (log_sys.lsn)"),
+    "checkpoint_lsn": ("innodb_checkpoint_lsn_bytes", "the last checkpoint's LSN"),
+    "log_capacity": ("innodb_log_capacity_bytes", "what the redo log holds before it must be checkpointed"),
+    "max_checkpoint_age": ("innodb_max_checkpoint_age_bytes", "the checkpoint age at which the server stops for a checkpoint"),
+    "async_flush_age": ("innodb_async_flush_age_bytes", "the checkpoint age from which page cleaners flush furiously"),
+    "sync_flush_age": ("innodb_sync_flush_age_bytes", "the checkpoint age from which writers flush themselves"),
+    "dirty_pages": ("innodb_buffer_pool_dirty_pages", "pages on the buffer pool's flush list"),
+    "free_pages": ("innodb_buffer_pool_free_pages", "pages on the buffer pool's free list"),
+    "lru_pages": ("innodb_buffer_pool_data_pages", "pages on the buffer pool's LRU list"),
+    "history": ("innodb_history_length_read", "the history list length read from the server's memory"),
+    "checkpoint_age_peak": ("innodb_checkpoint_age_peak_bytes", "the highest checkpoint age read since the snapshot before"),
+}
+
 
 def counter_name(name: str, unit: str) -> tuple[str, float]:
     """(metric name, factor to its unit) of a counter of the schema."""
@@ -96,6 +111,7 @@ class Collector:
             yield histogram(name, self.schema.hist_unit(name), slots, self.schema.hist_title(name))
         yield from self.governor(governor_counters(last, attached))
         yield from self.read_views(self.snapshot.views)
+        yield from self.server_state(last.get("server", {}))
 
     def counters(self, counters: dict[str, int]):
         for name, value in counters.items():
@@ -122,6 +138,15 @@ class Collector:
                 yield CounterMetricFamily(PREFIX + metric.removesuffix("_total"), help_text, value=value / 1e9)
         yield hits
         yield attached
+
+    def server_state(self, state: dict[str, int]):
+        """The server's state read from its memory at the snapshot (collector/server/state.py)."""
+        for name, value in state.items():
+            metric, help_text = SERVER_STATE.get(name, (f"server_{name}", f"{name}, read from the server's memory"))
+            yield GaugeMetricFamily(PREFIX + metric, help_text, value=value)
+        if "lsn" in state and "checkpoint_lsn" in state:
+            yield GaugeMetricFamily(PREFIX + "innodb_checkpoint_age_bytes",
+                                    "the redo log's LSN minus the last checkpoint's", value=state["lsn"] - state["checkpoint_lsn"])
 
     def read_views(self, views: dict | None):
         if views is None:
