@@ -20,7 +20,8 @@ from innostall.format.journal import SERVER_STATE
 from .recording import Recording
 
 STATE = ("lsn", "checkpoint_lsn", "log_capacity", "max_checkpoint_age", "async_flush_age",
-         "sync_flush_age", "dirty_pages", "free_pages", "lru_pages", "history", "checkpoint_age_peak")
+         "sync_flush_age", "dirty_pages", "free_pages", "lru_pages", "history", "checkpoint_age_peak",
+         "undo_pages", "page_size")
 NEAR = 0.9  # a checkpoint age at this share of the async flush point is near it (the finding)
 
 
@@ -95,7 +96,22 @@ def redo_summary(rec: Recording) -> dict:
                 "dirty_pages_last": whole(table["dirty_pages"].dropna().iloc[-1]),
                 "free_pages_min": whole(table["free_pages"].min()),
                 "data_pages_max": whole(table["lru_pages"].max())}
-    return {"redo": redo, "checkpoint": checkpoint, "buffer_pool": pool, "server_state": state_read(rec)}
+    return {"redo": redo, "checkpoint": checkpoint, "buffer_pool": pool, "undo_space": undo_space(table),
+            "server_state": state_read(rec)}
+
+
+def undo_space(table: pd.DataFrame) -> dict | None:
+    """The pages the rollback segments hold (their undo logs, history included), over the
+    recording; bytes where the page size was read. How many of them are in the buffer
+    pool is not read: that takes a walk of the whole pool."""
+    pages = table["undo_pages"].dropna()
+    if pages.empty:
+        return None
+    page_size = whole(table["page_size"].max())
+    most, at = when_max(pages)
+    return {"pages_max": int(most), "pages_max_at_s": at, "pages_first": int(pages.iloc[0]),
+            "pages_last": int(pages.iloc[-1]), "page_size": page_size,
+            "bytes_max": int(most) * page_size if page_size else None}
 
 
 def state_read(rec: Recording) -> dict:
@@ -115,7 +131,8 @@ def redo_lines(s: dict) -> list[str]:
     """The text report's section."""
     title = "Redo and flushing (the server's state, read from its memory at each snapshot)"
     redo, cp, pool = s["redo"], s["checkpoint"], s["buffer_pool"]
-    if not (redo or cp or pool):
+    undo = s["undo_space"]
+    if not (redo or cp or pool or undo):
         return ["", f"Redo and flushing: not recorded ({s['server_state'].get('note') or 'never read'})"]
     lines = ["", title]
     if redo:
@@ -135,4 +152,8 @@ def redo_lines(s: dict) -> list[str]:
         lines.append(f"  buffer pool: dirty pages at most {pool['dirty_pages_max']:,} (at "
                      f"{pool['dirty_pages_max_at_s']:.1f} s), {pool['dirty_pages_last']:,} at the end"
                      + (f"; free pages down to {pool['free_pages_min']:,}" if pool["free_pages_min"] is not None else ""))
+    if undo:
+        size = f", {mib(undo['bytes_max'])}" if undo["bytes_max"] else ""
+        lines.append(f"  undo logs: at most {undo['pages_max']:,} pages{size} (at {undo['pages_max_at_s']:.1f} s); "
+                     f"{undo['pages_first']:,} at the first reading, {undo['pages_last']:,} at the last")
     return lines

@@ -1,10 +1,11 @@
 """The server's state read from its memory (collector/server/state.py) against what the
-server itself prints in SHOW ENGINE INNODB STATUS, on every fixture with DWARF.
+server itself prints in SHOW ENGINE INNODB STATUS and INNODB_METRICS, on every fixture with
+DWARF.
 
 Sandwiched, so no tolerance is needed under load: the LSN and the checkpoint LSN only grow,
 so the server's figure, taken between two reads of ours, lies between them. Levels that go
 up and down (dirty, free and data pages, the history) are compared once the load has
-stopped and the server prints the same figure before and after our read: then ours must be
+stopped and the server gives the same figure before and after our read: then ours must be
 that figure exactly. Then a recording: the redo it reports over a write load is the LSN's
 growth the server printed around that load, within 2% (the load runs between the first
 snapshot and the last, on a server otherwise idle; what is left is background work such as
@@ -27,21 +28,25 @@ SERVERS = ["mariadb-11.4.5", "mariadb-10.2.11", "mariadb-10.4.6", "mariadb-10.11
 STATUS = {"lsn": r"Log sequence number\s+(\d+)", "checkpoint_lsn": r"Last checkpoint at\s+(\d+)",
           "dirty_pages": r"Modified db pages\s+(\d+)", "free_pages": r"Free buffers\s+(\d+)",
           "lru_pages": r"Database pages\s+(\d+)", "history": r"History list length\s+(\d+)"}
-LEVELS = ("dirty_pages", "free_pages", "lru_pages", "history")
+LEVELS = ("dirty_pages", "free_pages", "lru_pages", "history", "undo_pages")
 
 
 def innodb_status(conn) -> dict[str, int]:
+    """The server's figures: SHOW ENGINE INNODB STATUS's, and the rollback segments' size
+    (INNODB_METRICS trx_rseg_current_size, their curr_size added up; the fixtures enable it)."""
     with conn.cursor() as cur:
         cur.execute("SHOW ENGINE INNODB STATUS")
         text = cur.fetchone()[2]
-    return {name: int(re.search(pattern, text)[1]) for name, pattern in STATUS.items()}
+        cur.execute("SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_current_size'")
+        undo_pages = int(cur.fetchone()[0])
+    return {**{name: int(re.search(pattern, text)[1]) for name, pattern in STATUS.items()}, "undo_pages": undo_pages}
 
 
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_the_state_read_from_memory_is_what_the_server_prints(servers, server_name):
     srv = servers(server_name)
     state = state_for(from_pid(srv.pid))
-    assert state is not None and {*STATUS} <= set(state.places), f"{server_name}: {state and list(state.places)}"
+    assert state is not None and {*STATUS, *LEVELS} <= set(state.places), f"{server_name}: {state and list(state.places)}"
     conn = srv.connect()
     load = srv.sysbench("oltp_write_only", 30, "--threads=2")
     try:

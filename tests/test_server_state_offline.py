@@ -85,6 +85,7 @@ def test_redo_checkpoint_age_and_pages(tmp_path):
     assert s["checkpoint"]["age_max_bytes"] == 8 * MIB and s["checkpoint"]["age_max_at_s"] == 4.0
     assert s["checkpoint"]["age_max_share_of_sync"] == 1.0
     assert s["checkpoint"]["async_s"] == 2.0 and s["checkpoint"]["sync_s"] == 1.0  # 6 and 8 MiB
+    assert s["undo_space"] is None  # not read: nothing said
     assert s["buffer_pool"] == {"dirty_pages_max": 130, "dirty_pages_max_at_s": 4.0, "dirty_pages_last": 30,
                                 "free_pages_min": 870, "data_pages_max": 500}
     lines = redo.redo_lines(s)
@@ -92,11 +93,22 @@ def test_redo_checkpoint_age_and_pages(tmp_path):
     assert "  it reached the async flush point in intervals totalling 2.0 s, the sync point in 1.0 s" in lines
 
 
+def test_undo_logs_over_the_recording(tmp_path):
+    steps = [{"purge_batches": 1}] * 3
+    states = [{"undo_pages": 300, "page_size": 16384}, {"undo_pages": 900, "page_size": 16384},
+              {"undo_pages": 450, "page_size": 16384}]
+    s = summary.summary(load(tmp_path, with_state(purge_journal(steps), states), {"read": ["undo_pages"]}))
+    assert s["undo_space"] == {"pages_max": 900, "pages_max_at_s": 2.0, "pages_first": 300, "pages_last": 450,
+                               "page_size": 16384, "bytes_max": 900 * 16384}
+    assert "  undo logs: at most 900 pages, 14.1 MiB (at 2.0 s); 300 at the first reading, 450 at the last" \
+        in redo.redo_lines(s)
+
+
 def test_without_the_state_the_report_says_why(tmp_path):
     steps = [{"purge_batches": 1}] * 3
     note = "the build has no DWARF (its debug file would give it)"
     s = summary.summary(load(tmp_path, purge_journal(steps), {"read": [], "note": note}))
-    assert (s["redo"], s["checkpoint"], s["buffer_pool"]) == (None, None, None)
+    assert (s["redo"], s["checkpoint"], s["buffer_pool"], s["undo_space"]) == (None, None, None, None)
     assert redo.redo_lines(s) == ["", f"Redo and flushing: not recorded ({note})"]
 
 

@@ -20,7 +20,7 @@ from innostall import resources
 from . import cache
 from .elf import ElfImage
 
-FORMAT = 4  # of the cached answer; raised when the request or its reading changes
+FORMAT = 6  # of the cached answer; raised when the request or its reading changes
 # The loader's member -> the member paths that may hold it, across releases (10.6+ moved
 # the block latch into buf_page_t). Offsets in bytes, but the flag's in bits.
 PATHS = {
@@ -68,9 +68,10 @@ STATE_PATHS = {
     "lru_pages": ("buf_pool.LRU.count", "buf_pool_ptr.LRU.count"),
     "history": ("trx_sys.rseg_history_len",),
 }
-# MariaDB 10.6+ keeps no history total: each rollback segment of trx_sys.rseg_array its own
-STATE_ARRAYS = ("trx_sys.rseg_array", "trx_rseg_t.history_size", "trx_rseg_t")
+# Each rollback segment's history (MariaDB 10.6+ keeps no total) and size, in trx_sys.rseg_array
+STATE_ARRAYS = ("trx_sys.rseg_array", "trx_rseg_t.history_size", "trx_rseg_t.curr_size", "trx_rseg_t")
 STATE_GLOBALS = ("log_sys", "buf_pool", "buf_pool_ptr", "srv_buf_pool_instances")
+STATE_SCALARS = {"page_size": "srv_page_size"}  # gauges that are whole globals
 TIMEOUT_S = 120  # a debug file several GB large, on a slow disk
 
 
@@ -89,7 +90,8 @@ def read(path: str) -> dict | None:
     if not tool.is_file():
         return None
     request = [*(p for paths in PATHS.values() for p in paths), *CONSTANTS, "trx_sys",
-               *(p for paths in STATE_PATHS.values() for p in paths), *STATE_ARRAYS, *STATE_GLOBALS]
+               *(p for paths in STATE_PATHS.values() for p in paths), *STATE_ARRAYS, *STATE_GLOBALS,
+               *STATE_SCALARS.values()]
     flatten = [arg for name in LATCH_GLOBALS for arg in ("--flatten", name)]
     try:
         done = subprocess.run([str(tool), "--compact", "-j", "2", path, *request, *flatten],

@@ -15,6 +15,10 @@ of trapping), each figure from the server's globals at the offsets its own DWARF
   lru_pages           pages on its LRU list (the pages that hold data)
   history             the history list length (trx_sys.rseg_history_len, or on MariaDB
                       10.6+, which keeps no total, each rollback segment's history_size)
+  undo_pages          pages the rollback segments hold (each trx_rseg_t's curr_size, added
+                      up): the undo logs' size, history included (INNODB_METRICS's
+                      trx_rseg_current_size)
+  page_size           innodb_page_size (srv_page_size), to tell pages in bytes
   checkpoint_age_peak the highest checkpoint age read since the snapshot before (ServerState)
 
 The reads are of words the server updates without us: a value may be a moment old, never
@@ -40,7 +44,9 @@ PEAK_EVERY_S = 0.05  # the checkpoint age's reads between snapshots: two 8-byte 
 class Place:
     """Where one gauge lives: a member at offset in the object at address (through the
     pointer stored there when via_pointer), added up over count objects stride apart (the
-    count read from count_at, a global, when it is given)."""
+    count read from count_at, a global, when it is given). With member_offset, the objects
+    are pointers (an array of count pointers at offset) and the member is at member_offset
+    in each object they point to; null ones are skipped."""
     address: int
     via_pointer: bool
     offset: int
@@ -48,18 +54,24 @@ class Place:
     count: int = 1
     stride: int = 0
     count_at: int | None = None
+    member_offset: int | None = None
 
     def read(self, memory: ServerMemory) -> int | None:
         base = memory.u64(self.address) if self.via_pointer else self.address
         count = memory.u64(self.count_at) if self.count_at else self.count
         if not base or count is None or not 1 <= count <= (MAX_INSTANCES if self.count_at else self.count):
             return None
-        span = (count - 1) * self.stride + self.offset + self.size
+        width = 8 if self.member_offset is not None else self.size
+        span = (count - 1) * self.stride + self.offset + width
         data = memory.read(base, span) if span <= MAX_ARRAY_BYTES else None
         if data is None:
             return None
-        return sum(int.from_bytes(data[i * self.stride + self.offset:i * self.stride + self.offset + self.size],
-                                  "little") for i in range(count))
+        words = [int.from_bytes(data[i * self.stride + self.offset:i * self.stride + self.offset + width], "little")
+                 for i in range(count)]
+        if self.member_offset is None:
+            return sum(words)
+        members = [memory.read(p + self.member_offset, self.size) for p in words if p]
+        return None if None in members else sum(int.from_bytes(m, "little") for m in members)
 
 
 class ServerState:
@@ -143,27 +155,36 @@ def places_of(found: dict, runtime_address) -> dict[str, Place]:
             places[gauge] = Place(at, True, hit["offset"], hit["size"], stride=stride, count_at=count_at)
         else:
             places[gauge] = Place(at, bool(hit.get("via_pointer")), hit["offset"], hit["size"])
-    if "history" not in places:
-        rsegs = history_by_segment(found, address_of("trx_sys"))
-        if rsegs:
-            places["history"] = rsegs
+    for gauge, name in layouts.STATE_SCALARS.items():
+        at, size = address_of(name), globals_.get(name, {}).get("size")
+        if at is not None and size in (4, 8):
+            places[gauge] = Place(at, False, 0, size)
+    trx_sys = address_of("trx_sys")
+    if "history" not in places and (rsegs := by_segment(found, trx_sys, "trx_rseg_t.history_size")):
+        places["history"] = rsegs  # MariaDB 10.6+ keeps no total
+    if rsegs := by_segment(found, trx_sys, "trx_rseg_t.curr_size"):
+        places["undo_pages"] = rsegs
     return places
 
 
-def history_by_segment(found: dict, trx_sys: int | None) -> Place | None:
-    """MariaDB 10.6+: the history is the sum of rseg_array[i].history_size over the
-    rollback segments, objects laid out in the array itself (not pointers to them)."""
+def by_segment(found: dict, trx_sys: int | None, member_path: str) -> Place | None:
+    """A member of every rollback segment added up: trx_sys.rseg_array holds the segments
+    themselves (MariaDB 10.6+, trx_rseg_t[128]) or pointers to them (trx_rseg_t *[128])."""
     paths, types = found.get("paths", {}), found.get("types", {})
-    array, member = paths.get("trx_sys.rseg_array"), paths.get("trx_rseg_t.history_size")
+    array, member = paths.get("trx_sys.rseg_array"), paths.get(member_path)
+    shape = re.fullmatch(r"trx_rseg_t( \*)?\[(\d+)\]", (array or {}).get("type", ""))
+    if trx_sys is None or not (array and member and shape):
+        return None
+    count, via = int(shape[2]), bool(array.get("via_pointer"))
+    if shape[1]:  # pointers
+        if count * 8 != array["size"]:
+            return None
+        return Place(trx_sys, via, array["offset"], member["size"], count=count, stride=8,
+                     member_offset=member["offset"])
     element = types.get("trx_rseg_t", {}).get("size")
-    shape = re.fullmatch(r"trx_rseg_t\[(\d+)\]", (array or {}).get("type", ""))
-    if trx_sys is None or not (array and member and element and shape):
+    if not element or count * element != array["size"]:
         return None
-    count = int(shape[1])
-    if count * element != array["size"]:
-        return None
-    return Place(trx_sys, bool(array.get("via_pointer")), array["offset"] + member["offset"], member["size"],
-                 count=count, stride=element)
+    return Place(trx_sys, via, array["offset"] + member["offset"], member["size"], count=count, stride=element)
 
 
 def state_reads(target) -> dict:
