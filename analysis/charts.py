@@ -17,6 +17,8 @@ import pandas as pd
 import plotly.io as pio
 from plotly.io.json import to_json_plotly
 
+from . import downsample
+
 HEIGHT = 320
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 LAYOUT = dict(height=HEIGHT, margin=dict(l=60, r=20, t=40, b=50),
@@ -67,7 +69,10 @@ def scale_switch() -> dict:
 
 def heatmap_figure(over_time: pd.DataFrame, slots: pd.DataFrame, title: str, unit: str) -> dict:
     """A histogram per interval: time across, log2 range up. Colour is the log of the count,
-    so a few events stand out beside a burst; empty cells stay blank; hover shows counts."""
+    so a few events stand out beside a burst; empty cells stay blank; hover shows counts.
+    A long recording's intervals are added up in buckets, and the title says so."""
+    title += downsample.note(len(over_time), "sum")
+    over_time = downsample.bucket_sums(over_time)
     counts = over_time.to_numpy().T
     with np.errstate(divide="ignore"):
         shade = np.where(counts > 0, np.log10(np.maximum(counts, 1)), np.nan)
@@ -111,11 +116,12 @@ def axis(name: str, row: int) -> str:
 def small_multiples(rates: pd.DataFrame, title: str) -> dict:
     """One row per column, sharing the time axis: series of unrelated scales stay readable."""
     rows = len(rates.columns)
+    title += downsample.note(len(rates))
     layout = rows_layout([label(c) for c in rates.columns], [1] * rows, 0.3 / rows)
-    data = [dict(type="scatter", x=rates.index.tolist(), y=rates[column].tolist(), name=label(column),
+    data = [dict(type="scatter", x=series.index.tolist(), y=series.tolist(), name=label(column),
                  mode="lines", xaxis=axis("x", i), yaxis=axis("y", i),
                  line=dict(color=COLORS[(i - 1) % len(COLORS)], width=1.5), hovertemplate="%{y:.4g}")
-            for i, column in enumerate(rates.columns, start=1)]
+            for i, column in enumerate(rates.columns, start=1) for series in [downsample.envelope(rates[column])]]
     for i in range(1, rows + 1):
         layout[axis("yaxis", i)]["rangemode"] = "tozero"  # a steady 1/s must not look like noise
     layout[axis("xaxis", rows)]["title"] = dict(text="seconds since attach")
@@ -141,6 +147,7 @@ def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]
     stacked as its pinned and purgeable parts (a line where the split is unknown), the read
     views that pinned purge as spans, and the phases as coloured bands with their verdict."""
     titles = [t for t, _, _ in TIMELINE_ROWS] + ["Read views that pinned purge"]
+    whole, stacked_rows = len(story), downsample.envelope_rows(story, "history")
     span_rows = max(1, len(spans))
     last = len(titles)
     layout = rows_layout([label(t) for t in titles], [2.2, 1, 1, 1, 1, 0.35 + 0.3 * span_rows], 0.05)
@@ -149,7 +156,7 @@ def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]
         stacked = row == 1
         for column, color in zip(columns, colors):
             # a stack draws a gap as 0: give it only the intervals whose split is known
-            series = story[column].dropna() if stacked else story[column]
+            series = stacked_rows[column].dropna() if stacked else downsample.envelope(story[column])
             data.append(dict(
                 type="scatter", x=series.index.tolist(), y=series.tolist(), name=label(column), mode="lines",
                 xaxis=axis("x", row), yaxis=axis("y", row),
@@ -157,7 +164,8 @@ def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]
                 line=dict(color=color, width=1.5, shape="linear" if stacked else "vh"),
                 connectgaps=False, hovertemplate=f"{label(column)} %{{y:,.4~g}}<extra></extra>",
                 **(dict(stackgroup="history", fillcolor=translucent(color)) if stacked else {})))
-    data.append(dict(type="scatter", x=story.index.tolist(), y=story["history"].tolist(), name="history",
+    data.append(dict(type="scatter", x=stacked_rows.index.tolist(), y=stacked_rows["history"].tolist(),
+                     name="history",
                      mode="lines", line=dict(color="#1d2330", width=1, dash="dot"), connectgaps=False,
                      xaxis="x", yaxis="y", hovertemplate="history %{y:,.0f}<extra></extra>"))
     for row in range(1, last):
@@ -169,12 +177,12 @@ def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]
                                           font=dict(color="#5c6475")))
         layout["yaxis"].update(range=[0, 1], showticklabels=False)
     data += spans_traces(spans, last, layout)
-    layout["shapes"], notes = phase_bands(phases)
+    layout["shapes"], notes = phase_bands(phases, story.index.max() if len(story) else 1)
     layout["annotations"] += notes
     end = max(story.index.max() if len(story) else 1, 1)
     for row in range(1, last + 1):
         layout[axis("xaxis", row)]["range"] = [0, end]
-    layout[axis("xaxis", last)]["title"] = dict(text="seconds since attach")
+    layout[axis("xaxis", last)]["title"] = dict(text="seconds since attach" + downsample.note(whole))
     return figure(data, **layout, height=260 + 520 + 60 * span_rows, margin=dict(l=130, r=20, t=100, b=50),
                   legend=dict(orientation="h", yanchor="bottom", y=1.03, x=0), showlegend=True)
 
@@ -199,16 +207,21 @@ def spans_traces(spans: pd.DataFrame, row: int, layout: dict) -> list[dict]:
             for span in spans.itertuples()]
 
 
-def phase_bands(phases: list[dict]) -> tuple[list[dict], list[dict]]:
+LABELED_WIDTH = 1 / 60  # of the time axis: a narrower phase's band has no verdict written on it
+
+
+def phase_bands(phases: list[dict], end: float) -> tuple[list[dict], list[dict]]:
     """Each phase as a band over every row (shapes), its verdict written at the top of the
-    first (annotations)."""
+    first (annotations) where the band is wide enough to hold it: a long recording's
+    thousands of short phases would write over each other (their bands still show)."""
     shapes = [dict(type="rect", xref="x", yref="paper", x0=p["from_s"], x1=p["to_s"], y0=0, y1=1,
                    fillcolor=VERDICT_COLORS.get(p["verdict"], "#cccccc"), opacity=0.12,
                    line=dict(width=0), layer="below") for p in phases]
     notes = [dict(x=(p["from_s"] + p["to_s"]) / 2, y=1.0, xref="x", yref="y domain", yanchor="top",
                   showarrow=False, text=label(p["verdict"].replace("_", " ")),
                   font=dict(size=11, color=VERDICT_COLORS.get(p["verdict"], "#555555")),
-                  hovertext=label(p["detail"])) for p in phases]
+                  hovertext=label(p["detail"])) for p in phases
+             if len(phases) <= 1 / LABELED_WIDTH or p["to_s"] - p["from_s"] >= LABELED_WIDTH * end]
     return shapes, notes
 
 

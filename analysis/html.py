@@ -21,6 +21,7 @@ from .wording.phases import STATEMENT_SHOWN, who
 from .pinning import statements_note
 from .recording import Recording
 from .text import PHASES_SHOWN
+from .window import window_words
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
                                autoescape=True, trim_blocks=True, lstrip_blocks=True,
@@ -47,6 +48,7 @@ def header_facts(rec: Recording) -> list[tuple[str, str]]:
         ("stopped", utc(meta.get("stop_real_ns"))),
         ("duration", f"{rec.duration_s:.1f} s in {intervals} intervals of "
                      f"{meta.get('interval_s', 0):g} s"),
+    ] + ([("window", window_words(rec.window))] if rec.window else []) + [
         ("ended by", summaries.ended_by(rec) + ("" if meta.get("complete")
                                                 else "; tables rebuilt from the journal")),
         ("events lost", str(rec.counter_total("drops"))),
@@ -221,6 +223,17 @@ def other_counters(rec: Recording) -> dict:
     return {"rows": rows.to_dict("records"), "chart": chart}
 
 
+def summary_rows(rec: Recording, summary: dict) -> list[dict]:
+    """The summary's figures as rows; a long recording's phases, thousands of them, are
+    said in the verdict above and listed by report --json, not repeated here."""
+    rows = metrics.summary_rows(rec, summary).to_dict("records")
+    phases = summary["purge"]["phases"]
+    if len(phases) > PHASES_SHOWN:
+        said = f"{len(phases):,} phases: the verdict above shows the first {PHASES_SHOWN}; report --json lists them all"
+        rows = [{**r, "value": said} if r["metric"] == "purge.phases" else r for r in rows]
+    return rows
+
+
 def context(rec: Recording) -> dict:
     summary = summaries.summary(rec)
     purge_hists = rec.schema.hists_of("purge")
@@ -234,7 +247,7 @@ def context(rec: Recording) -> dict:
         "findings": summary["findings"],
         "story": story(rec, summary),
         "purge_headline": purge_headline(summary["purge"], rec.duration_s),
-        "summary_rows": metrics.summary_rows(rec).to_dict("records"),
+        "summary_rows": summary_rows(rec, summary),
         "throughput": throughput_chart(rec),
         "purge_hists": hist_sections(rec, purge_hists),
         "walks": walk_section(rec, summary),

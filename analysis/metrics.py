@@ -23,9 +23,9 @@ def flatten(tree: dict, prefix: str = "") -> dict:
     return flat
 
 
-def summary_rows(rec: Recording) -> pd.DataFrame:
-    """summary() as metric/value rows, in its own order."""
-    flat = flatten(summary(rec))
+def summary_rows(rec: Recording, told: dict | None = None) -> pd.DataFrame:
+    """summary() as metric/value rows, in its own order (told: the summary, if made already)."""
+    flat = flatten(told if told is not None else summary(rec))
     return pd.DataFrame({"metric": list(flat), "value": list(flat.values())})
 
 

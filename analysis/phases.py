@@ -9,11 +9,13 @@ and the phase's words name it (wording/phases.py), so a one-second catch-up afte
 stall or a burst is still said, inside the phase or as a phase of its own."""
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 
 import pandas as pd
 
+from .interval_columns import columns, span_max
 from .wording.phases import history_move, phase
 from .pinning import BACKLOG_MIN
 
@@ -79,11 +81,13 @@ def verdict(iv: Interval) -> str:
 def interval_rows(table: pd.DataFrame) -> list[Interval]:
     peaks = table["history"].rolling(TREND_WINDOW + 1, min_periods=1).max()
     before = table["history"].ffill().shift(1)  # the last reading before: sampled ones have gaps
-    return [Interval(history=float(r.history), before=float(b), trend=float(r.trend), peak=float(p),
-                     pinned=float(r.pinned), batches=int(r.purge_batches),
-                     all_empty=bool(r.all_empty), pages=int(r.purge_pages),
-                     dml_delays=int(r.dml_delays))
-            for r, p, b in zip(table.itertuples(), peaks, before)]
+    as_floats = (table[c].astype("float64").tolist() for c in ("history", "trend", "pinned"))
+    as_ints = (table[c].astype("int64").tolist() for c in ("purge_batches", "purge_pages", "dml_delays"))
+    return [Interval(history=h, before=b, trend=t, peak=p, pinned=pin, batches=n, all_empty=bool(e),
+                     pages=pages, dml_delays=d)
+            for h, t, pin, n, pages, d, e, p, b in zip(*as_floats, *as_ints, table["all_empty"].tolist(),
+                                                       peaks.astype("float64").tolist(),
+                                                       before.astype("float64").tolist())]
 
 
 def catch_ups_after_pins(verdicts: list[str], intervals: list[Interval]) -> list[str]:
@@ -102,27 +106,32 @@ def catch_ups_after_pins(verdicts: list[str], intervals: list[Interval]) -> list
     return out
 
 
-def decisive(verdicts: list[str], history: pd.Series, pages: pd.Series) -> list[bool]:
+def decisive(verdicts: list[str], table: pd.DataFrame) -> list[bool]:
     """Intervals that settle a short run: each interval of a catch-up or a fall that moved
     the history by a large share of its peak (a 2-second drain of a big backlog is a phase),
     or, without the history length, of a catch-up that did a large share of all purge's
-    work. history: at each snapshot (history_end), so a backlog cleared within one interval,
-    whose level still shows it, moves it. The move is taken across the run, from the last
-    reading before it to the last within it (or, if none, the first after it): a sampled
-    recording may not have read the history at the snapshots around a catch-up."""
-    peak, work = history.max(), pages.sum()
+    work. The history is the one at each snapshot (history_end), so a backlog cleared within
+    one interval, whose level still shows it, moves it. The move is taken across the run,
+    from the last reading before it to the last within it (or, if none, the first after
+    it): a sampled recording may not have read the history at the snapshots around a
+    catch-up."""
+    c = columns(table)
+    history, pages = c["history_end"].astype("float64"), c["purge_pages"]
+    peak, work = span_max(history), pages.sum()
     keep = [False] * len(verdicts)
     if not work and (not peak or math.isnan(peak)):
         return keep
     for v, a, b in runs(verdicts):
         if v not in ("catching_up", "falling_behind"):
             continue
-        before, inside, after = (history.iloc[:a].dropna(), history.iloc[a:b + 1].dropna(),
-                                 history.iloc[b + 1:].dropna())
-        start = before.iloc[-1] if not before.empty else (inside.iloc[0] if not inside.empty else math.nan)
-        end = inside.iloc[-1] if not inside.empty else (after.iloc[0] if not after.empty else math.nan)
+        before, inside = c.last_known_before("history_end", a), c.known_in("history_end", a, b)
+        after = c.first_known_after("history_end", b)
+        first = before if before is not None else (inside[0] if len(inside) else None)
+        last = inside[-1] if len(inside) else after
+        start = history[first] if first is not None else math.nan
+        end = history[last] if last is not None else math.nan
         moved = abs(end - start) / peak if peak and not math.isnan(peak) else math.nan
-        share = pages.iloc[a:b + 1].sum() / work if work else 0.0
+        share = pages[a:b + 1].sum() / work if work else 0.0
         if (not math.isnan(moved) and moved >= DECISIVE_SHARE) \
                 or (math.isnan(moved) and v == "catching_up" and share >= DECISIVE_SHARE):
             keep[a:b + 1] = [True] * (b - a + 1)
@@ -146,21 +155,58 @@ def debounce(verdicts: list[str], keep: list[bool], min_len: int = MIN_PHASE) ->
     first, inner runs before the first and the last, until every run is long enough or
     decisive. The first and the last run need one interval less: with nothing on their
     other side they flap less (a snapshot opened 2 s into the recording leaves 2 s that were
-    not pinned), but a single first interval is only the history's trend warming up."""
-    out, keep = list(verdicts), list(keep)
-    while True:
-        spans = runs(out)
-        edge = {0, len(spans) - 1}
-        short = [(k in edge, b - a, k) for k, (v, a, b) in enumerate(spans)
-                 if len(spans) > 1 and b - a + 1 < min_len - (k in edge) and not any(keep[a:b + 1])]
-        if not short:
-            return out
-        k = min(short)[2]
-        _, a, b = spans[k]
-        neighbours = [spans[j] for j in (k - 1, k + 1) if 0 <= j < len(spans)]
-        verdict_, first, last = max(neighbours, key=lambda n: n[2] - n[1])  # ties: the one before
-        out[a:b + 1] = [verdict_] * (b - a + 1)
-        keep[a:b + 1] = [any(keep[first:last + 1])] * (b - a + 1)
+    not pinned), but a single first interval is only the history's trend warming up.
+
+    The runs are kept as a linked list and the short ones in a heap, by (at an edge,
+    length, start): each merge then costs a few steps, not a pass over every interval (an
+    8-hour recording has thousands of runs to merge)."""
+    spans = [[v, a, b, any(keep[a:b + 1])] for v, a, b in runs(verdicts)]  # verdict, first, last, kept
+    if len(spans) < 2:
+        return list(verdicts)
+    before = {s[1]: (spans[k - 1][1] if k else None) for k, s in enumerate(spans)}  # by first row
+    after = {s[1]: (spans[k + 1][1] if k + 1 < len(spans) else None) for k, s in enumerate(spans)}
+    by_first = {s[1]: s for s in spans}
+    heap: list[tuple] = []
+
+    def offer(first: int) -> None:
+        v, a, b, kept = by_first[first]
+        edge = before[first] is None or after[first] is None
+        if len(by_first) > 1 and b - a + 1 < min_len - edge and not kept:
+            heapq.heappush(heap, (edge, b - a, a, b))
+
+    def absorb(into: int, other: int) -> None:
+        """Run `other` (the next one) joins run `into`."""
+        mine, theirs = by_first[into], by_first.pop(other)
+        mine[2], mine[3] = theirs[2], mine[3] or theirs[3]
+        after[into] = after.pop(other)
+        del before[other]
+        if after[into] is not None:
+            before[after[into]] = into
+
+    for first in list(by_first):
+        offer(first)
+    while heap and len(by_first) > 1:
+        edge, _, a, b = heapq.heappop(heap)
+        run = by_first.get(a)
+        if run is None or run[2] != b or (before[a] is None or after[a] is None) != edge:
+            continue  # merged since, or now at an edge: offered again as it is now
+        neighbours = [by_first[j] for j in (before[a], after[a]) if j is not None]
+        chosen = max(neighbours, key=lambda n: n[2] - n[1])  # ties: the one before
+        run[0], run[3] = chosen[0], chosen[3]
+        start = a
+        if before[a] is not None and by_first[before[a]][0] == run[0]:
+            start = before[a]
+            absorb(start, a)
+        if after[start] is not None and by_first[after[start]][0] == run[0]:
+            absorb(start, after[start])
+        offer(start)
+        for j in (before[start], after[start]):  # now at an edge, perhaps
+            if j is not None:
+                offer(j)
+    out = list(verdicts)
+    for v, a, b, _ in by_first.values():
+        out[a:b + 1] = [v] * (b - a + 1)
+    return out
 
 
 # --- phases ----------------------------------------------------------------------------
@@ -176,7 +222,7 @@ def phases(table: pd.DataFrame, purge_recorded: bool = True) -> list[dict]:
         return [phase(v, table, a, b, []) for v, a, b in runs(unseen)]
     intervals = interval_rows(table)
     raw = catch_ups_after_pins([verdict(iv) for iv in intervals], intervals)
-    smooth = debounce(raw, decisive(raw, table["history_end"], table["purge_pages"]))
+    smooth = debounce(raw, decisive(raw, table))
     smooth = founded(smooth, table)
     return [phase(v, table, a, b, taken_in(v, raw, table, a, b)) for v, a, b in runs(smooth)]
 
@@ -189,7 +235,7 @@ def founded(verdicts: list[str], table: pd.DataFrame) -> list[str]:
     out = list(verdicts)
     for v, a, b in runs(verdicts):
         if v in ("catching_up", "falling_behind") and not borne_out(v, table, a, b):
-            out[a:b + 1] = ["keeping_up" if table["purge_pages"].iloc[a:b + 1].sum() else "idle"] * (b - a + 1)
+            out[a:b + 1] = ["keeping_up" if columns(table)["purge_pages"][a:b + 1].sum() else "idle"] * (b - a + 1)
     return out
 
 
@@ -208,8 +254,8 @@ def taken_in(v: str, raw: list[str], table: pd.DataFrame, a: int, b: int) -> lis
 def borne_out(v: str, table: pd.DataFrame, a: int, b: int) -> bool:
     moved = history_move(table, a, b)
     if v == "catching_up":
-        return table["purge_pages"].iloc[a:b + 1].sum() > 0 and (not moved or moved["to"] < moved["from"])
+        return columns(table)["purge_pages"][a:b + 1].sum() > 0 and (not moved or moved["to"] < moved["from"])
     if v == "falling_behind":
-        level = table["history"].iloc[a:b + 1].max()
+        level = span_max(columns(table)["history"][a:b + 1].astype("float64"))
         return bool(moved) and moved["to"] > moved["from"] and significant(moved["to"] - moved["from"], level)
     return True

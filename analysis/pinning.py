@@ -9,6 +9,7 @@ import math
 
 import pandas as pd
 
+from .interval_columns import columns
 from .recording import Recording
 
 # transactions: a history this short is no backlog (a server committing thousands a second
@@ -49,12 +50,14 @@ def is_known(x) -> bool:
     return x is not None and not (isinstance(x, float) and math.isnan(x))
 
 
-def phase_views(rows: pd.DataFrame) -> list[dict]:
-    """The distinct oldest views of a phase's intervals, each as at its last interval."""
+def phase_views(rows) -> list[dict]:
+    """The distinct oldest views of a phase's intervals, each as at its last interval (rows:
+    an interval_columns.Span of the table)."""
     seen: dict = {}
-    for r in rows.itertuples():
-        if r.view_opened_s is not None:
-            seen[(r.view_tid, r.view_opened_s)] = plain_view({c: getattr(r, f"view_{c}") for c in VIEW_COLUMNS})
+    fields = {c: rows[f"view_{c}"] for c in VIEW_COLUMNS}
+    for i, opened in enumerate(fields["opened_s"]):
+        if opened is not None:
+            seen[(fields["tid"][i], opened)] = plain_view({c: fields[c][i] for c in VIEW_COLUMNS})
     return list(seen.values())
 
 
@@ -71,24 +74,26 @@ def pinning_views(table: pd.DataFrame) -> list[dict]:
     a history worth the name (or every batch found nothing) in one. Each with its age at
     the last interval it pinned; the ones holding most first, at most PIN_LISTED."""
     found: dict = {}
-    for t, r in table.iterrows():
-        if r["view_opened_s"] is None:
+    c = columns(table)
+    tids, opened, pinned, all_empty = c["view_tid"], c["view_opened_s"], c["pinned"], c["all_empty"]
+    for i, t in enumerate(c.t.tolist()):
+        if opened[i] is None:
             continue
-        key = (r["view_tid"], r["view_opened_s"])
-        holds = (not math.isnan(r["pinned"]) and r["pinned"] > BACKLOG_MIN) or r["all_empty"]
-        entry = found.setdefault(key, {"seen": 0, "pinned": False, "held": 0.0})
+        holds = (not math.isnan(pinned[i]) and pinned[i] > BACKLOG_MIN) or all_empty[i]
+        entry = found.setdefault((tids[i], opened[i]), {"seen": 0, "pinned": False, "held": 0.0})
         entry["seen"] += 1
         if holds:
-            entry.update(pinned=True, last=r, until_s=t,
-                         held=max(entry["held"], 0.0 if math.isnan(r["pinned"]) else r["pinned"]))
+            entry.update(pinned=True, last=i, until_s=t,
+                         held=max(entry["held"], 0.0 if math.isnan(pinned[i]) else float(pinned[i])))
             entry.setdefault("since_s", t)
     listed = [e for e in found.values() if e["pinned"] and e["seen"] >= 2]
-    listed.sort(key=lambda e: (-e["held"], e["last"]["view_opened_s"]))
-    return [view_json(e) for e in listed[:PIN_LISTED]]
+    listed.sort(key=lambda e: (-e["held"], opened[e["last"]]))
+    return [view_json(e, {col: c[f"view_{col}"][e["last"]] for col in VIEW_COLUMNS}) for e in listed[:PIN_LISTED]]
 
 
-def view_json(entry: dict) -> dict:
-    view = plain_view({c: entry["last"][f"view_{c}"] for c in VIEW_COLUMNS})
+def view_json(entry: dict, last: dict) -> dict:
+    """A pinning view as JSON has it; last: its fields at the last interval it pinned."""
+    view = plain_view(last)
     return {"tid": view["tid"], "opened_s": round(float(view["opened_s"]), 3),
             "age_s": round(float(view["age_s"]), 3), "stack": view["stack"] or "",
             "connection_id": view["connection_id"], "user": view["user"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .interval_columns import total
 from .recording import Recording
 
 SPLIT = ("cpu", "io", "latch", "other")  # where a batch's time goes
@@ -35,9 +36,8 @@ def split_of(rows: pd.DataFrame, who: str) -> dict | None:
     """The split of the spans the sleep tracepoint watched whole (purge_*_split_ns; before
     it was sampled, every span: the whole wall time)."""
     watched = f"purge_{who}_split_ns"
-    total = rows[watched].sum() if watched in rows else rows[f"purge_{who}_ns"].sum()
-    return time_split({"total": total, **{part: rows[f"purge_{who}_{part}_ns"].sum()
-                                          for part in ("cpu", "io", "latch")}})
+    return time_split({"total": total(rows, watched if watched in rows else f"purge_{who}_ns"),
+                       **{part: total(rows, f"purge_{who}_{part}_ns") for part in ("cpu", "io", "latch")}})
 
 
 def coordinator_split(rows: pd.DataFrame) -> dict | None:

@@ -38,6 +38,7 @@ class Recording:
     latch_holders: pd.DataFrame | None = None
     # who woke latch waiters: latch, mode, thread, role, stack (the waker's), waits, wait_us
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
+    window: dict | None = None  # a window of the recording (window.py): where it lies in it
     # sums the views ask for dozens of times: (the table they were summed from, the sums)
     _sums: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -83,7 +84,13 @@ class Recording:
 
     @property
     def duration_s(self) -> float:
-        return float(self.counters["t_s"].max()) if len(self.counters) else 0.0
+        """The last snapshot's time, taken once per counters table (the views ask for it
+        dozens of times, and a long recording's table has millions of rows)."""
+        done, last = self._sums.get("duration", (None, None))
+        if done is not self.counters:
+            last = float(self.counters["t_s"].max()) if len(self.counters) else 0.0
+            self._sums["duration"] = (self.counters, last)
+        return last
 
 
 def optional_tables(schema: Schema) -> dict:

@@ -20,6 +20,7 @@ from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups
 from .wording.findings import (block_lock_findings, flush_findings, purge_findings, purge_headline,
                                throttle_findings, undo_findings, walk_findings)
 from .timeline import per_interval, sparkline
+from .window import window_words
 
 
 def finding_lines(found: list[str]) -> list[str]:
@@ -96,6 +97,7 @@ def holder_lines(latches: list[dict], frames: int = 6) -> list[str]:
     return lines
 
 
+INTERVAL_ROWS = 60  # rows of a per-interval table; a longer recording's are bucketed
 NAME_COLUMN = 32  # characters of a latch's name over its column: a block's page, table and index fit
 
 
@@ -115,10 +117,19 @@ def render_latches(rec: Recording, latches: dict, top: int = 10) -> list[str]:
     if len(timeline) and names:
         per = timeline[timeline["name"].isin(names)].pivot_table(
             index="interval", columns="name", values="wait_us", aggfunc="sum", fill_value=0)
-        lines += ["", "Latch wait ms per interval (the three most contended)",
-                  "  " + f"{'interval':>8} " + " ".join(f"{shorten(n, NAME_COLUMN):>{NAME_COLUMN}}" for n in names)]
-        lines += ["  " + f"{i:>8} " + " ".join(f"{row.get(n, 0) / 1000:>{NAME_COLUMN}.1f}" for n in names)
-                  for i, row in per.iterrows()]
+        per = per.reindex(columns=names, fill_value=0)
+        title = "Latch wait ms per interval (the three most contended)"
+        if len(per) > INTERVAL_ROWS:  # a long recording: each row the busiest of its intervals
+            buckets = per.index.to_series().rank(method="first").sub(1).mul(INTERVAL_ROWS).floordiv(len(per))
+            grouped = per.groupby(buckets.to_numpy())
+            per = grouped.max().set_axis([f"{lo}-{hi}" for lo, hi in zip(per.index.to_series().groupby(
+                buckets.to_numpy()).min(), per.index.to_series().groupby(buckets.to_numpy()).max())])
+            title = (f"Latch wait ms per interval (the three most contended; {len(timeline['interval'].unique()):,} "
+                     f"intervals with waits in {len(per)} rows, each the highest of its intervals)")
+        lines += ["", title,
+                  "  " + f"{'interval':>11} " + " ".join(f"{shorten(n, NAME_COLUMN):>{NAME_COLUMN}}" for n in names)]
+        lines += ["  " + f"{i:>11} " + " ".join(f"{v / 1000:>{NAME_COLUMN}.1f}" for v in row)
+                  for i, row in zip(per.index, per.to_numpy().tolist())]
     return lines
 
 
@@ -133,6 +144,8 @@ def header(rec: Recording) -> list[str]:
              f"  server    {server} (pid {target.get('pid')}, {target.get('exe')})",
              f"  recorded  {when}, {rec.duration_s:.1f} s at {meta['interval_s']:g} s intervals, "
              + (ending if ending.startswith("still") else f"ended by {ending}")]
+    if rec.window:
+        lines.append(f"  window    {window_words(rec.window)}")
     for p in meta["probes"]:
         state = demangle(p["symbol"]) if p["attached"] else f"missing: {p['reason']}"
         lines.append(f"  probe     {p['name']:<14} {state}")

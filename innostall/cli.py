@@ -214,6 +214,10 @@ def cmd_report(args) -> int:
     from innostall.analysis import recording, summary, text
 
     rec = recording.load(args.recording)
+    if args.start is not None or args.end is not None:
+        from innostall.analysis import window
+
+        rec = window.window(rec, args.start, args.end)
     if args.html:
         from innostall.analysis import html
 
@@ -344,6 +348,10 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--json", action="store_true", help="machine-readable summary")
     report.add_argument("--html", metavar="FILE",
                         help="write the report as one self-contained HTML page instead")
+    report.add_argument("--from", dest="start", metavar="T",
+                        help="report only the intervals after T: seconds from the start (3600, 90m, "
+                        "2h) or a UTC time of day (14:05:00)")
+    report.add_argument("--to", dest="end", metavar="T", help="... and up to T (the same forms)")
     report.set_defaults(func=cmd_report)
 
     export = sub.add_parser("export", help="write a recording's summary, tables and flame graphs as files")

@@ -6,6 +6,7 @@ import copy
 import json
 from pathlib import Path
 
+from bench import long_recording  # scripts/bench/, on sys.path from conftest
 from innostall.format import journal as fmt
 from innostall.collector.discovery import discover
 from innostall.collector.loader import loader
@@ -177,44 +178,9 @@ def synthetic(directory: Path, intervals: int = 6, walks: bool = True, scale: in
 
 
 def stretched(source: Path, directory: Path, intervals: int) -> Path:
-    """A long recording from a real one: its real per-interval deltas repeated over and over,
-    each repeat shifted in time, re-accumulated into cumulative snapshots."""
-    records = fmt.read_records(str(source / fmt.JOURNAL))
-    snapshots = [r for r in records if r.get("type") in ("interval", "final")]
-    attached = next(r for r in records if r.get("type") == "attached")
-    deltas = [delta(before, after) for before, after in zip([None] + snapshots, snapshots)]
-    period = snapshots[1]["mono_ns"] - snapshots[0]["mono_ns"]
-    out = [attached]
-    totals = {"counters": {}, "hists": {}}
-    for i in range(intervals):
-        step = deltas[i % len(deltas)]
-        for name, v in step["counters"].items():
-            totals["counters"][name] = totals["counters"].get(name, 0) + v
-        for name, slots in step["hists"].items():
-            now = totals["hists"].setdefault(name, [0] * len(slots))
-            totals["hists"][name] = [a + b for a, b in zip(now, slots)]
-        out.append({"type": "final" if i == intervals - 1 else "interval",
-                    "mono_ns": attached["mono_ns"] + (i + 1) * period,
-                    "real_ns": attached["real_ns"] + (i + 1) * period,
-                    "counters": dict(totals["counters"]),
-                    "hists": {k: list(v) for k, v in totals["hists"].items()}})
-    source_meta = json.loads((source / fmt.META).read_text())
-    source_meta["stop_real_ns"] = source_meta["start_real_ns"] + intervals * period
-    directory.mkdir(parents=True, exist_ok=True)
-    source_meta.setdefault("schema", loader.schema().raw)  # format 1 kept none
-    store.write_meta(str(directory), {k: v for k, v in source_meta.items()
-                                      if k not in ("format", "version")})
-    (directory / fmt.JOURNAL).write_text("".join(json.dumps(r) + "\n" for r in out))
-    store.write_tables(str(directory))
-    return directory
-
-
-def delta(before: dict | None, after: dict) -> dict:
-    if before is None:
-        return {"counters": dict(after["counters"]), "hists": {k: list(v) for k, v in after["hists"].items()}}
-    return {"counters": {k: v - before["counters"].get(k, 0) for k, v in after["counters"].items()},
-            "hists": {k: [a - b for a, b in zip(v, before["hists"].get(k, [0] * len(v)))]
-                      for k, v in after["hists"].items()}}
+    """A long recording from a real one: every line of its journal repeated, each repeat
+    shifted in time, its cumulative figures advanced (scripts/bench/long_recording.py)."""
+    return long_recording.generate(source, directory, intervals)
 
 
 # --- purge stories: the history, read views and batch time, interval by interval ----------

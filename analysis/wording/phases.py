@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from innostall.names import leaf_first, path
 
+from ..interval_columns import columns
 from ..pinning import is_known, phase_views
 from ..purge_time import bound_text, rows_bound
 from .numbers import at, between, count, growth, seconds, shorten
@@ -71,36 +73,38 @@ def history_move(table: pd.DataFrame, a: int, b: int) -> dict | None:
     on a tie) to the last known one up to row b, end to end (history_end): {from, to,
     from_s, to_s, seconds, per_s}; None when unknown throughout, or read once (no move to
     tell). A sampled recording misses snapshots; from_s says which reading was taken."""
-    ends = table["history_end"]
-    inside = ends.iloc[a:b + 1].dropna()
-    if inside.empty:
+    c = columns(table)
+    ends, t = c["history_end"], c.t
+    inside = c.known_in("history_end", a, b)
+    if not len(inside):
         return None
-    before = ends.iloc[:a].dropna()
-    start = table.index[a] - table["length_s"].iloc[a] if "length_s" in table else table.index[a]
-    first = (before.iloc[-1], before.index[-1]) if not before.empty \
-        and start - before.index[-1] <= inside.index[0] - start else (inside.iloc[0], inside.index[0])
-    span = inside.index[-1] - first[1]
+    before = c.last_known_before("history_end", a)
+    start = t[a] - c["length_s"][a] if "length_s" in c else t[a]
+    first = before if before is not None and start - t[before] <= t[inside[0]] - start else inside[0]
+    last = inside[-1]
+    span = t[last] - t[first]
     if span <= 0:
         return None
-    return {"from": int(first[0]), "to": int(inside.iloc[-1]), "from_s": rounded(first[1]),
-            "to_s": rounded(inside.index[-1]), "seconds": rounded(span),
-            "per_s": rounded((inside.iloc[-1] - first[0]) / span)}
+    return {"from": int(ends[first]), "to": int(ends[last]), "from_s": rounded(t[first]),
+            "to_s": rounded(t[last]), "seconds": rounded(span),
+            "per_s": rounded((ends[last] - ends[first]) / span)}
 
 
-def levels(rows: pd.DataFrame) -> dict | None:
-    """The history's level over some intervals: median, min and max of those it was read
-    in (known of intervals); None when unknown throughout."""
-    known_levels = rows["history"].dropna()
-    if known_levels.empty:
+def levels(table: pd.DataFrame, a: int, b: int) -> dict | None:
+    """The history's level over rows a..b: median, min and max of those it was read in
+    (known of intervals); None when unknown throughout."""
+    c = columns(table)
+    known_levels = c["history"][c.known_in("history", a, b)]
+    if not len(known_levels):
         return None
-    return {"median": rounded(known_levels.median()), "min": int(known_levels.min()),
-            "max": int(known_levels.max()), "known": len(known_levels), "intervals": len(rows)}
+    return {"median": rounded(np.median(known_levels)), "min": int(known_levels.min()),
+            "max": int(known_levels.max()), "known": len(known_levels), "intervals": b - a + 1}
 
 
 def held_row(table: pd.DataFrame, a: int, b: int) -> int | None:
     """The last row from a to b in which the oldest view pinned history, or None."""
-    holding = [i for i in range(a, b + 1) if table["pinned"].iloc[i] > 0]
-    return holding[-1] if holding else None
+    holding = np.flatnonzero(columns(table)["pinned"][a:b + 1] > 0)
+    return a + int(holding[-1]) if len(holding) else None
 
 
 def held(table: pd.DataFrame, a: int, b: int) -> dict | None:
@@ -109,29 +113,29 @@ def held(table: pd.DataFrame, a: int, b: int) -> dict | None:
     i = held_row(table, a, b)
     if i is None:
         return None
-    row, after = table.iloc[i], (table.iloc[i + 1] if i < b else None)
-    closed = (row["view_opened_s"] is not None and after is not None
-              and (after["view_tid"], after["view_opened_s"]) != (row["view_tid"], row["view_opened_s"]))
-    return {"at_s": rounded(table.index[i]), "pinned": int(row["pinned"]), "history": int(row["history"]),
-            "by_view": row["view_opened_s"] is not None,
-            "closed_by_s": rounded(table.index[i + 1]) if closed else None}
+    c = columns(table)
+    tids, opened = c["view_tid"], c["view_opened_s"]
+    closed = opened[i] is not None and i < b and (tids[i + 1], opened[i + 1]) != (tids[i], opened[i])
+    return {"at_s": rounded(c.t[i]), "pinned": int(c["pinned"][i]), "history": int(c["history"][i]),
+            "by_view": opened[i] is not None,
+            "closed_by_s": rounded(c.t[i + 1]) if closed else None}
 
 
 def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
     """What every phase and event is told by: purge's work and the history over rows a..b."""
-    rows = table.iloc[a:b + 1]
-    length = float(rows["length_s"].sum())
-    batches, empty, pages = (int(rows[c].sum()) for c in ("purge_batches", "purge_empty_batches", "purge_pages"))
+    rows = columns(table).span(a, b)
+    length = float(rows.total("length_s"))
+    batches, empty, pages = (int(rows.total(c)) for c in ("purge_batches", "purge_empty_batches", "purge_pages"))
     found = rows_bound(rows)
     return {"seconds": rounded(length), "intervals": len(rows), "batches": batches,
             "empty_batches": empty, "pages": pages,
-            "all_empty_intervals": int(rows["all_empty"].sum()),
+            "all_empty_intervals": int(rows.total("all_empty")),
             "pages_per_s": rounded(pages / length) if length else 0.0,
             "batches_per_s": rounded(batches / length) if length else 0.0,
             "pages_per_batch": rounded(pages / (batches - empty)) if batches > empty else None,
-            "history": history_move(table, a, b), "levels": levels(rows),
+            "history": history_move(table, a, b), "levels": levels(table, a, b),
             "held": held(table, a, b),
-            "dml_delays": int(rows["dml_delays"].sum()), "dml_delay_us": rounded(rows["dml_delay_us"].sum()),
+            "dml_delays": int(rows.total("dml_delays")), "dml_delay_us": rounded(rows.total("dml_delay_us")),
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
             "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
 
@@ -294,7 +298,7 @@ def phase(verdict: str, table: pd.DataFrame, a: int, b: int, taken_in: list[tupl
     (verdict, first row, last row) of the shorter runs it took in."""
     f = span_figures(table, a, b)
     to_s = rounded(table.index[b])
-    views = phase_views(table.iloc[a:b + 1]) if verdict in ("pinned", "throttled") else []  # who pins
+    views = phase_views(columns(table).span(a, b)) if verdict in ("pinned", "throttled") else []  # who pins
     f["views"] = views[-2:]
     f["views_before"] = max(0, len(views) - 2)
     pinned_move = None

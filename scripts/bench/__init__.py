@@ -31,4 +31,7 @@ python -m bench, with scripts/ on the path (make bench sets PYTHONPATH). Its mod
   targets      pass or fail against the targets (docs/overhead.md)
   tables, markdown, results   the printed summary, bench/results/latest.md and bench/results/latest.json
   errors, log  what a failed step raises; progress lines
+Apart from make bench, run alone (no server, no root):
+  long_recording  an hours-long recording built from a short one's journal (issue 30)
+  long_report     the report's time, peak memory and HTML size on such a recording
 """
