@@ -187,6 +187,37 @@ def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]
                   legend=dict(orientation="h", yanchor="bottom", y=1.03, x=0), showlegend=True)
 
 
+FLUSH_ROWS = [  # title, (column of the flush table, colour, dash) drawn in it
+    ("Checkpoint age and the flush points, MiB", [("checkpoint age (peak)", "#d62728", "solid"),
+                                                  ("async flush point", "#ff7f0e", "dash"),
+                                                  ("sync flush point", "#9467bd", "dot")]),
+    ("Redo written, MiB/s", [("redo MiB/s", "#1f77b4", "solid")]),
+    ("Buffer pool pages", [("dirty pages", "#8c564b", "solid"), ("free pages", "#2ca02c", "solid")]),
+    ("Undo log pages", [("undo log pages", "#17becf", "solid")]),
+]
+
+
+def flush_figure(flush: pd.DataFrame) -> dict:
+    """Redo and flushing on the recording's time axis (analysis/redo.py's flush_series):
+    the checkpoint age against the server's own points, the redo rate, the buffer pool's
+    dirty and free pages, the undo logs' size; a row whose columns were never read is left
+    out."""
+    rows = [(title, [c for c in columns if c[0] in flush and flush[c[0]].notna().any()])
+            for title, columns in FLUSH_ROWS]
+    rows = [(title, columns) for title, columns in rows if columns]
+    layout = rows_layout([label(t) for t, _ in rows], [1.4] + [1] * (len(rows) - 1), 0.3 / len(rows))
+    data = [dict(type="scatter", x=series.index.tolist(), y=series.tolist(), name=label(column), mode="lines",
+                 xaxis=axis("x", i), yaxis=axis("y", i), line=dict(color=color, width=1.5, dash=dash),
+                 connectgaps=False, hovertemplate=f"{label(column)} %{{y:,.4~g}}<extra></extra>")
+            for i, (_, columns) in enumerate(rows, start=1) for column, color, dash in columns
+            for series in [downsample.envelope(flush[column])]]
+    for i in range(1, len(rows) + 1):
+        layout[axis("yaxis", i)]["rangemode"] = "tozero"
+    layout[axis("xaxis", len(rows))]["title"] = dict(text="seconds since attach" + downsample.note(len(flush)))
+    return figure(data, **layout, height=150 + 170 * len(rows), margin=dict(l=60, r=20, t=110, b=50),
+                  legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), showlegend=True)
+
+
 def translucent(color: str, alpha: float = 0.35) -> str:
     red, green, blue = (int(color[i:i + 2], 16) for i in (1, 3, 5))
     return f"rgba({red},{green},{blue},{alpha})"

@@ -14,7 +14,7 @@ from innostall.names import demangle, leaf_first, path, server_label
 from innostall.format.schema import prose_unit
 from innostall.errors import UserError
 
-from . import charts, cost, flamegraph, metrics, purge, summary as summaries, report_tables
+from . import charts, cost, flamegraph, metrics, purge, redo, summary as summaries, report_tables
 from .wording.numbers import shorten
 from .wording.findings import purge_headline
 from .wording.phases import STATEMENT_SHOWN, who
@@ -146,6 +146,13 @@ def throughput_chart(rec: Recording) -> Markup | None:
     return Markup(charts.fragment(fig, "purge-throughput"))
 
 
+def flush_chart(rec: Recording) -> Markup | None:
+    flush = redo.flush_series(rec)
+    if flush.dropna(how="all").empty:
+        return None
+    return Markup(charts.fragment(charts.flush_figure(flush), "redo-flushing"))
+
+
 def flame_document(svg: str) -> str:
     """The tool's SVG as the whole of a small HTML document, for a srcdoc frame: alone there,
     its script finds its own elements, and it stretches to the frame's width."""
@@ -249,6 +256,9 @@ def context(rec: Recording) -> dict:
         "purge_headline": purge_headline(summary["purge"], rec.duration_s),
         "summary_rows": summary_rows(rec, summary),
         "throughput": throughput_chart(rec),
+        "flushing": flush_chart(rec),
+        "flushing_lines": redo.redo_lines(summary)[2:],
+        "flushing_note": (summary["server_state"].get("note") if not summary["server_state"].get("read") else None),
         "purge_hists": hist_sections(rec, purge_hists),
         "walks": walk_section(rec, summary),
         "latches": latch_section(rec, summary),

@@ -46,6 +46,18 @@ def state_table(rec: Recording) -> pd.DataFrame:
     return table
 
 
+def flush_series(rec: Recording) -> pd.DataFrame:
+    """The HTML chart's series (charts.FLUSH_ROWS), by time: in MiB, MiB/s and pages."""
+    table, mib = state_table(rec), 2**20
+    seconds = pd.Series(table.index, index=table.index).diff()
+    return pd.DataFrame({"checkpoint age (peak)": table["age_peak"] / mib,
+                         "async flush point": table["async_flush_age"] / mib,
+                         "sync flush point": table["sync_age"] / mib,
+                         "redo MiB/s": table["redo_bytes"] / seconds / mib,
+                         "dirty pages": table["dirty_pages"], "free pages": table["free_pages"],
+                         "undo log pages": table["undo_pages"]}, index=table.index)
+
+
 def when_max(series: pd.Series) -> tuple[float, float | None]:
     known = series.dropna()
     return (float(known.max()), round(float(known.idxmax()), 3)) if len(known) else (math.nan, None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from innostall.format.journal import SERVER_STATE
 from innostall.format.schema import prose_unit
 from innostall.names import leaf_first, leaf_path, path
 
@@ -27,14 +28,18 @@ GAUGE_READS = {"history_length": "history_reads", "history_length_peak": "histor
 
 def is_gauge(rec: Recording, name: str) -> bool:
     """A counter that holds a level at each snapshot (the history length): never a rate,
-    never a total."""
-    return name in rec.schema.gauges
+    never a total; so is the server's state read from its memory (server.NAME)."""
+    return name in rec.schema.gauges or name.startswith(SERVER_STATE)
 
 
 def gauge_levels(rec: Recording, table: pd.DataFrame) -> pd.DataFrame:
     """The gauge columns of an interval table as nullable levels: NA before each was first
     read (or throughout, if its read count is not in the table)."""
     for name in [c for c in table.columns if is_gauge(rec, c)]:
+        if name.startswith(SERVER_STATE):  # a row where it was read, none where it was not
+            read_at = rec.counters.loc[rec.counters["name"] == name, "t_s"]
+            table[name] = table[name].astype("Int64").where(table.index.isin(read_at))
+            continue
         reads = GAUGE_READS.get(name)
         counts = (per_interval(rec, [reads])[reads].reindex(table.index, fill_value=0)
                   if reads else pd.Series(1, index=table.index))
