@@ -17,12 +17,15 @@ import pandas as pd
 
 from innostall.format.journal import SERVER_STATE
 
+from .cost import EXACT, coverage
 from .recording import Recording
 
 STATE = ("lsn", "checkpoint_lsn", "log_capacity", "max_checkpoint_age", "async_flush_age",
          "sync_flush_age", "dirty_pages", "free_pages", "lru_pages", "history", "checkpoint_age_peak",
          "undo_pages", "page_size")
-NEAR = 0.9  # a checkpoint age at this share of the async flush point is near it (the finding)
+# The redo_write probe's split (probes/innostall.h): role as the latch holders name them -> counter
+WRITERS = (("purge coordinator", "redo_bytes_purge_coordinator"), ("purge worker", "redo_bytes_purge_workers"))
+OTHER_WRITERS = "other"  # user connections, the page cleaner, the master thread ...
 
 
 def state_table(rec: Recording) -> pd.DataFrame:
@@ -74,9 +77,23 @@ def whole(value) -> int | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
 
 
+def by_writer(rec: Recording) -> dict | None:
+    """Who wrote the redo, from the redo_write probe (redo.bpf.c): the mini-transactions'
+    own bytes over the time it was attached, {payload_bytes, writes, by_role: {role: bytes},
+    by_role_share: {role: share}}; None when it was not attached."""
+    if not rec.probe_attached("redo_write"):
+        return None
+    total = rec.counter_total("redo_bytes")
+    parts = {role: rec.counter_total(name) for role, name in WRITERS}
+    parts[OTHER_WRITERS] = max(0, total - sum(parts.values()))
+    return {"payload_bytes": total, "writes": rec.counter_total("redo_writes"), "by_role": parts,
+            "by_role_share": {role: round(b / total, 4) if total else None for role, b in parts.items()},
+            "by_role_coverage": round(coverage(rec, "redo_write"), 3)}
+
+
 def redo_summary(rec: Recording) -> dict:
-    """The summary's redo, checkpoint and buffer_pool sections, each None when the state
-    was not read (state_note says why)."""
+    """The summary's redo, checkpoint, buffer_pool and undo_space sections, each None when
+    not measured (server_state says why the state was not read)."""
     table = state_table(rec)
     lsn = table["lsn"].dropna()
     redo = None
@@ -88,6 +105,9 @@ def redo_summary(rec: Recording) -> dict:
                 "to_s": round(float(lsn.index[-1]), 3),
                 "per_s": round((lsn.iloc[-1] - lsn.iloc[0]) / seconds, 1) if seconds else None,
                 "peak_per_s": whole(peak), "peak_at_s": peak_at}
+    writers = by_writer(rec)
+    if writers:
+        redo = {**(redo or {"bytes": None}), **writers}
     age = table["age_peak"]
     checkpoint = None
     if age.notna().any():
@@ -147,10 +167,16 @@ def redo_lines(s: dict) -> list[str]:
     if not (redo or cp or pool or undo):
         return ["", f"Redo and flushing: not recorded ({s['server_state'].get('note') or 'never read'})"]
     lines = ["", title]
-    if redo:
+    if redo and redo["bytes"] is not None:
         lines.append(f"  redo written {mib(redo['bytes'])} from {redo['from_s']:.1f} to {redo['to_s']:.1f} s"
                      + (f" ({mib(redo['per_s'])}/s, at most {mib(redo['peak_per_s'])}/s in the interval "
                         f"ending {redo['peak_at_s']:.1f} s)" if redo["per_s"] is not None and redo["peak_per_s"] else ""))
+    if redo and "by_role" in redo:
+        shares = ", ".join(f"{role} {share:.1%}" for role, share in redo["by_role_share"].items() if share is not None)
+        seen = redo["by_role_coverage"]
+        lines.append(f"  redo by writer, from the attach: {shares or 'none written'} of {mib(redo['payload_bytes'])} "
+                     f"written by {redo['writes']:,} mini-transactions"
+                     + (f" [sampled: attached {seen:.0%} of the time; shares of what was seen]" if seen < EXACT else ""))
     if cp:
         points = [f"{share:.0%} of the {name} flush point ({mib(cp[key])})" for share, name, key in
                   ((cp["age_max_share_of_async"], "async", "async_flush_age"),

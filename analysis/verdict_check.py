@@ -341,6 +341,14 @@ def finding_problems(told: dict, rec) -> list[str]:
          lambda g: said(g[0], rec.wait_stacks.loc[rec.wait_stacks["stack"].str.contains("row_purge", regex=False),
                                                   "wait_us"].sum() / 1e6)),
         (rf"^({NUMBER}) waits were for a page being read from disk", lambda g: said(g[0], total("block_io_waits"))),
+        (rf"^Purge wrote ({NUMBER})% of the redo \(({NUMBER}) of ({NUMBER}) MiB: its coordinator ({NUMBER})%, "
+         rf"its workers ({NUMBER})%\)\.$",
+         lambda g: said(g[0], 100 * (total("redo_bytes_purge_coordinator") + total("redo_bytes_purge_workers"))
+                        / (total("redo_bytes") or 1))
+         and said(g[1], (total("redo_bytes_purge_coordinator") + total("redo_bytes_purge_workers")) / 2**20)
+         and said(g[2], total("redo_bytes") / 2**20)
+         and said(g[3], 100 * total("redo_bytes_purge_coordinator") / (total("redo_bytes") or 1))
+         and said(g[4], 100 * total("redo_bytes_purge_workers") / (total("redo_bytes") or 1))),
         (rf"^The checkpoint age reached ({NUMBER}) MiB in the interval ending ({NUMBER}) s, ({NUMBER})% of the "
          rf"async flush point \(({NUMBER}) MiB\)(?:; it reached that point in intervals totalling ({NUMBER}) s)?"
          rf"(?:, the sync flush point \(({NUMBER}) MiB\) in ({NUMBER}) s)?:.*?(?: Dirty pages peaked at ({NUMBER})\.)?$",

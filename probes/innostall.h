@@ -55,7 +55,8 @@
  * purge_batch_split_ns and purge_worker_split_ns are the wall time of the spans that the
  * sleep tracepoint watched whole, which the three counters after each split (purge.bpf.c).
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
- * maps.bpf.h). */
+ * maps.bpf.h). redo_bytes is the redo the mini-transactions wrote, their own bytes
+ * (redo.bpf.c); the two after it, the part written inside purge's batches and tasks. */
 #define INNOSTALL_COUNTERS(X)                                                    \
 	X(CNT_PURGE_BATCHES, "purge_batches", "event", "batches")                \
 	X(CNT_PURGE_EMPTY_BATCHES, "purge_empty_batches", "count", "batches")    \
@@ -111,7 +112,11 @@
 	X(CNT_UNWIND_STEPS, "unwind_steps", "count", "frames")                   \
 	X(CNT_UNWIND_FAILS, "unwind_fails", "count", "stacks")                   \
 	X(CNT_LATCH_EXTRA_NS, "latch_extra_ns", "total", "ns")                   \
-	X(CNT_PURGE_SLEEP_EXTRA_NS, "purge_sleep_extra_ns", "total", "ns")
+	X(CNT_PURGE_SLEEP_EXTRA_NS, "purge_sleep_extra_ns", "total", "ns")      \
+	X(CNT_REDO_WRITES, "redo_writes", "event", "mtrs")                       \
+	X(CNT_REDO_BYTES, "redo_bytes", "total", "bytes")                        \
+	X(CNT_REDO_BYTES_PURGE_COORDINATOR, "redo_bytes_purge_coordinator", "total", "bytes") \
+	X(CNT_REDO_BYTES_PURGE_WORKERS, "redo_bytes_purge_workers", "total", "bytes")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \

@@ -156,3 +156,23 @@ def test_the_html_report_draws_redo_and_flushing(tmp_path):
     assert "<li>redo written 3.0 MiB from 1.0 to 4.0 s" in page
     bare = html.render_html(load(tmp_path / "none", purge_journal(steps), {"read": [], "note": "no DWARF"}))
     assert 'id="redo-flushing"' not in bare and "not recorded: no DWARF" in bare
+
+
+def test_redo_by_writer_and_its_finding(tmp_path):
+    import json
+    from innostall.analysis import verdict_check
+    steps = [{"purge_batches": 1, "redo_writes": 100, "redo_bytes": 100_000, "redo_bytes_purge_coordinator": 10_000,
+              "redo_bytes_purge_workers": 30_000}] * 3
+    path = recordings.write(tmp_path / "rec", purge_journal(steps))
+    meta = json.loads((path / "meta.json").read_text())
+    meta["probes"].append({"name": "redo_write", "attached": True, "symbol": "_Z18log_buffer_reserveR5log_tm"})
+    (path / "meta.json").write_text(json.dumps(meta))
+    rec = recording.load(str(path))
+    s = summary.summary(rec)
+    assert s["redo"]["bytes"] is None  # no LSN read: the probe's split stands alone
+    assert s["redo"]["by_role"] == {"purge coordinator": 30_000, "purge worker": 90_000, "other": 180_000}
+    assert s["redo"]["by_role_share"] == {"purge coordinator": 0.1, "purge worker": 0.3, "other": 0.6}
+    assert "Purge wrote 40.0% of the redo (0.1 of 0.3 MiB: its coordinator 10.0%, its workers 30.0%)." in s["findings"]
+    assert verdict_check.check(str(path)) == []
+    told = {**s, "findings": ["Purge wrote 45.0% of the redo (0.1 of 0.3 MiB: its coordinator 10.0%, its workers 30.0%)."]}
+    assert any("its tables say otherwise" in p for p in verdict_check.finding_problems(told, rec))

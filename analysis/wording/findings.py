@@ -88,6 +88,24 @@ def flush_findings(told: dict) -> list[str]:
     return [text]
 
 
+PURGE_REDO_SAID = 0.1  # purge's share of the redo from which a finding says it
+
+
+def purge_redo_findings(told: dict) -> list[str]:
+    """What purge cost the redo log, from the redo_write probe (analysis/redo.py)."""
+    redo = told.get("redo") or {}
+    shares, parts, total = redo.get("by_role_share"), redo.get("by_role"), redo.get("payload_bytes")
+    if not shares or not total:
+        return []
+    coordinator, workers = shares.get("purge coordinator") or 0, shares.get("purge worker") or 0
+    if coordinator + workers < PURGE_REDO_SAID:
+        return []
+    mib = 2**20
+    purge_bytes = parts["purge coordinator"] + parts["purge worker"]
+    return [f"Purge wrote {coordinator + workers:.1%} of the redo ({purge_bytes / mib:.1f} of {total / mib:.1f} MiB: "
+            f"its coordinator {coordinator:.1%}, its workers {workers:.1%})."]
+
+
 def all_findings(rec: Recording, told: dict) -> list[str]:
     """Every finding, in the report's order: purge's, the version walks', the undo reads'
     and the latches'. The text shows each in its section, HTML and JSON all together."""
@@ -97,7 +115,7 @@ def all_findings(rec: Recording, told: dict) -> list[str]:
     found += undo_findings(told["undo"])
     if told["block_lock"]["recorded"]:
         found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
-    return found + flush_findings(told)
+    return found + purge_redo_findings(told) + flush_findings(told)
 
 
 def walk_findings(walks: dict, drops: int) -> list[str]:

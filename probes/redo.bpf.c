@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Redo written, and by whom: one hit per mini-transaction that writes redo, at the function
+ * that reserves its place in the log and is given its length (catalog: redo_write), the
+ * second argument: mtr_t::finish_writer<spin, pmem>(mtr, len) (MariaDB 11),
+ * mtr_t::finish_write(len) (10.8-10.11), mtr_t::Command::finish_write(len) (MariaDB
+ * 10.2-10.4, MySQL 5.7), log_buffer_reserve(log, len) (MySQL 8.0.30+; before, the third).
+ * A length past MAX_MTR_BYTES is a pointer read where the length was expected: dropped.
+ *
+ * The length is the mini-transaction's own bytes. Where the log is cut into 512-byte
+ * blocks (MySQL; MariaDB before 10.8) the LSN also counts each block's 16 bytes of header
+ * and trailer, so it grows 512/496 times as fast; the report takes the total from the
+ * server's LSN where it can read it (collector/server/state.py) and the split from here.
+ *
+ * A write is charged to purge's coordinator while its thread is inside a batch
+ * (trx_purge), to purge's workers while inside a task (purge.bpf.c's spans), else to the
+ * rest: user connections, the page cleaner, the master thread... Entry only: nothing
+ * changes in the server's stack. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "maps.bpf.h"
+
+#define MAX_MTR_BYTES (1ULL << 30) /* a length past this is not one: the symbol is not what we think */
+
+/* Threads inside one of purge's coordinator tasks (MariaDB 10.6+: purge_coordinator_callback,
+ * which runs trx_purge and then the undo truncation, and on 11.x purge_truncation_callback,
+ * which frees the purged undo logs): outside the batch's span, but purge's work and purge's
+ * redo (22% of a catch-up's on 11.4.5). Elsewhere the freeing runs inside trx_purge. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32); /* thread id */
+	__type(value, __u8);
+} coordinator_tasks SEC(".maps");
+
+SEC("uprobe")
+int BPF_KPROBE(purge_task_enter)
+{
+	__u32 tid = current_tid();
+	__u8 yes = 1;
+
+	count_hit(ctx);
+	if (traced_process())
+		bpf_map_update_elem(&coordinator_tasks, &tid, &yes, BPF_ANY);
+	return 0;
+}
+
+/* A tpool task returns normally; no exception leaves it (the pool would terminate). */
+SEC("uretprobe")
+int BPF_KRETPROBE(purge_task_exit)
+{
+	__u32 tid = current_tid();
+
+	count_hit(ctx);
+	bpf_map_delete_elem(&coordinator_tasks, &tid);
+	return 0;
+}
+
+static __always_inline void charge(__u64 len)
+{
+	__u32 tid;
+
+	if (!traced_process() || !len || len > MAX_MTR_BYTES)
+		return;
+	tid = current_tid();
+	counter_add(CNT_REDO_WRITES, 1);
+	counter_add(CNT_REDO_BYTES, len);
+	if (bpf_map_lookup_elem(&batch_start, &tid) || bpf_map_lookup_elem(&coordinator_tasks, &tid))
+		counter_add(CNT_REDO_BYTES_PURGE_COORDINATOR, len);
+	else if (bpf_map_lookup_elem(&worker_start, &tid))
+		counter_add(CNT_REDO_BYTES_PURGE_WORKERS, len);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(redo_write, void *object, __u64 len)
+{
+	count_hit(ctx);
+	charge(len);
+	return 0;
+}
+
+/* MySQL 8.0 before the Log_handle lost its lock_no (8.0.15 checked): the 24-byte handle is
+ * returned through a hidden pointer in rdi, so &log is in rsi and the length in rdx. */
+SEC("uprobe")
+int BPF_KPROBE(redo_write_arg3, void *result, void *log, __u64 len)
+{
+	count_hit(ctx);
+	charge(len);
+	return 0;
+}

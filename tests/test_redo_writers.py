@@ -1,0 +1,85 @@
+"""Who writes the redo (probes/redo.bpf.c, `record --probes default,redo_write,purge_task`),
+against what the server says and what the test makes happen:
+
+- the mini-transactions' bytes over the recording are the LSN's growth the server printed
+  around it (SHOW ENGINE INNODB STATUS), once the log blocks' framing is counted: the LSN
+  grows 512/496 times as fast where the log is cut into 512-byte blocks with 16 bytes of
+  header and trailer (MySQL, MariaDB before 10.8), as fast in MariaDB 10.8's format; within
+  2%, the load being inside the recording and the server otherwise idle;
+- while a snapshot pins purge under a write load, purge writes none of it (at most 1%: its
+  batches find nothing to purge);
+- once the load has stopped and the snapshot commits, purge writes nearly all of it (at
+  least 90%; what else runs then, the master thread and the statistics, writes a few KB).
+
+The load updates an indexed column (oltp_update_index), so that purge has index entries to
+remove, not only undo logs to free."""
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import INNOSTALL, stop_load
+from innostall.analysis import recording
+from innostall.analysis.timeline import per_interval
+from test_record_purge import wait_for_line
+
+SERVERS = ["mariadb-11.4.5", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]
+BLOCK_FRAMED = {"mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"}  # 512-byte blocks, 496 of data
+PROBES = "default,redo_write,purge_task"
+
+
+def innodb_status(conn) -> tuple[int, int]:
+    """(LSN, history list length) as the server prints them."""
+    with conn.cursor() as cur:
+        cur.execute("SHOW ENGINE INNODB STATUS")
+        text = cur.fetchone()[2]
+    return (int(re.search(r"Log sequence number\s+(\d+)", text)[1]),
+            int(re.search(r"History list length\s+(\d+)", text)[1]))
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_redo_by_writer_against_the_lsn_and_the_load(servers, server_name, tmp_path):
+    srv = servers(server_name)
+    conn, out = srv.connect(), tmp_path / "rec"
+    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--probes", PROBES, "--exact",
+                                           "--duration", "16", "-o", str(out)], stderr=subprocess.PIPE, text=True)
+    wait_for_line(out / "journal.jsonl", "attached")
+    start_lsn = innodb_status(conn)[0]
+    snapshot = srv.connect()
+    snapshot.autocommit(False)
+    with snapshot.cursor() as cur:
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute("SELECT COUNT(*) FROM sbtest1")
+    pinned_from = time.time()
+    load = srv.sysbench("oltp_update_index", 4, "--threads=4")
+    try:
+        load.wait(timeout=30)
+    finally:
+        stop_load(load)
+    pinned_to = time.time()
+    time.sleep(1.5)
+    snapshot.rollback()
+    committed = time.time()
+    while innodb_status(conn)[1] > 100 and time.time() - committed < 8:
+        time.sleep(0.2)
+    drained = time.time()
+    assert record.wait(timeout=60) == 0, record.stderr.read()
+    end_lsn = innodb_status(conn)[0]
+
+    rec = recording.load(str(out))
+    attach = rec.meta["start_real_ns"] / 1e9
+    table = per_interval(rec, ["redo_bytes", "redo_bytes_purge_coordinator", "redo_bytes_purge_workers"])
+    table["purge"] = table["redo_bytes_purge_coordinator"] + table["redo_bytes_purge_workers"]
+    grown = (end_lsn - start_lsn) / (512 / 496 if server_name in BLOCK_FRAMED else 1)
+    pinned = table[(table.index > pinned_from - attach + 1) & (table.index <= pinned_to - attach)]
+    caught_up = table[(table.index > committed - attach) & (table.index <= drained - attach + 1)]
+    print(f"{server_name}: {table['redo_bytes'].sum():,} bytes written by mini-transactions, the LSN's growth "
+          f"unframed {grown:,.0f}; purge wrote {pinned['purge'].sum():,} of {pinned['redo_bytes'].sum():,} while "
+          f"pinned, {caught_up['purge'].sum():,} of {caught_up['redo_bytes'].sum():,} catching up")
+    assert grown > 1 << 20, "the load wrote too little redo to compare"
+    assert abs(table["redo_bytes"].sum() - grown) <= 0.02 * grown
+    assert len(pinned) >= 2 and pinned["purge"].sum() <= 0.01 * pinned["redo_bytes"].sum()
+    assert caught_up["redo_bytes"].sum() > 0 and caught_up["purge"].sum() >= 0.9 * caught_up["redo_bytes"].sum()
