@@ -2,7 +2,8 @@
 (collector/server/state.py; the counters server.NAME, each a level at the snapshot):
 how much redo was written, how close the checkpoint age came to the points where InnoDB
 flushes furiously (async) and where it stops writers to flush (sync, or the log's
-capacity), and the buffer pool's dirty and free pages.
+capacity), the buffer pool's dirty and free pages and the undo logs' size; and, from the
+redo_write probe (probes/redo.bpf.c), who wrote the redo.
 
 InnoDB's own terms: the checkpoint age is the LSN minus the last checkpoint's LSN, the
 redo the log must keep until the pages it changed are flushed. Past max_modified_age_async
