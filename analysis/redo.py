@@ -173,15 +173,15 @@ def redo_lines(s: dict) -> list[str]:
                      + (f" ({mib(redo['per_s'])}/s, at most {mib(redo['peak_per_s'])}/s in the interval "
                         f"ending {redo['peak_at_s']:.1f} s)" if redo["per_s"] is not None and redo["peak_per_s"] else ""))
     if redo and "by_role" in redo:
-        shares = ", ".join(f"{role} {share:.1%}" for role, share in redo["by_role_share"].items() if share is not None)
+        total = redo["payload_bytes"]
+        shares = ", ".join(f"{role} {part / total:.1%}" for role, part in redo["by_role"].items()) if total else ""
         seen = redo["by_role_coverage"]
         lines.append(f"  redo by writer, from the attach: {shares or 'none written'} of {mib(redo['payload_bytes'])} "
                      f"written by {redo['writes']:,} mini-transactions"
                      + (f" [sampled: attached {seen:.0%} of the time; shares of what was seen]" if seen < EXACT else ""))
     if cp:
-        points = [f"{share:.0%} of the {name} flush point ({mib(cp[key])})" for share, name, key in
-                  ((cp["age_max_share_of_async"], "async", "async_flush_age"),
-                   (cp["age_max_share_of_sync"], "sync", "sync_flush_age")) if share]
+        points = [f"{cp['age_max_bytes'] / cp[key]:.0%} of the {name} flush point ({mib(cp[key])})"
+                  for name, key in (("async", "async_flush_age"), ("sync", "sync_flush_age")) if cp[key]]
         lines.append(f"  checkpoint age at most {mib(cp['age_max_bytes'])} (in the interval ending "
                      f"{cp['age_max_at_s']:.1f} s, read 20 times a second)" + "".join(f", {p}" for p in points))
         if cp["async_s"]:

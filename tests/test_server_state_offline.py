@@ -176,3 +176,19 @@ def test_redo_by_writer_and_its_finding(tmp_path):
     assert verdict_check.check(str(path)) == []
     told = {**s, "findings": ["Purge wrote 45.0% of the redo (0.1 of 0.3 MiB: its coordinator 10.0%, its workers 30.0%)."]}
     assert any("its tables say otherwise" in p for p in verdict_check.finding_problems(told, rec))
+
+
+def test_the_purge_redo_finding_rounds_once(tmp_path):
+    """Purge's share, 13.4451%, is said '13.4%': added up from shares kept to four decimals
+    (0.099 + 0.0355), it read '13.5%', which the checker refused (a fresh root's recording)."""
+    import json
+    from innostall.analysis import verdict_check
+    steps = [{"purge_batches": 1, "redo_writes": 10, "redo_bytes": 1_000_000, "redo_bytes_purge_coordinator": 99_000,
+              "redo_bytes_purge_workers": 35_451}]
+    path = recordings.write(tmp_path / "rec", purge_journal(steps * 2))
+    meta = json.loads((path / "meta.json").read_text())
+    meta["probes"].append({"name": "redo_write", "attached": True})
+    (path / "meta.json").write_text(json.dumps(meta))
+    found = [f for f in summary.summary(recording.load(str(path)))["findings"] if f.startswith("Purge wrote")]
+    assert found == ["Purge wrote 13.4% of the redo (0.3 of 1.9 MiB: its coordinator 9.9%, its workers 3.5%)."]
+    assert verdict_check.check(str(path)) == []

@@ -71,11 +71,12 @@ def flush_findings(told: dict) -> list[str]:
     InnoDB's meaning of each point, and what the buffer pool held meanwhile. Servers flush
     hard as the age nears the async point, so its top is often just under it."""
     cp, pool = told.get("checkpoint"), told.get("buffer_pool")
-    if not cp or (cp["age_max_share_of_async"] or 0) < NEAR_ASYNC:
+    if not cp or not cp["async_flush_age"] or cp["age_max_bytes"] < NEAR_ASYNC * cp["async_flush_age"]:
         return []
+    share = cp["age_max_bytes"] / cp["async_flush_age"]  # from the bytes: the summary's share is rounded
     mib = 2**20
     text = (f"The checkpoint age reached {cp['age_max_bytes'] / mib:.1f} MiB in the interval ending "
-            f"{cp['age_max_at_s']:.1f} s, {cp['age_max_share_of_async']:.0%} of the async flush point "
+            f"{cp['age_max_at_s']:.1f} s, {share:.0%} of the async flush point "
             f"({cp['async_flush_age'] / mib:.1f} MiB)")
     if cp["async_s"]:
         text += f"; it reached that point in intervals totalling {cp['async_s']:.1f} s"
@@ -94,10 +95,11 @@ PURGE_REDO_SAID = 0.1  # purge's share of the redo from which a finding says it
 def purge_redo_findings(told: dict) -> list[str]:
     """What purge cost the redo log, from the redo_write probe (analysis/redo.py)."""
     redo = told.get("redo") or {}
-    shares, parts, total = redo.get("by_role_share"), redo.get("by_role"), redo.get("payload_bytes")
-    if not shares or not total:
+    parts, total = redo.get("by_role"), redo.get("payload_bytes")
+    if not parts or not total:
         return []
-    coordinator, workers = shares.get("purge coordinator") or 0, shares.get("purge worker") or 0
+    # from the bytes, not by_role_share: a share kept to 4 decimals, printed to 3, is rounded twice
+    coordinator, workers = parts["purge coordinator"] / total, parts["purge worker"] / total
     if coordinator + workers < PURGE_REDO_SAID:
         return []
     mib = 2**20
