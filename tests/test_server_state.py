@@ -16,7 +16,7 @@ import pytest
 
 from conftest import stop_load
 from innostall.collector.discovery.target import from_pid
-from innostall.collector.server.state import state_for
+from innostall.collector.server.state import open_state, state_plan
 
 SERVERS = ["mariadb-11.4.5", "mariadb-10.2.11", "mariadb-10.4.6", "mariadb-10.11.5"]
 STATUS = {"lsn": r"Log sequence number\s+(\d+)", "checkpoint_lsn": r"Last checkpoint at\s+(\d+)",
@@ -39,7 +39,7 @@ def innodb_status(conn) -> dict[str, int]:
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_the_state_read_from_memory_is_what_the_server_prints(servers, server_name):
     srv = servers(server_name)
-    state = state_for(from_pid(srv.pid))
+    state = open_state(srv.pid, state_plan(from_pid(srv.pid))[0])
     assert state is not None and {*STATUS, *LEVELS} <= set(state.places), f"{server_name}: {state and list(state.places)}"
     conn = srv.connect()
     load = srv.sysbench("oltp_write_only", 30, "--threads=2")

@@ -49,7 +49,7 @@ def test_places_from_the_dwarf_answer():
              "globals": {"log_sys": {"address": 0x100}, "trx_sys": {"address": 0x200},
                          "buf_pool_ptr": {"address": 0x300, "object_size": 1200},
                          "srv_buf_pool_instances": {"address": 0x400}}}
-    places = places_of(found, lambda vaddr: vaddr + 0x10000)
+    places = places_of(found, 0x10000)
     assert places["lsn"] == Place(0x10100, False, 24, 8)
     assert places["dirty_pages"] == Place(0x10300, True, 640, 8, stride=1200, count_at=0x10400)
     assert places["history"] == Place(0x10200, False, 16640 + 28, 4, count=128, stride=128)

@@ -23,7 +23,7 @@ from ..discovery.discover import ResolvedProbe, layout
 from ..discovery.target import Target
 from ..loader import loader
 from ..server import latch_names, sql
-from ..server.state import state_for, state_reads
+from ..server.state import open_state, state_plan
 from ..server.view_names import ViewNames
 from . import idle, store
 from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
@@ -190,6 +190,14 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str, ask
         os.close(lock)
 
 
+def abandon(out_dir: str, prepared: Prepared, e: UserError | OSError) -> UserError:
+    """Take back what the recording made before it could start; the error, in one line."""
+    discard_dir(out_dir, prepared.created)
+    if prepared.cfi_temporary:
+        os.remove(prepared.cfi_path)
+    return UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
+
+
 def start_loader(target: Target, out_dir: str, asked: Asked, prepared: Prepared,
                  starting: idle.Stay | None, group: idle.IdleGroup | None) -> subprocess.Popen:
     """The loader, started with its log in the recording; a failure takes back what the
@@ -203,10 +211,7 @@ def start_loader(target: Target, out_dir: str, asked: Asked, prepared: Prepared,
                                 extra=(["--unwind-table", prepared.cfi_path] if prepared.cfi_path else [])
                                 + (["--home-cgroup", group.home_procs] if starting else []))
     except (UserError, OSError) as e:
-        discard_dir(out_dir, prepared.created)
-        if prepared.cfi_temporary:
-            os.remove(prepared.cfi_path)
-        raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
+        raise abandon(out_dir, prepared, e)
     if starting:
         starting.add(proc.pid)  # sent home with us if the machine stays saturated
     return proc
@@ -217,21 +222,18 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     """The recording, from the loader's start to the last meta.json."""
     meta = describe(target, probes, asked.interval_s, prepared.settings, prepared.schema)
     meta["layout"] = prepared.struct_layout
-    meta["server_state"] = state_reads(target)
+    state_places, meta["server_state"] = state_plan(target)
     meta["governor"] = {"budget_pct": asked.budget_pct, "groups": prepared.groups,
                         "attachments": prepared.attachments}
     try:
         store.write_meta(out_dir, {**meta, "complete": False})
         reserve_room(out_dir)
     except (UserError, OSError) as e:
-        discard_dir(out_dir, prepared.created)
-        if prepared.cfi_temporary:
-            os.remove(prepared.cfi_path)
-        raise UserError(str(e) if isinstance(e, UserError) else f"cannot write into {out_dir}: {e.strerror}")
+        raise abandon(out_dir, prepared, e)
     proc = start_loader(target, out_dir, asked, prepared, starting, group)
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
-    state = state_for(target) if meta["server_state"]["read"] else None
+    state = open_state(target.pid, state_places) if state_places else None
     journal = Journal(os.path.join(out_dir, JOURNAL))
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)

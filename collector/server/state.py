@@ -129,14 +129,14 @@ class ServerState:
         self.memory.close()
 
 
-def places_of(found: dict, runtime_address) -> dict[str, Place]:
-    """Each gauge's Place from the DWARF reader's answer; runtime_address maps a link-time
-    address into the running process (None when it cannot)."""
+def places_of(found: dict, bias: int) -> dict[str, Place]:
+    """Each gauge's Place from the DWARF reader's answer; bias: where the executable is
+    loaded in the running process (Target.runtime_address(0); 0 if it is not PIE)."""
     paths, globals_ = found.get("paths", {}), found.get("globals", {})
 
     def address_of(name: str) -> int | None:
         known = globals_.get(name)
-        return runtime_address(known["address"]) if known and known.get("address") else None
+        return known["address"] + bias if known and known.get("address") else None
 
     places = {}
     for gauge, candidates in layouts.STATE_PATHS.items():
@@ -187,22 +187,23 @@ def by_segment(found: dict, trx_sys: int | None, member_path: str) -> Place | No
     return Place(trx_sys, via, array["offset"] + member["offset"], member["size"], count=count, stride=element)
 
 
-def state_reads(target) -> dict:
-    """What meta.json says of the state a recording of target reads: {"read": [gauge ...]},
-    with "note" saying why when it reads nothing."""
+def state_plan(target) -> tuple[dict[str, Place], dict]:
+    """Where each gauge of a running target lives, and what meta.json says of it: {"read":
+    [gauge ...]}, with "note" saying why when nothing can be read."""
     if not target.pid:
-        return {"read": [], "note": "no process to read"}
+        return {}, {"read": [], "note": "no process to read"}
     found = layouts.answer(target.elf, target.debug) if target.elf else None
     if found is None:
-        return {"read": [], "note": "the build has no DWARF (its debug file would give it)"}
-    places = places_of(found, target.runtime_address)
-    return {"read": list(places)} if places else {"read": [], "note": "the build's DWARF names none of it"}
+        return {}, {"read": [], "note": "the build has no DWARF (its debug file would give it)"}
+    bias = target.runtime_address(0)
+    if bias is None:
+        return {}, {"read": [], "note": "where the server's executable is mapped cannot be told"}
+    places = places_of(found, bias)
+    return places, {"read": list(places)} if places else {"read": [], "note": "the build's DWARF names none of it"}
 
 
-def state_for(target) -> ServerState | None:
-    """The reader for a running target (state_reads says what it reads), or None."""
-    found = layouts.answer(target.elf, target.debug) if target.pid and target.elf else None
-    memory = ServerMemory(target.pid) if found else None
-    if memory is None or memory.fd is None:
-        return None
-    return ServerState(memory, places_of(found, target.runtime_address))
+def open_state(pid: int, places: dict[str, Place]) -> ServerState | None:
+    """The reader of those places in the process (state_plan's), or None if its memory
+    cannot be opened."""
+    memory = ServerMemory(pid)
+    return ServerState(memory, places) if memory.fd is not None else None
