@@ -257,7 +257,7 @@ def context(rec: Recording) -> dict:
         "summary_rows": summary_rows(rec, summary),
         "throughput": throughput_chart(rec),
         "flushing": flush_chart(rec),
-        "flushing_lines": redo.redo_lines(summary)[2:],
+        "flushing_lines": redo.redo_body(summary),
         "flushing_note": (summary["server_state"].get("note") if not summary["server_state"].get("read") else None),
         "purge_hists": hist_sections(rec, purge_hists),
         "walks": walk_section(rec, summary),

@@ -39,15 +39,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from innostall.format.journal import SERVER_STATE
-
 from .cost import group_of
 from .phases import TREND_WINDOW, phases
 from .pinning import is_known, oldest_views, pinning_views, statements_kept, view_keys
 from .purge_time import as_ms, coordinator_split, watched_pct, watched_split_columns, worker_split
 from .recording import Recording
 from .timeline import per_interval
-from .report_tables import counter_names, interval_lengths
+from .report_tables import counter_names, interval_lengths, server_levels
 
 WATCHED_WHOLE = 0.99  # attached this share of an interval: a read it lacks was not made
 
@@ -109,8 +107,7 @@ def history_in_memory(rec: Recording, index: pd.Index) -> pd.Series:
     """The history length read from the server's memory at each snapshot (server.history,
     collector/server/state.py), NaN where it was not: known in every interval at no cost to
     the server, where the probes' figure is known only while they were attached."""
-    rows = rec.counters[rec.counters["name"] == f"{SERVER_STATE}history"]
-    return rows.groupby("t_s")["value"].last().astype("float64").reindex(index)
+    return server_levels(rec, "history").astype("float64").reindex(index)
 
 
 def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:

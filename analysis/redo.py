@@ -162,12 +162,17 @@ def mib(value: float) -> str:
 
 def redo_lines(s: dict) -> list[str]:
     """The text report's section."""
-    title = "Redo and flushing (the server's state, read from its memory at each snapshot)"
-    redo, cp, pool = s["redo"], s["checkpoint"], s["buffer_pool"]
-    undo = s["undo_space"]
-    if not (redo or cp or pool or undo):
+    lines = redo_body(s)
+    if not lines:
         return ["", f"Redo and flushing: not recorded ({s['server_state'].get('note') or 'never read'})"]
-    lines = ["", title]
+    return ["", "Redo and flushing (the server's state, read from its memory at each snapshot)", *lines]
+
+
+def redo_body(s: dict) -> list[str]:
+    """The section's lines, each indented, which the HTML shows too; none when nothing was
+    measured."""
+    redo, cp, pool, undo = s["redo"], s["checkpoint"], s["buffer_pool"], s["undo_space"]
+    lines = []
     if redo and redo["bytes"] is not None:
         lines.append(f"  redo written {mib(redo['bytes'])} from {redo['from_s']:.1f} to {redo['to_s']:.1f} s"
                      + (f" ({mib(redo['per_s'])}/s, at most {mib(redo['peak_per_s'])}/s in the interval "

@@ -32,12 +32,19 @@ def is_gauge(rec: Recording, name: str) -> bool:
     return name in rec.schema.gauges or name.startswith(SERVER_STATE)
 
 
+def server_levels(rec: Recording, name: str) -> pd.Series:
+    """server.NAME, the server's state read from its memory, by snapshot time (t_s): a
+    snapshot that did not read it has no row."""
+    rows = rec.counters[rec.counters["name"] == f"{SERVER_STATE}{name}"]
+    return rows.groupby("t_s")["value"].last()
+
+
 def gauge_levels(rec: Recording, table: pd.DataFrame) -> pd.DataFrame:
     """The gauge columns of an interval table as nullable levels: NA before each was first
     read (or throughout, if its read count is not in the table)."""
     for name in [c for c in table.columns if is_gauge(rec, c)]:
         if name.startswith(SERVER_STATE):  # a row where it was read, none where it was not
-            read_at = rec.counters.loc[rec.counters["name"] == name, "t_s"]
+            read_at = server_levels(rec, name.removeprefix(SERVER_STATE)).index
             table[name] = table[name].astype("Int64").where(table.index.isin(read_at))
             continue
         reads = GAUGE_READS.get(name)
