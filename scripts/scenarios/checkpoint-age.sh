@@ -60,16 +60,14 @@ flush_state() {  # "checkpoint age=BYTES dirty pages=N history=N"
 }
 
 flush_marks_until() {  # flush_marks_until T: a flush marker each second until T
-  local next=$(( $(elapsed_s) + 1 ))
+  local now next
+  now=$(elapsed)
+  next=$(( ${now%.*} + 1 ))
   while [ "$next" -le "$1" ]; do
     sleep_until "$next"
     mark "flush $(flush_state)"
     next=$((next + 1))
   done
-}
-
-elapsed_s() {  # whole seconds since the start
-  echo $(( (${EPOCHREALTIME/./} - start_us) / 1000000 ))
 }
 
 resize_log() {  # resize_log BYTES: the statement that resizes the redo log online, if the server has one
