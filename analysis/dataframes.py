@@ -17,6 +17,8 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         wait_stacks  mode, stack, waits, wait_us: user stacks of latch waits
         latch_holders  latch, mode, thread, role, stack, waits, wait_us: the threads that
                    woke latch waiters (released the latch), by the waiting they caused
+        redo_writers  tid, thread, role, stack, bytes, purge_bytes, writes: the threads that
+                   wrote redo (with the redo_write probe)
         read_views interval, t_s, tid, opened_s, age_s, history_at_open, stack, connection_id,
                    user, statement, source, open: the oldest read views at each snapshot
         purge      one row per interval: the history (its level, and history_end at the
@@ -38,6 +40,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "wait_stacks": rec.wait_stacks,
         "latch_holders": rec.latch_holders,
         "read_views": rec.read_views,
+        "redo_writers": rec.redo_writers,
         "purge": purge.purge_table(rec),
         "intervals": report_tables.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),

@@ -81,15 +81,31 @@ def whole(value) -> int | None:
 def by_writer(rec: Recording) -> dict | None:
     """Who wrote the redo, from the redo_write probe (redo.bpf.c): the mini-transactions'
     own bytes over the time it was attached, {payload_bytes, writes, by_role: {role: bytes},
-    by_role_share: {role: share}}; None when it was not attached."""
+    by_role_share: {role: share}}; None when it was not attached. Purge's part is its spans'
+    (counters); the rest goes to each thread's role (the redo_writers table, roles as the
+    latch holders name them), and to "other" what no thread was tabled for (a full map,
+    recordings made before the table, or a window of the recording: the table is whole)."""
     if not rec.probe_attached("redo_write"):
         return None
     total = rec.counter_total("redo_bytes")
     parts = {role: rec.counter_total(name) for role, name in WRITERS}
-    parts[OTHER_WRITERS] = max(0, total - sum(parts.values()))
+    rest = max(0, total - sum(parts.values()))
+    if rec.window is None:
+        for role, written in thread_roles(rec.redo_writers).items():
+            written = min(written, rest)
+            parts[role] = parts.get(role, 0) + written
+            rest -= written
+    parts[OTHER_WRITERS] = parts.get(OTHER_WRITERS, 0) + rest
     return {"payload_bytes": total, "writes": rec.counter_total("redo_writes"), "by_role": parts,
             "by_role_share": {role: round(b / total, 4) if total else None for role, b in parts.items()},
             "by_role_coverage": round(coverage(rec, "redo_write"), 3)}
+
+
+def thread_roles(writers: pd.DataFrame) -> dict[str, int]:
+    """The redo each role wrote outside purge's spans, heaviest first."""
+    outside = (writers["bytes"] - writers["purge_bytes"]).clip(lower=0)
+    sums = outside[outside > 0].groupby(writers["role"]).sum().sort_values(ascending=False)
+    return {str(role): int(written) for role, written in sums.items()}
 
 
 def redo_summary(rec: Recording) -> dict:

@@ -277,9 +277,9 @@ def cmd_query(args) -> int:
 
 
 def ready_queries_help() -> str:
-    from innostall.analysis.query import READY
+    from innostall.analysis.query import READY, TABLES
 
-    lines = ["views: recordings, counters, hists, walks, block_pages, wait_stacks, read_views "
+    lines = [f"views: {', '.join(['recordings', *TABLES])} "
              "(each with the columns recording and host first; docs/recording-format.md)",
              "ready queries (--ready NAME [ARG]):"]
     lines += [f"  {name}: {ready.help}" for name, ready in READY.items()]

@@ -116,7 +116,8 @@
 	X(CNT_REDO_WRITES, "redo_writes", "event", "mtrs")                       \
 	X(CNT_REDO_BYTES, "redo_bytes", "total", "bytes")                        \
 	X(CNT_REDO_BYTES_PURGE_COORDINATOR, "redo_bytes_purge_coordinator", "total", "bytes") \
-	X(CNT_REDO_BYTES_PURGE_WORKERS, "redo_bytes_purge_workers", "total", "bytes")
+	X(CNT_REDO_BYTES_PURGE_WORKERS, "redo_bytes_purge_workers", "total", "bytes") \
+	X(CNT_REDO_WRITERS_FULL, "redo_writers_full", "loss", "mtrs")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -246,6 +247,18 @@ struct stack_key {
 };
 
 #define COMM_LEN 16
+
+/* One thread's redo (redo.bpf.c's redo_writers map, keyed by thread id): all its bytes, the
+ * part written inside purge's spans, and where it first wrote outside them, from which user
+ * space tells its role (a connection's stack passes through do_command ...). */
+struct redo_writer {
+	__u64 bytes;
+	__u64 purge_bytes;
+	__u64 writes;
+	struct stack_key stack; /* stack_id 0 and no libc frames until taken */
+	__u32 stack_taken;
+	char comm[COMM_LEN];
+};
 
 /* The thread that woke a latch waiter, and so released the latch it waited on (its
  * release path made the futex wake). latch_holders sums the waits each one caused. */

@@ -13,12 +13,16 @@
  *
  * A write is charged to purge's coordinator while its thread is inside a batch
  * (trx_purge), to purge's workers while inside a task (purge.bpf.c's spans), else to the
- * rest: user connections, the page cleaner, the master thread... Entry only: nothing
- * changes in the server's stack. */
+ * rest: user connections, the page cleaner, the master thread... Each thread's bytes are
+ * also summed in redo_writers, with the stack of its first write outside purge, from which
+ * user space names its role: MariaDB and MySQL before 8.0.27 leave their threads unnamed,
+ * so the stack is what tells a connection from the master thread. One stack per thread,
+ * not per write. Entry only: nothing changes in the server's stack. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
+#include "unwind.bpf.h"
 
 #define MAX_MTR_BYTES (1ULL << 30) /* a length past this is not one: the symbol is not what we think */
 
@@ -56,8 +60,31 @@ int BPF_KRETPROBE(purge_task_exit)
 	return 0;
 }
 
-static __always_inline void charge(__u64 len)
+/* Threads that wrote redo, by thread id. A thread that ends leaves its entry (its bytes
+ * were written); a map full of them costs the newcomers' attribution, counted in
+ * redo_writers_full, not their bytes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* thread id */
+	__type(value, struct redo_writer);
+} redo_writers SEC(".maps");
+
+static __always_inline struct redo_writer *writer_of(__u32 tid)
 {
+	struct redo_writer *w = bpf_map_lookup_elem(&redo_writers, &tid), fresh = {};
+
+	if (w)
+		return w;
+	bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
+	bpf_map_update_elem(&redo_writers, &tid, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&redo_writers, &tid);
+}
+
+static __always_inline void charge(struct pt_regs *ctx, __u64 len)
+{
+	struct redo_writer *w;
+	bool purge = true;
 	__u32 tid;
 
 	if (!traced_process() || !len || len > MAX_MTR_BYTES)
@@ -69,13 +96,28 @@ static __always_inline void charge(__u64 len)
 		counter_add(CNT_REDO_BYTES_PURGE_COORDINATOR, len);
 	else if (bpf_map_lookup_elem(&worker_start, &tid))
 		counter_add(CNT_REDO_BYTES_PURGE_WORKERS, len);
+	else
+		purge = false;
+	w = writer_of(tid);
+	if (!w) {
+		counter_add(CNT_REDO_WRITERS_FULL, 1);
+		return;
+	}
+	w->writes++; /* only this thread writes its entry */
+	w->bytes += len;
+	if (purge) {
+		w->purge_bytes += len;
+	} else if (!w->stack_taken) {
+		w->stack_taken = 1;
+		user_stack_at(ctx, &w->stack);
+	}
 }
 
 SEC("uprobe")
 int BPF_KPROBE(redo_write, void *object, __u64 len)
 {
 	count_hit(ctx);
-	charge(len);
+	charge(ctx, len);
 	return 0;
 }
 
@@ -85,6 +127,6 @@ SEC("uprobe")
 int BPF_KPROBE(redo_write_arg3, void *result, void *log, __u64 len)
 {
 	count_hit(ctx);
-	charge(len);
+	charge(ctx, len);
 	return 0;
 }

@@ -251,6 +251,29 @@ static void print_latch_stacks(int stacks_fd, int traces_fd)
 	}
 }
 
+/* [tid, thread name, bytes, purge's bytes, writes, [stack of its first write outside purge]]
+ * per thread that wrote redo (redo.bpf.c) */
+static void print_redo_writers(int writers_fd, int traces_fd)
+{
+	struct redo_writer w;
+	__u32 tid, prev;
+	bool first = true, more;
+
+	for (more = !bpf_map_get_next_key(writers_fd, NULL, &tid); more;
+	     more = !bpf_map_get_next_key(writers_fd, &prev, &tid)) {
+		prev = tid;
+		if (bpf_map_lookup_elem(writers_fd, &tid, &w))
+			continue;
+		printf("%s[%u,", first ? "" : ",", tid);
+		print_comm(w.comm);
+		printf(",%llu,%llu,%llu,[", w.bytes, w.purge_bytes, w.writes);
+		first = false;
+		if (w.stack_taken)
+			print_unwound_frames(traces_fd, w.stack.stack_id, &w.stack.libc);
+		printf("]]");
+	}
+}
+
 void print_latch_tables(struct innostall_bpf *obj)
 {
 	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
@@ -263,6 +286,8 @@ void print_latch_tables(struct innostall_bpf *obj)
 	print_latch_stacks(bpf_map__fd(obj->maps.latch_stacks), traces_fd);
 	printf("],\"holders\":[");
 	print_holders(bpf_map__fd(obj->maps.latch_holders), traces_fd);
+	printf("],\"redo_writers\":[");
+	print_redo_writers(bpf_map__fd(obj->maps.redo_writers), traces_fd);
 	printf("]}\n");
 	fflush(stdout);
 }

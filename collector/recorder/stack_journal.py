@@ -57,6 +57,8 @@ class StackJournal:
                                    for kind, ident, mode, waits, ns, stack in rec.get("latch_stacks", [])]
             rec["holders"] = [[latch, mode, thread, waits, ns, self.fold(stack), self.holder_latch_name(latch)]
                               for latch, mode, thread, waits, ns, stack in rec.get("holders", [])]
+            rec["redo_writers"] = [[tid, thread, written, by_purge, writes, self.fold(stack) if stack else ""]
+                                   for tid, thread, written, by_purge, writes, stack in rec.get("redo_writers", [])]
         elif rec["type"] == "latches":
             self.name_latches(rec)
         elif rec["type"] == "read_views":
