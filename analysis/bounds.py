@@ -43,7 +43,8 @@ MAX_HIST_NAMES = 1024
 MAX_SLOT = 64  # log2 buckets of a 64-bit value
 # the column a stack table's stacks are ranked by (None: by rows)
 STACK_WEIGHTS = {"walks": None, "wait_stacks": "wait_us", "latch_stacks": "wait_us",
-                 "latch_holders": "wait_us", "read_views": None, "redo_writers": "bytes"}
+                 "latch_holders": "wait_us", "read_views": None, "redo_writers": "bytes",
+                 "flush_waits": "wait_us"}
 
 
 # the texts that may be null: the walked table and index (null where not recognised), the

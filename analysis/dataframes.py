@@ -19,6 +19,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
                    woke latch waiters (released the latch), by the waiting they caused
         redo_writers  tid, thread, role, stack, bytes, purge_bytes, writes: the threads that
                    wrote redo (with the redo_write probe)
+        flush_waits  kind, thread, role, stack, waits, wait_us: writers' waits for flushing
         read_views interval, t_s, tid, opened_s, age_s, history_at_open, stack, connection_id,
                    user, statement, source, open: the oldest read views at each snapshot
         purge      one row per interval: the history (its level, and history_end at the
@@ -41,6 +42,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "latch_holders": rec.latch_holders,
         "read_views": rec.read_views,
         "redo_writers": rec.redo_writers,
+        "flush_waits": rec.flush_waits,
         "purge": purge.purge_table(rec),
         "intervals": report_tables.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),

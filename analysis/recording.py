@@ -8,7 +8,7 @@ import pandas as pd
 
 from innostall.format import files, journal as fmt, meta_shape
 from innostall.errors import UserError
-from innostall.format.redo_writers import REDO_WRITERS, redo_writers_table
+from innostall.format.writer_tables import FLUSH_WAITS, REDO_WRITERS, flush_waits_table, redo_writers_table
 from innostall.format.safe_text import safe_strings
 from innostall.format.schema import Schema
 
@@ -40,6 +40,8 @@ class Recording:
     # who woke latch waiters: latch, mode, thread, role, stack (the waker's), waits, wait_us
     redo_writers: pd.DataFrame = field(default_factory=lambda: redo_writers_table([]))
     # every thread that wrote redo: tid, thread, role, stack, bytes, purge_bytes, writes
+    flush_waits: pd.DataFrame = field(default_factory=lambda: flush_waits_table([]))
+    # writers' waits for flushing: kind, thread, role, stack, waits, wait_us
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
     window: dict | None = None  # a window of the recording (window.py): where it lies in it
     # sums the views ask for dozens of times: (the table they were summed from, the sums)
@@ -106,13 +108,15 @@ def optional_tables(schema: Schema) -> dict:
             "latch_timeline": (fmt.LATCH_TIMELINE, fmt.latch_timeline_table),
             "latch_stacks": (fmt.LATCH_STACKS, lambda records: fmt.latch_stacks_table(records, schema)),
             "latch_holders": (fmt.HOLDERS, lambda records: fmt.holders_table(records, schema)),
-            "redo_writers": (REDO_WRITERS, redo_writers_table)}
+            "redo_writers": (REDO_WRITERS, redo_writers_table),
+            "flush_waits": (FLUSH_WAITS, flush_waits_table)}
 
 
 # the journal lines each optional table is built from
 BUILT_FROM = {"walks": "deep_walk", "pages": "latch_tables", "wait_stacks": "latch_tables",
               "read_views": "read_views", "latches": "latches", "latch_timeline": "latches",
-              "latch_stacks": "latch_tables", "latch_holders": "latch_tables", "redo_writers": "latch_tables"}
+              "latch_stacks": "latch_tables", "latch_holders": "latch_tables", "redo_writers": "latch_tables",
+              "flush_waits": "latch_tables"}
 
 
 def load(path: str) -> Recording:

@@ -17,6 +17,7 @@ import math
 import pandas as pd
 
 from innostall.format.journal import SERVER_STATE
+from innostall.names import leaf_path
 
 from .cost import EXACT, coverage
 from .recording import Recording
@@ -146,7 +147,29 @@ def redo_summary(rec: Recording) -> dict:
                 "free_pages_min": whole(table["free_pages"].min()),
                 "data_pages_max": whole(table["lru_pages"].max())}
     return {"redo": redo, "checkpoint": checkpoint, "buffer_pool": pool, "undo_space": undo_space(table),
-            "server_state": state_read(rec)}
+            "flushing": flushing(rec), "server_state": state_read(rec)}
+
+
+STACKS_TOLD = 3  # the heaviest waiting stacks the summary names
+FRAMES_SHOWN = 4  # of the heaviest, in the text: where the writer waited, leaf first
+
+
+def flushing(rec: Recording) -> dict | None:
+    """Writers' waits for flushing, from the log_room_wait probe (probes/flush.bpf.c):
+    {log_room: {waits, wait_s, by_role_s: {role: s}, stacks: [{stack, role, waits, wait_s}]}}
+    (waits and time from the counters, so a window's own; roles and stacks from the
+    flush_waits table, the whole recording's); None when the probe was not attached."""
+    if not rec.probe_attached("log_room_wait"):
+        return None
+    table = rec.flush_waits[rec.flush_waits["kind"] == "log room"]
+    by_role = table.groupby("role")["wait_us"].sum().sort_values(ascending=False)
+    heaviest = table.nlargest(STACKS_TOLD, "wait_us")
+    return {"log_room": {
+        "waits": rec.counter_total("log_room_waits"),
+        "wait_s": round(rec.counter_total("log_room_wait_ns") / 1e9, 3),
+        "by_role_s": {str(role): round(us / 1e6, 3) for role, us in by_role.items() if us > 0},
+        "stacks": [{"stack": row.stack, "role": row.role, "waits": int(row.waits),
+                    "wait_s": round(row.wait_us / 1e6, 3)} for row in heaviest.itertuples()]}}
 
 
 def undo_space(table: pd.DataFrame) -> dict | None:
@@ -188,6 +211,7 @@ def redo_body(s: dict) -> list[str]:
     """The section's lines, each indented, which the HTML shows too; none when nothing was
     measured."""
     redo, cp, pool, undo = s["redo"], s["checkpoint"], s["buffer_pool"], s["undo_space"]
+    room = (s["flushing"] or {}).get("log_room")
     lines = []
     if redo and redo["bytes"] is not None:
         lines.append(f"  redo written {mib(redo['bytes'])} from {redo['from_s']:.1f} to {redo['to_s']:.1f} s"
@@ -208,6 +232,12 @@ def redo_body(s: dict) -> list[str]:
         if cp["async_s"]:
             lines.append(f"  it reached the async flush point in intervals totalling {cp['async_s']:.1f} s, "
                          f"the sync point in {cp['sync_s']:.1f} s")
+    if room and room["waits"]:
+        roles = ", ".join(f"{role} {at:.1f} s" for role, at in room["by_role_s"].items())
+        lines.append(f"  writers waited for the log to make room {room['waits']:,} times, {room['wait_s']:.1f} s"
+                     + (f" ({roles})" if roles else "")
+                     + (f"; most from {leaf_path(room['stacks'][0]['stack'], FRAMES_SHOWN, known_only=True)}"
+                        if room["stacks"] else ""))
     if pool:
         lines.append(f"  buffer pool: dirty pages at most {pool['dirty_pages_max']:,} (at "
                      f"{pool['dirty_pages_max_at_s']:.1f} s), {pool['dirty_pages_last']:,} at the end"

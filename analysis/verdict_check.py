@@ -113,6 +113,7 @@ def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
         "pages_per_s": pages / length if length else 0.0, "batches_per_s": batches / length if length else 0.0,
         "pages_per_batch": pages / (batches - empty) if batches > empty else None,
         "dml_delays": rows["dml_delays"].sum(), "dml_delay_us": rows["dml_delay_us"].sum(),
+        "log_room": {"waits": rows["log_room_waits"].sum(), "wait_s": rows["log_room_wait_ns"].sum() / 1e9},
         "levels": {"median": known.median(), "min": known.min(), "max": known.max()} if len(known) else None,
         "history": move(table, rows),
         "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
@@ -167,6 +168,7 @@ def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]
         if not same(figures[name], truth[name]):
             problems.append(f"{name} is {figures[name]}, its intervals say {shown(truth[name])}")
     for name, real in [("levels", truth["levels"]), ("history", truth["history"]), ("bound", truth["bound"]),
+                       ("log_room", truth["log_room"]),
                        *([("pinned_history", truth["moved"])] if "pinned_history" in figures else [])]:
         told = figures[name]
         if (told is None) != (real is None) or (told and not all(same(told[k], real[k]) for k in real)):
@@ -263,6 +265,8 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
          lambda g: truth["bound"] is not None and said(g[1], 100 * truth["bound"]["share"])
          and g[0] == {"cpu": "CPU-bound", "io": "I/O-bound", "latch": "latch-bound",
                       "other": "off CPU"}[truth["bound"]["part"]]),
+        (rf"writers waited ({NUMBER}) s in ({NUMBER}) waits for the log to make room",
+         lambda g: said(g[0], truth["log_room"]["wait_s"]) and said(g[1], truth["log_room"]["waits"])),
         (rf"\(and ({NUMBER}) views before\)", lambda g: said(g[0], phase["figures"]["views_before"])),
         (rf"and ({NUMBER}) more short events", lambda g: said(g[0], len(events) - EVENTS_SHOWN)),
     ]
@@ -353,6 +357,9 @@ def finding_problems(told: dict, rec) -> list[str]:
          rf"async flush point \(({NUMBER}) MiB\)(?:; it reached that point in intervals totalling ({NUMBER}) s)?"
          rf"(?:, the sync flush point \(({NUMBER}) MiB\) in ({NUMBER}) s)?:.*?(?: Dirty pages peaked at ({NUMBER})\.)?$",
          lambda g: checkpoint_holds(g, server_state(rec))),
+        (rf"^Writers waited ({NUMBER}) s for the log to make room \(({NUMBER}) waits(?:: (.*))?\): ",
+         lambda g: said(g[0], total("log_room_wait_ns") / 1e9) and said(g[1], total("log_room_waits"))
+         and roles_hold(g[2], rec.flush_waits)),
     ]
     problems = []
     for finding in told["findings"]:
@@ -363,6 +370,14 @@ def finding_problems(told: dict, rec) -> list[str]:
         elif not hit[1](hit[0].groups()):
             problems.append(f"finding '{finding}': its tables say otherwise")
     return problems
+
+
+def roles_hold(text: str | None, waits: pd.DataFrame) -> bool:
+    """'user connection 3.1 s, master thread 0.2 s' against the flush_waits table."""
+    by_role = waits[waits["kind"] == "log room"].groupby("role")["wait_us"].sum() / 1e6
+    said_roles = dict(part.rsplit(" ", 2)[:2] for part in (text or "").split(", ") if part)
+    return (set(said_roles) == {r for r, s in by_role.items() if s > 0}
+            and all(said(s, by_role[r]) for r, s in said_roles.items()))
 
 
 def server_state(rec) -> pd.DataFrame:

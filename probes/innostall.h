@@ -19,7 +19,8 @@
  * Units: us, ns (times), or what is counted (pages, versions, records, ...). */
 
 /* Log2 histograms kept in the kernel: X(id, name, unit, section, title); section is the
- * part of the report that shows it (purge, version_walk, undo, block_latch, other_latch, dml). */
+ * part of the report that shows it (purge, version_walk, undo, block_latch, other_latch, dml,
+ * flushing). */
 #define INNOSTALL_HISTS(X)                                                                     \
 	X(HIST_PURGE_BATCH_US, "purge_batch_latency", "us", "purge", "Purge batch latency")             \
 	X(HIST_PURGE_BATCH_PAGES, "purge_batch_pages", "pages", "purge", "Undo pages per purge batch")  \
@@ -35,7 +36,9 @@
 	  "Page reads from disk (undo and other pages)")                                       \
 	X(HIST_PURGE_BATCH_RECORDS, "purge_batch_records", "records", "purge",                          \
 	  "Undo records per purge batch")                                                      \
-	X(HIST_DML_DELAY_US, "dml_delay", "us", "dml", "DML delay of innodb_max_purge_lag")
+	X(HIST_DML_DELAY_US, "dml_delay", "us", "dml", "DML delay of innodb_max_purge_lag")          \
+	X(HIST_LOG_ROOM_WAIT_US, "log_room_wait", "us", "flushing",                                \
+	  "Writers' waits for the log to make room (checkpoint)")
 
 /* Monotonic counters kept in the kernel: X(id, name, kind, unit). Kinds:
  *   event  one per traced occurrence (the live line's events/s adds these up)
@@ -117,7 +120,10 @@
 	X(CNT_REDO_BYTES, "redo_bytes", "total", "bytes")                        \
 	X(CNT_REDO_BYTES_PURGE_COORDINATOR, "redo_bytes_purge_coordinator", "total", "bytes") \
 	X(CNT_REDO_BYTES_PURGE_WORKERS, "redo_bytes_purge_workers", "total", "bytes") \
-	X(CNT_REDO_WRITERS_FULL, "redo_writers_full", "loss", "mtrs")
+	X(CNT_REDO_WRITERS_FULL, "redo_writers_full", "loss", "mtrs")           \
+	X(CNT_LOG_ROOM_WAITS, "log_room_waits", "event", "waits")                \
+	X(CNT_LOG_ROOM_WAIT_NS, "log_room_wait_ns", "total", "ns")               \
+	X(CNT_FLUSH_WAITS_FULL, "flush_waits_full", "loss", "waits")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -266,6 +272,15 @@ struct holder_key {
 	__u64 latch; /* the latch's address, as the wait's probe read it */
 	struct stack_key stack; /* the waker's user stack at the wake; mode: the waiter's */
 	char comm[COMM_LEN]; /* the waker's thread name */
+};
+
+/* A writer's wait for flushing (flush.bpf.c's flush_waits map): what it waited for, where
+ * (its user stack at the return, in the caller that waited) and the waiting thread's name. */
+enum flush_wait_kind { FLUSH_WAIT_LOG_ROOM = 0 };
+
+struct flush_wait_key {
+	struct stack_key stack; /* mode: enum flush_wait_kind */
+	char comm[COMM_LEN];
 };
 
 /* The libc text the unwinder knows, from .eh_frame: one row per change of the canonical

@@ -108,6 +108,20 @@ def purge_redo_findings(told: dict) -> list[str]:
             f"its coordinator {coordinator:.1%}, its workers {workers:.1%})."]
 
 
+STALL_SAID_S = 0.1  # writers' waits for the log from which a finding says them
+
+
+def log_room_findings(told: dict) -> list[str]:
+    """Writers stopped until the page cleaners made room in the log (analysis/redo.py)."""
+    room = (told.get("flushing") or {}).get("log_room")
+    if not room or room["wait_s"] < STALL_SAID_S:
+        return []
+    roles = ", ".join(f"{role} {s:.1f} s" for role, s in room["by_role_s"].items())
+    return [f"Writers waited {room['wait_s']:.1f} s for the log to make room ({room['waits']:,} waits"
+            + (f": {roles}" if roles else "") + "): the checkpoint age reached the point where InnoDB stops "
+            "writers until the page cleaners have flushed the oldest dirty pages."]
+
+
 def all_findings(rec: Recording, told: dict) -> list[str]:
     """Every finding, in the report's order: purge's, the version walks', the undo reads'
     and the latches'. The text shows each in its section, HTML and JSON all together."""
@@ -117,7 +131,7 @@ def all_findings(rec: Recording, told: dict) -> list[str]:
     found += undo_findings(told["undo"])
     if told["block_lock"]["recorded"]:
         found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
-    return found + purge_redo_findings(told) + flush_findings(told)
+    return found + purge_redo_findings(told) + flush_findings(told) + log_room_findings(told)
 
 
 def walk_findings(walks: dict, drops: int) -> list[str]:

@@ -21,6 +21,10 @@ from ..purge_time import bound_text, rows_bound
 from .numbers import at, between, count, growth, seconds, shorten
 
 EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
+# Writers' waits for the log to make room, as a share of the phase's seconds (summed over
+# the threads that waited), from which its words call it flush-bound: a tenth of its time
+# is a stall a DBA feels in the load's latency.
+FLUSH_BOUND_SHARE = 0.1
 STATEMENT_SHOWN = 80  # characters of a view's statement in the verdict (all of it in JSON)
 
 
@@ -136,11 +140,23 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
             "history": history_move(table, a, b), "levels": levels(table, a, b),
             "held": held(table, a, b),
             "dml_delays": int(rows.total("dml_delays")), "dml_delay_us": rounded(rows.total("dml_delay_us")),
+            "log_room": {"waits": int(rows.total("log_room_waits")),
+                         "wait_s": rounded(rows.total("log_room_wait_ns") / 1e9)},
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
             "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
 
 
 # --- words -----------------------------------------------------------------------------
+
+def flush_bound_words(f: dict) -> str:
+    """'; flush-bound: writers waited 3.1 s in 12 waits for the log to make room', when they
+    waited at least FLUSH_BOUND_SHARE of the phase's time."""
+    room = f["log_room"]
+    if not room["waits"] or room["wait_s"] < FLUSH_BOUND_SHARE * f["seconds"]:
+        return ""
+    return (f"; flush-bound: writers waited {seconds(room['wait_s'])} in {count(room['waits'])} waits "
+            "for the log to make room")
+
 
 def move_words(move: dict | None) -> str:
     """'history 1,800 → 10,600 over 11.0 s (+800/s)'."""
@@ -312,5 +328,5 @@ def phase(verdict: str, table: pd.DataFrame, a: int, b: int, taken_in: list[tupl
              "not_recorded": lambda: NOT_RECORDED}[verdict]()
     events = [event(v, table, first, last) for v, first, last in taken_in]
     return {"from_s": start_s(table, a), "to_s": to_s, "verdict": verdict,
-            "detail": words + events_words(events), "figures": f, "events": events}
+            "detail": words + flush_bound_words(f) + events_words(events), "figures": f, "events": events}
 

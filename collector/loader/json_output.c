@@ -274,6 +274,28 @@ static void print_redo_writers(int writers_fd, int traces_fd)
 	}
 }
 
+/* [kind, thread name, waits, ns, [the waiter's stack]] per kind of flushing wait, waiter's
+ * stack and thread name (flush.bpf.c) */
+static void print_flush_waits(int waits_fd, int traces_fd)
+{
+	struct flush_wait_key key, prev;
+	struct wait_sum sum;
+	bool first = true, more;
+
+	for (more = !bpf_map_get_next_key(waits_fd, NULL, &key); more;
+	     more = !bpf_map_get_next_key(waits_fd, &prev, &key)) {
+		prev = key;
+		if (bpf_map_lookup_elem(waits_fd, &key, &sum))
+			continue;
+		printf("%s[%u,", first ? "" : ",", key.stack.mode);
+		print_comm(key.comm);
+		printf(",%llu,%llu,[", sum.count, sum.total_ns);
+		first = false;
+		print_unwound_frames(traces_fd, key.stack.stack_id, &key.stack.libc);
+		printf("]]");
+	}
+}
+
 void print_latch_tables(struct innostall_bpf *obj)
 {
 	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
@@ -288,6 +310,8 @@ void print_latch_tables(struct innostall_bpf *obj)
 	print_holders(bpf_map__fd(obj->maps.latch_holders), traces_fd);
 	printf("],\"redo_writers\":[");
 	print_redo_writers(bpf_map__fd(obj->maps.redo_writers), traces_fd);
+	printf("],\"flush_waits\":[");
+	print_flush_waits(bpf_map__fd(obj->maps.flush_waits), traces_fd);
 	printf("]}\n");
 	fflush(stdout);
 }

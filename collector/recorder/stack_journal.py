@@ -59,6 +59,8 @@ class StackJournal:
                               for latch, mode, thread, waits, ns, stack in rec.get("holders", [])]
             rec["redo_writers"] = [[tid, thread, written, by_purge, writes, self.fold(stack) if stack else ""]
                                    for tid, thread, written, by_purge, writes, stack in rec.get("redo_writers", [])]
+            rec["flush_waits"] = [[kind, thread, waits, ns, self.fold(stack)]
+                                  for kind, thread, waits, ns, stack in rec.get("flush_waits", [])]
         elif rec["type"] == "latches":
             self.name_latches(rec)
         elif rec["type"] == "read_views":

@@ -37,7 +37,9 @@
                       waker's at the wake: its release site), waits, wait_us (the time the
                       woken waits lasted; whole recording)
     redo_writers.parquet  every thread that wrote redo, with its role and its bytes, purge's
-                      part apart (innostall/format/redo_writers.py; whole recording)
+                      part apart (innostall/format/writer_tables.py; whole recording)
+    flush_waits.parquet   writers' waits for flushing (the log to make room): kind, thread,
+                      role, stack, waits, wait_us (writer_tables.py; whole recording)
     read_views.parquet  the oldest read views open at each snapshot (at most 8, oldest first),
                       one row per interval and view: interval, t_s, tid, opened_s (seconds
                       from the attach, negative when opened before it), age_s, history_at_open

@@ -11,7 +11,7 @@ import re
 
 # (role, pattern on the thread name, pattern on the folded stack), most specific first
 ROLES = [
-    ("purge coordinator", r"^ib_purge_co|^ib_purge_thr$", r"purge_coordinator|srv_purge_coordinator_thread|trx_purge\b|purge_coordinator_callback"),
+    ("purge coordinator", r"^ib_purge_co|^ib_purge_thr$", r"purge_coordinator|srv_purge_coordinator_thread|trx_purge\b|purge_coordinator_callback|purge_truncation_callback"),
     ("purge worker", r"^ib_purge_wor|^ib_purge_wkr", r"purge_worker_callback|srv_worker_thread|row_purge"),
     ("page cleaner", r"^ib_pg_flush|^ib_page_clean|^page_cleaner", r"buf_flush_page_cleaner|pc_flush_slot|buf_flush_page_coordinator|buf_flush_page_cleaner_thread"),
     ("buffer pool dump/load", r"^ib_buf_dump|^ib_buf_load", r"buf_dump_thread|buf_load_thread|buf_dump_load_func|buf_load\b|buf_dump\b"),

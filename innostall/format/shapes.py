@@ -200,7 +200,8 @@ SHAPES = {
         "stacks": list_of(row(MODE, count, count, text), MAX_ROWS),
         "latch_stacks": list_of(row(small(256), identity, MODE, count, count, text), MAX_ROWS),
         "holders": list_of(row(identity, MODE, text, count, count, text, text, optional=1), MAX_ROWS),
-        "redo_writers": list_of(row(TID, text, count, count, count, text), MAX_ROWS)}),
+        "redo_writers": list_of(row(TID, text, count, count, count, text), MAX_ROWS),
+        "flush_waits": list_of(row(small(256), text, count, count, text), MAX_ROWS)}),
     "end": fields({}, {"reason": nullable(text)}),
 }
 

@@ -1,0 +1,54 @@
+"""Two tables of the server's writers, from the journal's latch_tables lines (the last one
+whole): who wrote the redo, and who waited for flushing.
+
+redo_writers.parquet: every thread that wrote redo while the redo_write probe was
+attached (probes/redo.bpf.c), so that the report can say how much of the redo user
+connections wrote and how much the server's own threads.
+
+    tid, thread    the thread's id and name (MariaDB and MySQL before 8.0.27 name few)
+    role           what the thread is, from its name or else the stack of its first write
+                   outside purge (innostall/format/roles.py); "purge" for a thread that
+                   wrote only inside purge's spans
+    stack          that stack, folded, root first ("" when it never wrote outside purge)
+    bytes          the redo it wrote, its mini-transactions' own bytes
+    purge_bytes    the part of it written inside purge's spans (charged to purge)
+    writes         its mini-transactions
+
+flush_waits.parquet: writers' waits for flushing (probes/flush.bpf.c), by what they waited
+for, the waiter's thread and stack.
+
+    kind           "log room": the checkpoint age at the point where writers wait for the
+                   page cleaners to flush the oldest pages (probe log_room_wait)
+    thread, role   the waiter's name and role, as above (from the waiting stack)
+    stack          the waiter's stack, folded, root first
+    waits, wait_us the waits and their time"""
+from __future__ import annotations
+
+from innostall.format.roles import role_of
+
+REDO_WRITERS, FLUSH_WAITS = "redo_writers.parquet", "flush_waits.parquet"
+REDO_WRITER_COLUMNS = {"tid": "int32", "thread": "string", "role": "string", "stack": "string",
+                       "bytes": "int64", "purge_bytes": "int64", "writes": "int64"}
+FLUSH_WAIT_COLUMNS = {"kind": "string", "thread": "string", "role": "string", "stack": "string",
+                      "waits": "int64", "wait_us": "float64"}
+PURGE_ONLY = "purge"
+FLUSH_WAIT_KINDS = ("log room",)  # probes/innostall.h enum flush_wait_kind, in its order
+
+
+def latest_tables(records: list[dict]) -> dict:
+    return next((r for r in reversed(records) if r.get("type") == "latch_tables"), {})
+
+
+def redo_writers_table(records: list[dict]):
+    import pandas as pd
+    rows = [(tid, thread, role_of(thread, stack) if stack else PURGE_ONLY, stack, written, by_purge, writes)
+            for tid, thread, written, by_purge, writes, stack in latest_tables(records).get("redo_writers", [])]
+    return pd.DataFrame(rows, columns=list(REDO_WRITER_COLUMNS)).astype(REDO_WRITER_COLUMNS)
+
+
+def flush_waits_table(records: list[dict]):
+    import pandas as pd
+    rows = [(FLUSH_WAIT_KINDS[kind] if kind < len(FLUSH_WAIT_KINDS) else f"kind {kind}", thread,
+             role_of(thread, stack), stack, waits, ns / 1000)
+            for kind, thread, waits, ns, stack in latest_tables(records).get("flush_waits", [])]
+    return pd.DataFrame(rows, columns=list(FLUSH_WAIT_COLUMNS)).astype(FLUSH_WAIT_COLUMNS)

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Writers stalled by flushing: a thread waiting for the log to make room, because the
+ * checkpoint age passed the point where InnoDB stops writers until the page cleaners have
+ * flushed the oldest pages (catalog: log_room_wait). The function waited in is the one the
+ * family sleeps in there: buf_flush_wait_flushed(lsn) (MariaDB, called from
+ * log_free_check's margin check once the age passes max_checkpoint_age; 10.2-10.4: from
+ * log_preflush_pool_modified_pages), log_free_check_wait(log[, sn]) (MySQL 8.0+). Both
+ * return at once when nothing needs flushing: a call that found the log roomy costs a few
+ * microseconds and is counted as such, so the waits' time is the stall.
+ *
+ * Summed per waiter's stack and thread name, so that the report says who waited (user
+ * connections, the master thread, purge) and from where. A return probe is safe: these
+ * functions wait on condition variables or sleep in a loop, and raise no exception. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "maps.bpf.h"
+#include "unwind.bpf.h"
+
+struct flush_wait {
+	__u64 start_ns;
+	__u64 window;
+	__u32 kind;
+	__u32 nested;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* thread id */
+	__type(value, struct flush_wait);
+} open_flush_waits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct flush_wait_key);
+	__type(value, struct wait_sum);
+} flush_waits SEC(".maps");
+
+/* The key is built here, not on the BPF stack: a stack key with its unwound libc frames
+ * is larger than the stack allows beside the unwinder's own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct flush_wait_key);
+} flush_wait_scratch SEC(".maps");
+
+static __always_inline int wait_enter(void *ctx, __u32 kind)
+{
+	struct flush_wait *open, fresh = {};
+	__u32 tid = current_tid();
+
+	if (!traced_process())
+		return 0;
+	open = bpf_map_lookup_elem(&open_flush_waits, &tid);
+	if (open && window_unbroken(open->window)) {
+		open->nested++; /* a wait inside a wait: the outer one owns the time */
+		return 0;
+	}
+	fresh.start_ns = bpf_ktime_get_ns();
+	fresh.window = window_token(ctx);
+	fresh.kind = kind;
+	bpf_map_update_elem(&open_flush_waits, &tid, &fresh, BPF_ANY);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(log_room_wait_enter)
+{
+	count_hit(ctx);
+	return wait_enter(ctx, FLUSH_WAIT_LOG_ROOM);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(flush_wait_exit)
+{
+	struct wait_sum *sum, fresh = { 1, 0 };
+	struct flush_wait_key *key;
+	__u32 tid = current_tid(), zero = 0;
+	struct flush_wait *open;
+	__u64 ns;
+
+	count_hit(ctx);
+	open = bpf_map_lookup_elem(&open_flush_waits, &tid);
+	if (!open || span_cut(&open_flush_waits, &tid, open->window))
+		return 0;
+	if (open->nested) {
+		open->nested--;
+		return 0;
+	}
+	ns = bpf_ktime_get_ns() - open->start_ns;
+	counter_add(CNT_LOG_ROOM_WAITS, 1);
+	counter_add(CNT_LOG_ROOM_WAIT_NS, ns);
+	hist_add(HIST_LOG_ROOM_WAIT_US, ns / 1000);
+	key = bpf_map_lookup_elem(&flush_wait_scratch, &zero);
+	if (key) {
+		__builtin_memset(key, 0, sizeof(*key));
+		key->stack.mode = open->kind;
+		user_stack_at(ctx, &key->stack);
+		bpf_get_current_comm(key->comm, sizeof(key->comm));
+		sum = bpf_map_lookup_elem(&flush_waits, key);
+		if (sum) {
+			__sync_fetch_and_add(&sum->count, 1);
+			__sync_fetch_and_add(&sum->total_ns, ns);
+		} else {
+			fresh.total_ns = ns;
+			if (bpf_map_update_elem(&flush_waits, key, &fresh, BPF_NOEXIST))
+				counter_add(CNT_FLUSH_WAITS_FULL, 1);
+		}
+	}
+	bpf_map_delete_elem(&open_flush_waits, &tid);
+	return 0;
+}
