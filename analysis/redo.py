@@ -162,6 +162,7 @@ def flushing(rec: Recording) -> dict | None:
     if not rec.probe_attached("log_room_wait"):
         return None
     table = rec.flush_waits[rec.flush_waits["kind"] == "log room"]
+    open_waits, open_ns = last_level(rec, "log_room_waits_open"), last_level(rec, "log_room_wait_open_ns")
     by_role = table.groupby("role")["wait_us"].sum().sort_values(ascending=False)
     heaviest = table.nlargest(STACKS_TOLD, "wait_us")
     return {"log_room": {
@@ -169,7 +170,15 @@ def flushing(rec: Recording) -> dict | None:
         "wait_s": round(rec.counter_total("log_room_wait_ns") / 1e9, 3),
         "by_role_s": {str(role): round(us / 1e6, 3) for role, us in by_role.items() if us > 0},
         "stacks": [{"stack": row.stack, "role": row.role, "waits": int(row.waits),
-                    "wait_s": round(row.wait_us / 1e6, 3)} for row in heaviest.itertuples()]}}
+                    "wait_s": round(row.wait_us / 1e6, 3)} for row in heaviest.itertuples()],
+        # still waiting at the last snapshot: counted above only once they end
+        "open_at_end": {"waits": open_waits, "wait_s": round(open_ns / 1e9, 3)}}}
+
+
+def last_level(rec: Recording, name: str) -> int:
+    """A gauge's value at the last snapshot (0 in recordings made before it was kept)."""
+    rows = rec.counters[rec.counters["name"] == name]
+    return int(rows.loc[rows["t_s"].idxmax(), "value"]) if len(rows) else 0
 
 
 def undo_space(table: pd.DataFrame) -> dict | None:
@@ -238,6 +247,10 @@ def redo_body(s: dict) -> list[str]:
                      + (f" ({roles})" if roles else "")
                      + (f"; most from {leaf_path(room['stacks'][0]['stack'], FRAMES_SHOWN, known_only=True)}"
                         if room["stacks"] else ""))
+    if room and room["open_at_end"]["waits"]:
+        still = room["open_at_end"]
+        lines.append(f"  {still['waits']:,} writers were still waiting for the log at the end, for "
+                     f"{still['wait_s']:.1f} s so far (not counted above)")
     if pool:
         lines.append(f"  buffer pool: dirty pages at most {pool['dirty_pages_max']:,} (at "
                      f"{pool['dirty_pages_max_at_s']:.1f} s), {pool['dirty_pages_last']:,} at the end"

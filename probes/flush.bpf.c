@@ -17,13 +17,6 @@
 #include "maps.bpf.h"
 #include "unwind.bpf.h"
 
-struct flush_wait {
-	__u64 start_ns;
-	__u64 window;
-	__u32 kind;
-	__u32 nested;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);

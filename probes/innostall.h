@@ -57,6 +57,10 @@
  * (With the kernel timing our programs, the governor takes their run times instead.)
  * purge_batch_split_ns and purge_worker_split_ns are the wall time of the spans that the
  * sleep tracepoint watched whole, which the three counters after each split (purge.bpf.c).
+ * log_room_waits_open and log_room_wait_open_ns are the writers waiting for the log at the
+ * snapshot and how long they have waited so far: set by the loader from flush.bpf.c's open
+ * waits just before it prints (a stall in progress is seen before it ends, and one that
+ * outlasts the recording is still told).
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). redo_bytes is the redo the mini-transactions wrote, their own bytes
  * (redo.bpf.c); the two after it, the part written inside purge's batches and tasks. */
@@ -123,7 +127,9 @@
 	X(CNT_REDO_WRITERS_FULL, "redo_writers_full", "loss", "mtrs")           \
 	X(CNT_LOG_ROOM_WAITS, "log_room_waits", "event", "waits")                \
 	X(CNT_LOG_ROOM_WAIT_NS, "log_room_wait_ns", "total", "ns")               \
-	X(CNT_FLUSH_WAITS_FULL, "flush_waits_full", "loss", "waits")
+	X(CNT_FLUSH_WAITS_FULL, "flush_waits_full", "loss", "waits")            \
+	X(CNT_LOG_ROOM_WAITS_OPEN, "log_room_waits_open", "gauge", "waits")      \
+	X(CNT_LOG_ROOM_OPEN_NS, "log_room_wait_open_ns", "gauge", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -277,6 +283,15 @@ struct holder_key {
 /* A writer's wait for flushing (flush.bpf.c's flush_waits map): what it waited for, where
  * (its user stack at the return, in the caller that waited) and the waiting thread's name. */
 enum flush_wait_kind { FLUSH_WAIT_LOG_ROOM = 0 };
+
+/* A wait in progress, by thread (flush.bpf.c's open_flush_waits; the loader reads them to
+ * tell the waits still open at each snapshot). */
+struct flush_wait {
+	__u64 start_ns; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+	__u64 window;
+	__u32 kind;
+	__u32 nested;
+};
 
 struct flush_wait_key {
 	struct stack_key stack; /* mode: enum flush_wait_kind */

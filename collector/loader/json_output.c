@@ -95,6 +95,31 @@ static void reset_peaks(int counters_fd)
 	bpf_map_update_elem(counters_fd, &id, &zero, BPF_ANY);
 }
 
+/* The writers waiting for the log now, and for how long so far, into their gauges: a wait
+ * is counted by flush.bpf.c when it ends, which may be after the recording. */
+static void note_open_flush_waits(struct innostall_bpf *obj)
+{
+	int open_fd = bpf_map__fd(obj->maps.open_flush_waits);
+	int counters_fd = bpf_map__fd(obj->maps.counters);
+	__u64 now = now_ns(CLOCK_MONOTONIC), waits = 0, ns = 0; /* bpf_ktime_get_ns's clock */
+	__u32 tid, prev, id;
+	struct flush_wait open;
+	bool more;
+
+	for (more = !bpf_map_get_next_key(open_fd, NULL, &tid); more;
+	     more = !bpf_map_get_next_key(open_fd, &prev, &tid)) {
+		prev = tid;
+		if (bpf_map_lookup_elem(open_fd, &tid, &open) || open.start_ns > now)
+			continue;
+		waits++;
+		ns += now - open.start_ns;
+	}
+	id = CNT_LOG_ROOM_WAITS_OPEN;
+	bpf_map_update_elem(counters_fd, &id, &waits, BPF_ANY);
+	id = CNT_LOG_ROOM_OPEN_NS;
+	bpf_map_update_elem(counters_fd, &id, &ns, BPF_ANY);
+}
+
 void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)
 {
 	int hists_fd = bpf_map__fd(obj->maps.hists);
@@ -104,6 +129,7 @@ void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char 
 	__u32 id;
 	int s;
 
+	note_open_flush_waits(obj);
 	printf("{\"type\":\"%s\",\"mono_ns\":%llu,\"real_ns\":%llu,\"counters\":{", type,
 	       governor_now(gov, CLOCK_MONOTONIC), governor_now(gov, CLOCK_REALTIME));
 	for (id = 0; id < NR_COUNTERS; id++) {
