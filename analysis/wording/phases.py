@@ -141,7 +141,10 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
             "held": held(table, a, b),
             "dml_delays": int(rows.total("dml_delays")), "dml_delay_us": rounded(rows.total("dml_delay_us")),
             "log_room": {"waits": int(rows.total("log_room_waits")),
-                         "wait_s": rounded(rows.total("log_room_wait_ns") / 1e9)},
+                         "wait_s": rounded(rows.total("log_room_wait_ns") / 1e9),
+                         # still waiting at the span's last snapshot (gauges: its last row's)
+                         "open_at_end": int(table["log_room_waits_open"].iloc[b]),
+                         "open_s": rounded(table["log_room_wait_open_ns"].iloc[b] / 1e9)},
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
             "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
 
@@ -150,12 +153,16 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
 
 def flush_bound_words(f: dict) -> str:
     """'; flush-bound: writers waited 3.1 s in 12 waits for the log to make room', when they
-    waited at least FLUSH_BOUND_SHARE of the phase's time."""
+    waited at least FLUSH_BOUND_SHARE of the phase's time, and ', 4 still waiting at its end
+    (9.2 s so far)' when some were (a wait is counted when it ends)."""
     room = f["log_room"]
-    if not room["waits"] or room["wait_s"] < FLUSH_BOUND_SHARE * f["seconds"]:
-        return ""
-    return (f"; flush-bound: writers waited {seconds(room['wait_s'])} in {count(room['waits'])} waits "
-            "for the log to make room")
+    done = room["waits"] and room["wait_s"] >= FLUSH_BOUND_SHARE * f["seconds"]
+    still = (f"{count(room['open_at_end'])} still waiting at its end ({seconds(room['open_s'])} so far)"
+             if room["open_at_end"] else "")
+    if done:
+        return (f"; flush-bound: writers waited {seconds(room['wait_s'])} in {count(room['waits'])} waits "
+                "for the log to make room" + (f", {still}" if still else ""))
+    return f"; flush-bound: writers waiting for the log to make room, {still}" if still else ""
 
 
 def move_words(move: dict | None) -> str:
