@@ -69,7 +69,6 @@ int BPF_KPROBE(log_room_wait_enter)
 SEC("uretprobe")
 int BPF_KRETPROBE(flush_wait_exit)
 {
-	struct wait_sum *sum, fresh = { 1, 0 };
 	struct flush_wait_key *key;
 	__u32 tid = current_tid(), zero = 0;
 	struct flush_wait *open;
@@ -93,15 +92,7 @@ int BPF_KRETPROBE(flush_wait_exit)
 		key->stack.mode = open->kind;
 		user_stack_at(ctx, &key->stack);
 		bpf_get_current_comm(key->comm, sizeof(key->comm));
-		sum = bpf_map_lookup_elem(&flush_waits, key);
-		if (sum) {
-			__sync_fetch_and_add(&sum->count, 1);
-			__sync_fetch_and_add(&sum->total_ns, ns);
-		} else {
-			fresh.total_ns = ns;
-			if (bpf_map_update_elem(&flush_waits, key, &fresh, BPF_NOEXIST))
-				counter_add(CNT_FLUSH_WAITS_FULL, 1);
-		}
+		sum_add(&flush_waits, key, ns, CNT_FLUSH_WAITS_FULL);
 	}
 	bpf_map_delete_elem(&open_flush_waits, &tid);
 	return 0;

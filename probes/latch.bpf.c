@@ -123,19 +123,6 @@ static __always_inline bool rw_lock_block_page(__u64 latch, struct page_key *pag
 	return !bpf_probe_read_user(page, sizeof(*page), (void *)(latch - layout.block_lock));
 }
 
-static __always_inline void sum_add(void *map, void *key, __u64 ns, __u32 overflow_counter)
-{
-	struct wait_sum *sum = bpf_map_lookup_elem(map, key), fresh = { 1, ns };
-
-	if (sum) {
-		__sync_fetch_and_add(&sum->count, 1);
-		__sync_fetch_and_add(&sum->total_ns, ns);
-	} else if (bpf_map_update_elem(map, key, &fresh, BPF_NOEXIST)) {
-		/* full, or another CPU inserted it first: the latter is rare enough to drop */
-		counter_add(overflow_counter, 1);
-	}
-}
-
 /* One wait on one latch: its sums and log2 histogram, and its waiter's stack. A map full
  * of other latches costs the wait's attribution, counted in latch_map_full. */
 static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 ns,

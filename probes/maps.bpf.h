@@ -227,6 +227,21 @@ static __always_inline void counter_max(__u32 id, __u64 value)
 	}
 }
 
+/* One more wait of ns under key in a map of wait_sum (a wait's stack, page, holder ...);
+ * a full map costs the wait's row, counted in overflow_counter. */
+static __always_inline void sum_add(void *map, void *key, __u64 ns, __u32 overflow_counter)
+{
+	struct wait_sum *sum = bpf_map_lookup_elem(map, key), fresh = { 1, ns };
+
+	if (sum) {
+		__sync_fetch_and_add(&sum->count, 1);
+		__sync_fetch_and_add(&sum->total_ns, ns);
+	} else if (bpf_map_update_elem(map, key, &fresh, BPF_NOEXIST)) {
+		/* full, or another CPU inserted it first: the latter is rare enough to drop */
+		counter_add(overflow_counter, 1);
+	}
+}
+
 static __always_inline void hist_add(__u32 id, __u64 value)
 {
 	struct hist *h = bpf_map_lookup_elem(&hists, &id);

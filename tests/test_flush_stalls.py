@@ -5,9 +5,9 @@ A disk too slow for the page cleaners: the server's writes throttled to 50 a sec
 (tests/slow_disk.py), its redo log at its least (16 MiB on MariaDB, 8 MiB on MySQL),
 innodb_io_capacity 100, and commits that do not write the log or the binary log themselves
 (innodb_flush_log_at_trx_commit=0, sync_binlog=0), so that the slow disk holds back the
-page cleaners, not the commits. Four connections update random rows of a
+page cleaners, not the commits. Eight connections update random rows of a
 200,000-row table for 2 s on the fast disk, which brings the checkpoint age near the
-point where InnoDB flushes hard, then for 6 s on the slow one, dirtying pages faster than
+point where InnoDB flushes hard, then for 8 s on the slow one, dirtying pages faster than
 50 writes a second can clean them: the age reaches the point where InnoDB stops writers
 until the oldest pages are flushed. Then the throttle is lifted, the waits end, and the
 recording stops.
@@ -41,8 +41,8 @@ from innostall.analysis.verdict_check import check
 from test_record_purge import wait_for_line
 
 SERVERS = ["mariadb-11.4.5", "mysql-9.7.4"]  # both resize their redo log online
-ROWS, THREADS, IOPS = 200_000, 4, 50
-WARM_S, SLOW_S = 2, 6  # the load first dirties pages on a fast disk, then the disk slows
+ROWS, THREADS, IOPS = 200_000, 8, 50
+WARM_S, SLOW_S = 2, 8  # the load first dirties pages on a fast disk, then the disk slows
 TRIES = 4
 MONITOR = {"mariadb": ["buffer_flush_sync_waits"],
            "mysql": ["log_on_file_space_waits", "log_on_file_space_no_waits"]}
