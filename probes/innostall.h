@@ -268,7 +268,8 @@ struct redo_writer {
 	__u64 purge_bytes;
 	__u64 writes;
 	struct stack_key stack; /* stack_id 0 and no libc frames until taken */
-	__u32 stack_taken;
+	__u16 stack_taken;
+	__u16 stack_tries; /* a stack the map could not take (its bucket held another) is retried */
 	char comm[COMM_LEN];
 };
 

@@ -25,6 +25,7 @@
 #include "unwind.bpf.h"
 
 #define MAX_MTR_BYTES (1ULL << 30) /* a length past this is not one: the symbol is not what we think */
+#define MAX_STACK_TRIES 16
 
 /* Threads inside one of purge's coordinator tasks (MariaDB 10.6+: purge_coordinator_callback,
  * which runs trx_purge and then the undo truncation, and on 11.x purge_truncation_callback,
@@ -107,9 +108,13 @@ static __always_inline void charge(struct pt_regs *ctx, __u64 len)
 	w->bytes += len;
 	if (purge) {
 		w->purge_bytes += len;
-	} else if (!w->stack_taken) {
-		w->stack_taken = 1;
+	} else if (!w->stack_taken && w->stack_tries < MAX_STACK_TRIES) {
+		/* bpf_get_stackid fails when the stack's bucket holds another stack: threads
+		 * that all start on one path (a pool's connections) would all fail together,
+		 * so a later write, on another path, tries again */
+		w->stack_tries++;
 		user_stack_at(ctx, &w->stack);
+		w->stack_taken = w->stack.stack_id >= 0;
 	}
 }
 

@@ -15,7 +15,9 @@ against what the server says and what the test makes happen:
   history longer than its threads times its batch size, or by the master thread's round
   after a second of activity. The snapshot's rollback is neither (it wrote no undo), and on
   a slow machine the recording once ended with purge still asleep; one single-row update
-  wakes it, as the load would on a live server;
+  wakes it, as the load would on a live server. The catch-up is over when the history is
+  under 100 or stops falling for 2 s: MariaDB 10.2 and MySQL 5.7 purge no further a history
+  under 5,000 that does not grow (measured: 1,397 and 803 left on 10.2.11);
 - where the server's LSN is read from its memory, the report's redo is its growth, within 2%;
 - the redo the report gives user connections (each thread's role from the stack of its
   first write) is the LSN's growth while the load ran, within 5% (the master thread and
@@ -78,13 +80,17 @@ def test_redo_by_writer_against_the_lsn_and_the_load(servers, server_name, tmp_p
     committed = time.time()
     with conn.cursor() as cur:
         cur.execute("UPDATE sbtest1 SET k = k + 1 WHERE id = 1")
-    while (history := innodb_status(conn)[1]) > 100 and time.time() - committed < 20:
+    at_commit = history = innodb_status(conn)[1]
+    drained = last_move = time.time()
+    while history > 100 and drained - last_move < 2 and drained - committed < 20:
         time.sleep(0.2)
-    drained = time.time()
+        now, drained = innodb_status(conn)[1], time.time()
+        if now != history:
+            history, last_move = now, drained
     time.sleep(1.5)  # the interval that holds the end of the catch-up, written whole
     record.send_signal(signal.SIGINT)
     assert record.wait(timeout=60) == 0, record.stderr.read()
-    assert history <= 100, f"purge left {history} transactions of history 20 s after the commit"
+    assert history < at_commit / 2, f"purge left {history} of {at_commit} transactions of history"
     end_lsn = innodb_status(conn)[0]
 
     rec = recording.load(str(out))

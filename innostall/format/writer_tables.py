@@ -8,7 +8,8 @@ connections wrote and how much the server's own threads.
     tid, thread    the thread's id and name (MariaDB and MySQL before 8.0.27 name few)
     role           what the thread is, from its name or else the stack of its first write
                    outside purge (innostall/format/roles.py); "purge" for a thread that
-                   wrote only inside purge's spans
+                   wrote only inside purge's spans; by its name alone when no stack was
+                   taken (16 tries, each failing when the stack map's bucket is taken)
     stack          that stack, folded, root first ("" when it never wrote outside purge)
     bytes          the redo it wrote, its mini-transactions' own bytes
     purge_bytes    the part of it written inside purge's spans (charged to purge)
@@ -39,9 +40,17 @@ def latest_tables(records: list[dict]) -> dict:
     return next((r for r in reversed(records) if r.get("type") == "latch_tables"), {})
 
 
+def writer_role(thread: str, stack: str, written: int, by_purge: int) -> str:
+    """A writer's role from its name or its stack; one with no stack wrote only inside
+    purge's spans, or its stacks could not be taken (then its name alone tells)."""
+    if not stack and by_purge >= written:
+        return PURGE_ONLY
+    return role_of(thread, stack)
+
+
 def redo_writers_table(records: list[dict]):
     import pandas as pd
-    rows = [(tid, thread, role_of(thread, stack) if stack else PURGE_ONLY, stack, written, by_purge, writes)
+    rows = [(tid, thread, writer_role(thread, stack, written, by_purge), stack, written, by_purge, writes)
             for tid, thread, written, by_purge, writes, stack in latest_tables(records).get("redo_writers", [])]
     return pd.DataFrame(rows, columns=list(REDO_WRITER_COLUMNS)).astype(REDO_WRITER_COLUMNS)
 
