@@ -117,7 +117,11 @@ def block_lock_summary(rec: Recording) -> dict:
         "total_wait_ms": round(rec.counter_total("block_wait_ns") / 1e6, 1),
         # for the words: 334.95 ms rounded to 335.0 and then to 0.34 s says what 0.33 s is
         "total_wait_s": round(rec.counter_total("block_wait_ns") / 1e9, 6),
-        "page_io_waits": rec.counter_total("block_io_waits"),
+        "page_io_waits": rec.counter_total("block_io_waits"),  # on pages being read in
+        "page_read_wait_s": round(rec.counter_total("block_read_wait_ns") / 1e9, 6),
+        # on pages being written out: the flusher holds the latch until the write completes
+        "page_write_waits": rec.counter_total("block_write_waits"),
+        "page_write_wait_s": round(rec.counter_total("block_write_wait_ns") / 1e9, 6),
         "top_pages": top,
         # the share of all block-latch wait time on the hottest page: both unrounded, so that a
         # page of 52.448 us in 62.056 reads 85%, not the 84% of its table's 52.4

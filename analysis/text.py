@@ -66,7 +66,9 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
     lines = ["", "Block-lock waits (buffer-block latches, slow paths only)"
              + sampled_note(rec, "block_lock_s"),
              f"  waits {locks['waits']} (S {modes['S']}, X {modes['X']}, SX/U {modes['SX']}), "
-             f"{locks['total_wait_ms']:.1f} ms in all, {locks['page_io_waits']} on page I/O"]
+             f"{locks['total_wait_ms']:.1f} ms in all; on pages being read in {locks['page_io_waits']} "
+             f"({locks['page_read_wait_s'] * 1e3:.1f} ms), being written out {locks['page_write_waits']} "
+             f"({locks['page_write_wait_s'] * 1e3:.1f} ms)"]
     if locks["waits"]:
         lines.append(f"  wait time {latency(lat)}")
     lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "

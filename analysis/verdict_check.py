@@ -35,7 +35,7 @@ from .purge import purge_table
 from .purge_time import rows_bound
 from .recording import load
 from .summary import summary
-from .wording.findings import HOT_SPOT_WAITS
+from .wording.findings import HOT_SPOT_WAITS, WRITE_BOUND_SHARE
 from .text import PHASES_SHOWN, render_text
 from .timeline import per_interval
 
@@ -116,6 +116,7 @@ def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
         "log_room": {"waits": rows["log_room_waits"].sum(), "wait_s": rows["log_room_wait_ns"].sum() / 1e9,
                      "open_at_end": rows["log_room_waits_open"].iloc[-1] if len(rows) else 0,
                      "open_s": rows["log_room_wait_open_ns"].iloc[-1] / 1e9 if len(rows) else 0.0},
+        "page_writes": {"waits": rows["block_write_waits"].sum(), "wait_s": rows["block_write_wait_ns"].sum() / 1e9},
         "levels": {"median": known.median(), "min": known.min(), "max": known.max()} if len(known) else None,
         "history": move(table, rows),
         "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
@@ -171,6 +172,7 @@ def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]
             problems.append(f"{name} is {figures[name]}, its intervals say {shown(truth[name])}")
     for name, real in [("levels", truth["levels"]), ("history", truth["history"]), ("bound", truth["bound"]),
                        ("log_room", truth["log_room"]),
+                       *([("page_writes", truth["page_writes"])] if "page_writes" in figures else []),
                        *([("pinned_history", truth["moved"])] if "pinned_history" in figures else [])]:
         told = figures[name]
         if (told is None) != (real is None) or (told and not all(same(told[k], real[k]) for k in real)):
@@ -269,6 +271,8 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
                       "other": "off CPU"}[truth["bound"]["part"]]),
         (rf"writers waited ({NUMBER}) s in ({NUMBER}) waits for the log to make room",
          lambda g: said(g[0], truth["log_room"]["wait_s"]) and said(g[1], truth["log_room"]["waits"])),
+        (rf"threads waited ({NUMBER}) s in ({NUMBER}) waits on pages being written to disk",
+         lambda g: said(g[0], truth["page_writes"]["wait_s"]) and said(g[1], truth["page_writes"]["waits"])),
         (rf"({NUMBER}) still waiting at its end \(({NUMBER}) s so far\)",
          lambda g: said(g[0], truth["log_room"]["open_at_end"]) and said(g[1], truth["log_room"]["open_s"])),
         (rf"\(and ({NUMBER}) views before\)", lambda g: said(g[0], phase["figures"]["views_before"])),
@@ -341,10 +345,10 @@ def finding_problems(told: dict, rec) -> list[str]:
         (rf"^({NUMBER}) event\(s\) were lost", lambda g: said(g[0], total("drops"))),
         (rf"^version walks read ({NUMBER}) undo pages from disk", lambda g: said(g[0], total("page_reads_walk"))),
         (rf"^Threads waited ({NUMBER}) s in all on buffer-block latches \(({NUMBER}) waits? in ({NUMBER}) s\)\."
-         rf"(?: ({NUMBER})% of that time was on one page, (.+?): a hot spot)?",
+         rf"(?: ({NUMBER})% of that time was on one page, (.+?): a hot spot)?"
+         rf"(?: ({NUMBER}) s of it \(({NUMBER})%\) was on pages being written to disk)?",
          lambda g: said(g[0], block_us / 1e6) and said(g[1], block_waits) and said(g[2], rec.duration_s)
-         and (g[3] is None and (hot is None or block_waits < HOT_SPOT_WAITS) or hot is not None and said(g[3], 100 * hot.wait_us / (block_us or 1))
-              and named(int(hot.space), int(hot.page_no), g[4]))),
+         and block_words_hold(g[3:], hot, block_us, block_waits, total("block_write_wait_ns") / 1e3, named)),
         (rf"^Purge itself waited ({NUMBER}) s on block latches",
          lambda g: said(g[0], rec.wait_stacks.loc[rec.wait_stacks["stack"].str.contains("row_purge", regex=False),
                                                   "wait_us"].sum() / 1e6)),
@@ -374,6 +378,22 @@ def finding_problems(told: dict, rec) -> list[str]:
         elif not hit[1](hit[0].groups()):
             problems.append(f"finding '{finding}': its tables say otherwise")
     return problems
+
+
+def block_words_hold(g: tuple, hot, block_us: float, block_waits: int, write_us: float, named) -> bool:
+    """The block-latch finding's second sentence: the share on pages being written when it
+    is the larger part of the wait, else the hottest page's share (a hot spot) from
+    HOT_SPOT_WAITS waits; neither when there was no such page."""
+    hot_pct, hot_name, write_s, write_pct = g
+    if block_us and write_us / block_us >= WRITE_BOUND_SHARE:
+        return hot_pct is None and write_s is not None and said(write_s, write_us / 1e6) \
+            and said(write_pct, 100 * write_us / block_us)
+    if write_s is not None:
+        return False
+    if hot_pct is None:
+        return hot is None or block_waits < HOT_SPOT_WAITS
+    return hot is not None and said(hot_pct, 100 * hot.wait_us / (block_us or 1)) \
+        and named(int(hot.space), int(hot.page_no), hot_name)
 
 
 def roles_hold(text: str | None, waits: pd.DataFrame) -> bool:

@@ -15,16 +15,6 @@
 #include "maps.bpf.h"
 #include "unwind.bpf.h"
 
-struct wait_state {
-	__u64 start_ns;
-	__u64 latch;
-	__u64 window;
-	__u32 mode;
-	__u32 nested; /* waits entered inside this one (10.6-10.11: rd_wait -> wait_and_lock) */
-	__u32 kind; /* enum latch_kind, for a latch that is not a block's */
-	__u32 pthread_mutex; /* a pthread mutex's wait, in libc (mutex_wait_enter) */
-};
-
 SHARED struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);

@@ -61,6 +61,10 @@
  * snapshot and how long they have waited so far: set by the loader from flush.bpf.c's open
  * waits just before it prints (a stall in progress is seen before it ends, and one that
  * outlasts the recording is still told).
+ * block_io_waits and block_read_wait_ns are block-latch waits on a page being read in,
+ * block_write_waits and block_write_wait_ns on a page being written out (the flusher holds
+ * its latch until the write completes): both told from the page's state at the wait's
+ * start, on the futex latches (MariaDB 10.6+) only.
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). redo_bytes is the redo the mini-transactions wrote, their own bytes
  * (redo.bpf.c); the two after it, the part written inside purge's batches and tasks. */
@@ -81,6 +85,9 @@
 	X(CNT_BLOCK_WAITS_SX, "block_waits_sx", "event", "waits")                \
 	X(CNT_BLOCK_WAIT_NS, "block_wait_ns", "total", "ns")                     \
 	X(CNT_BLOCK_IO_WAITS, "block_io_waits", "count", "waits")                \
+	X(CNT_BLOCK_READ_WAIT_NS, "block_read_wait_ns", "total", "ns")           \
+	X(CNT_BLOCK_WRITE_WAITS, "block_write_waits", "count", "waits")          \
+	X(CNT_BLOCK_WRITE_WAIT_NS, "block_write_wait_ns", "total", "ns")         \
 	X(CNT_OTHER_LATCH_WAITS, "other_latch_waits", "event", "waits")          \
 	X(CNT_OTHER_LATCH_WAIT_NS, "other_latch_wait_ns", "total", "ns")         \
 	X(CNT_LATCH_MAP_FULL, "latch_map_full", "loss", "waits")                 \
@@ -292,6 +299,21 @@ struct flush_wait {
 	__u64 window;
 	__u32 kind;
 	__u32 nested;
+};
+
+/* An open latch wait, keyed by its thread in latch_waits (holders.bpf.h). The loader reads
+ * them too: a sampled group's window is not closed on a wait that has lasted a while (a
+ * stall in progress, which the cut would lose; governor.c). */
+struct wait_state {
+	__u64 start_ns; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+	__u64 latch;
+	__u64 window;
+	__u32 mode;
+	__u32 nested; /* waits entered inside this one (10.6-10.11: rd_wait -> wait_and_lock) */
+	__u32 kind; /* enum latch_kind, for a latch that is not a block's */
+	__u32 pthread_mutex; /* a pthread mutex's wait, in libc (mutex_wait_enter) */
+	__u32 page_io; /* enum page_io: the block's I/O when the wait began (SUX) */
+	__u32 pad;
 };
 
 struct flush_wait_key {

@@ -6,7 +6,10 @@
  *    srw_mutex_impl<true>::wait_and_lock (U, or X before readers drain) run only when the
  *    fast path failed. Other users of the same functions (lock_sys, purge, AHI, index
  *    latches) are told apart by checking the candidate block: its page id must match the
- *    header of its frame, or the block must be read-fixed (a wait for page I/O).
+ *    header of its frame, or the block must be read-fixed (a wait for page I/O). The
+ *    page's state at the wait's start tells a wait on a page being read in or written
+ *    out: the flusher holds a page's latch until its write completes, so on a disk that
+ *    cannot keep up writers wait here for the page cleaners' I/O.
  *  - RW_LOCK (MySQL, Percona, MariaDB 10.2-10.5): rw_lock_s_lock_spin is the S slow path;
  *    X and SX requests pass through one function whatever the contention, so their waits
  *    are taken where a thread sleeps: sync_array_wait_event, whose cell names the latch and
@@ -60,6 +63,21 @@ struct {
 	__type(value, struct wait_sum);
 } latch_stacks SEC(".maps");
 
+enum page_io { PAGE_IO_NONE, PAGE_IO_READ, PAGE_IO_WRITE };
+
+/* SUX: the I/O on the block whose latch this may be (checked to be a block's at the end);
+ * READ_FIX and the values past WRITE_FIX are the states of a page being read and written. */
+static __always_inline __u32 sux_page_io(__u64 latch)
+{
+	__u32 state;
+
+	if (bpf_probe_read_user(&state, sizeof(state), (void *)(latch - layout.block_lock + layout.page_state)))
+		return PAGE_IO_NONE;
+	if (state >= layout.write_fix)
+		return PAGE_IO_WRITE;
+	return state >= layout.read_fix ? PAGE_IO_READ : PAGE_IO_NONE;
+}
+
 static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode, __u32 kind)
 {
 	__u32 tid = current_tid();
@@ -77,6 +95,8 @@ static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode, __u32 
 	state.window = window_token(ctx);
 	state.mode = mode;
 	state.kind = kind;
+	if (layout.latch_model == MODEL_SUX && mode != MODE_OTHER)
+		state.page_io = sux_page_io(latch);
 	bpf_map_update_elem(&latch_waits, &tid, &state, BPF_ANY);
 	return 0;
 }
@@ -174,8 +194,13 @@ static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u
 	hist_add(hist_of[mode], ns / 1000);
 	counter_add(count_of[mode], 1);
 	counter_add(CNT_BLOCK_WAIT_NS, ns);
-	if (io)
+	if (w->page_io == PAGE_IO_WRITE) {
+		counter_add(CNT_BLOCK_WRITE_WAITS, 1);
+		counter_add(CNT_BLOCK_WRITE_WAIT_NS, ns);
+	} else if (io || w->page_io == PAGE_IO_READ) {
 		counter_add(CNT_BLOCK_IO_WAITS, 1);
+		counter_add(CNT_BLOCK_READ_WAIT_NS, ns);
+	}
 	sum_add(&block_pages, page, ns, CNT_LATCH_MAP_FULL);
 	key = &big->stack;
 	__builtin_memset(key, 0, sizeof(*key));

@@ -2,7 +2,7 @@
 server's own count of those waits.
 
 A disk too slow for the page cleaners: the server's writes throttled to 50 a second
-(tests/slow_disk.py), its redo log at its least (16 MiB on MariaDB, 8 MiB on MySQL),
+(scripts/slow_disk.py), its redo log at its least (16 MiB on MariaDB, 8 MiB on MySQL),
 innodb_io_capacity 100, and commits that do not write the log or the binary log themselves
 (innodb_flush_log_at_trx_commit=0, sync_binlog=0), so that the slow disk holds back the
 page cleaners, not the commits. Eight connections update random rows of a

@@ -149,6 +149,15 @@ def walk_findings(walks: dict, drops: int) -> list[str]:
 
 
 HOT_SPOT_WAITS = 10  # fewer waits in all make no hot spot, whatever share one page had
+# From this share of the block-latch wait time on pages being written out, the waits are
+# the disk's (the flusher holds a page's latch until its write completes), and the hottest
+# page is where the writes queued, not a hot spot.
+WRITE_BOUND_SHARE = 0.5
+
+
+def write_share(locks: dict) -> float:
+    """The share of the block-latch wait time on pages being written out (0 when unknown)."""
+    return locks.get("page_write_wait_s", 0.0) / locks["total_wait_s"] if locks["total_wait_s"] else 0.0
 
 
 def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) -> list[str]:
@@ -157,7 +166,11 @@ def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) ->
         return []
     found = [f"Threads waited {locks['total_wait_s']:.2f} s in all on buffer-block "
              f"latches ({locks['waits']} wait{'s' if locks['waits'] != 1 else ''} in {duration_s:.0f} s)."]
-    if locks["top_page_pct"] is not None and locks["waits"] >= HOT_SPOT_WAITS:
+    if write_share(locks) >= WRITE_BOUND_SHARE:
+        found[0] += (f" {locks['page_write_wait_s']:.2f} s of it ({100 * write_share(locks):.0f}%) was on pages "
+                     "being written to disk: the flusher holds a page's latch until its write completes, so "
+                     "threads waited for the disk's writes, not for each other.")
+    elif locks["top_page_pct"] is not None and locks["waits"] >= HOT_SPOT_WAITS:
         hottest = locks["top_pages"][0]
         found[0] += (f" {locks['top_page_pct']:.0f}% of that time was on one page, {hottest['name']}: a hot spot "
                      "(hot rows, a small table or an index root).")

@@ -21,9 +21,10 @@ from ..purge_time import bound_text, rows_bound
 from .numbers import at, between, count, growth, seconds, shorten
 
 EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
-# Writers' waits for the log to make room, as a share of the phase's seconds (summed over
-# the threads that waited), from which its words call it flush-bound: a tenth of its time
-# is a stall a DBA feels in the load's latency.
+# Writers' waits for the log to make room, or threads' waits on the latches of pages being
+# written out, as a share of the phase's seconds (summed over the threads that waited), from
+# which its words call it flush-bound: a tenth of its time is a stall a DBA feels in the
+# load's latency.
 FLUSH_BOUND_SHARE = 0.1
 STATEMENT_SHOWN = 80  # characters of a view's statement in the verdict (all of it in JSON)
 
@@ -145,6 +146,8 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
                          # still waiting at the span's last snapshot (gauges: its last row's)
                          "open_at_end": int(table["log_room_waits_open"].iloc[b]),
                          "open_s": rounded(table["log_room_wait_open_ns"].iloc[b] / 1e9)},
+            "page_writes": {"waits": int(rows.total("block_write_waits")),
+                            "wait_s": rounded(rows.total("block_write_wait_ns") / 1e9)},
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
             "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
 
@@ -152,17 +155,23 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
 # --- words -----------------------------------------------------------------------------
 
 def flush_bound_words(f: dict) -> str:
-    """'; flush-bound: writers waited 3.1 s in 12 waits for the log to make room', when they
-    waited at least FLUSH_BOUND_SHARE of the phase's time, and ', 4 still waiting at its end
-    (9.2 s so far)' when some were (a wait is counted when it ends)."""
-    room = f["log_room"]
-    done = room["waits"] and room["wait_s"] >= FLUSH_BOUND_SHARE * f["seconds"]
-    still = (f"{count(room['open_at_end'])} still waiting at its end ({seconds(room['open_s'])} so far)"
-             if room["open_at_end"] else "")
-    if done:
-        return (f"; flush-bound: writers waited {seconds(room['wait_s'])} in {count(room['waits'])} waits "
-                "for the log to make room" + (f", {still}" if still else ""))
-    return f"; flush-bound: writers waiting for the log to make room, {still}" if still else ""
+    """'; flush-bound: writers waited 3.1 s in 12 waits for the log to make room' and
+    'threads waited 2.0 s in 40 waits on pages being written to disk', each when its waits
+    took at least FLUSH_BOUND_SHARE of the phase's time, and ', 4 still waiting at its end
+    (9.2 s so far)' when writers were (a wait is counted when it ends)."""
+    room, writes = f["log_room"], f.get("page_writes") or {"waits": 0, "wait_s": 0.0}
+    bound = [wait for wait in (room, writes) if wait["waits"] and wait["wait_s"] >= FLUSH_BOUND_SHARE * f["seconds"]]
+    said = []
+    if room in bound:
+        said.append(f"writers waited {seconds(room['wait_s'])} in {count(room['waits'])} waits "
+                    "for the log to make room")
+    if room["open_at_end"]:
+        still = f"{count(room['open_at_end'])} still waiting at its end ({seconds(room['open_s'])} so far)"
+        said.append(still if room in bound else f"writers waiting for the log to make room, {still}")
+    if writes in bound:
+        said.append(f"threads waited {seconds(writes['wait_s'])} in {count(writes['waits'])} waits "
+                    "on pages being written to disk")
+    return f"; flush-bound: {', '.join(said)}" if said else ""
 
 
 def move_words(move: dict | None) -> str:

@@ -53,6 +53,10 @@
 #define MIN_WINDOW_NS MIN_CHECK_NS /* each group is attached at least this long per
 				      * interval, so its demand is known again when the load
 				      * changes; short, as it is spent whatever the budget */
+#define STALL_NS 10000000ULL   /* a latch wait open this long in a group's window holds the
+				 * window open past its allowance: cut, the stall in progress
+				 * would be lost whole, where a DBA most wants it; a stalled
+				 * load hits the probes little meanwhile */
 #define MIN_BASE_CPU 0.25       /* the budget is reckoned on at least this share of one CPU:
 				 * 1% of a nearly idle server is less than one long version
 				 * walk costs (about 1 ms), and sampling would hide the very
@@ -291,6 +295,32 @@ static void find_programs(struct governor *gov)
 }
 
 /* Returns when it wants to be called next, 0 for never. */
+/* Whether a latch wait that began in the group's current window has lasted STALL_NS. */
+static bool stall_open(struct governor *gov, unsigned int group, unsigned long long now)
+{
+	int fd = bpf_map__fd(gov->obj->maps.latch_waits);
+	__u64 token = (__u64)group << 48 | gov->attacher.gen[group];
+	__u32 key, next, *prev = NULL;
+	struct wait_state w;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &w) && w.window == token && w.start_ns + STALL_NS <= now)
+			return true;
+	}
+	return false;
+}
+
+/* A group past its allowance closes, unless a stall is open in its window and the group
+ * has not spent a second allowance: then it is checked again at the next tick. */
+static bool window_held(struct governor *gov, unsigned int group, unsigned long long now)
+{
+	const struct group_state *g = &gov->groups[group];
+
+	return g->spent_ns < 2 * g->allowance_ns && stall_open(gov, group, now);
+}
+
 static unsigned long long tick(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), next = now + TICK_NS;
@@ -312,7 +342,8 @@ static unsigned long long tick(struct governor *gov)
 		if (!attacher_window(&gov->attacher, group).open)
 			continue;
 		if (left < 0 && attached_ns(gov, group, now) - g->attached_before_ns >= MIN_WINDOW_NS) {
-			attacher_close(&gov->attacher, group);
+			if (!window_held(gov, group, now))
+				attacher_close(&gov->attacher, group);
 		} else if (left > 0 && g->demand > 0 && now + left / g->demand * 1e9 < next) {
 			/* it will have spent its allowance before the next tick */
 			next = now + left / g->demand * 1e9;

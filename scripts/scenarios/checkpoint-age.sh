@@ -13,11 +13,18 @@
 # own size stays and a marker says so), innodb_io_capacity at its least (--io-capacity), so
 # that background flushing lags the writes, and a consistent snapshot held from --open-at
 # to --commit-at, so that the history grows and purge has it to work off after the commit.
+# On a fast disk the page cleaners keep the age at the async point and no writer waits;
+# --slow-disk IOPS holds the server's writes to IOPS a second while the writes run (cgroup
+# v1 blkio), as a saturated disk does, so that the age reaches the point where writers wait
+# for the log to make room (innodb_flush_log_at_trx_commit set to 0 meanwhile, so that the
+# commits themselves do not wait for the slow disk).
 #
 # Timeline (seconds from the start; markers on stdout):
 #   0            writes start (sysbench oltp_write_only, --threads), the log resized first
 #   --open-at    a consistent snapshot opens: the history grows from here
 #   --commit-at  it commits: purge works the history off, dirtying pages
+#   --slow-from  with --slow-disk: the server's writes slowed from here (at most --commit-at)
+#                until the writes stop
 #   --seconds    writes stop; the sampling goes on for --drain seconds, then the globals get
 #                their old values back (also on any exit)
 # A "flush" marker each second gives the checkpoint age (bytes), dirty pages and the history,
@@ -26,10 +33,12 @@
 # What a DBA should see in innostall's report: under "Redo and flushing" the redo written,
 # the checkpoint age at or near the async flush point (a finding says so, with InnoDB's
 # meaning of each point), dirty pages high while the history is; in the verdict the pin,
-# then purge catching up after the commit and the writes.
+# then purge catching up after the commit and the writes. With --slow-disk, writers waiting
+# for the log to make room (a flushing-stall line and finding) and a phase called
+# flush-bound in the verdict.
 
 scenario=checkpoint-age
-defaults="seconds=20 open-at=3 commit-at=12 threads=8 log-mb=16 io-capacity=100 drain=6"
+defaults="seconds=20 open-at=3 commit-at=12 threads=8 log-mb=16 io-capacity=100 drain=6 slow-disk=0 slow-from=2"
 scenario_usage() {
   cat <<'EOF'
 usage: checkpoint-age.sh (--fixture SERVER | --socket PATH --user USER) [options]
@@ -41,6 +50,9 @@ A write load on a small redo log while history grows: the checkpoint age presses
   --log-mb N       the redo log's size while the scenario runs, where the server resizes it online (16)
   --io-capacity N  innodb_io_capacity while the scenario runs (100, its least)
   --drain N        seconds of sampling after the writes stop (6)
+  --slow-disk N    the server's writes at most N a second from --slow-from until the writes stop
+                   (0: the disk as it is; needs root and the cgroup v1 blkio controller)
+  --slow-from N    seconds after the start (2)
 EOF
 }
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +94,8 @@ resize_log() {  # resize_log BYTES: the statement that resizes the redo log onli
 parse_args "$@"
 open_at=${opt[open-at]} commit_at=${opt[commit-at]} threads=${opt[threads]}
 check_phases open-at "$open_at" commit-at "$commit_at"
+slow_iops=${opt[slow-disk]} slow_from=${opt[slow-from]}
+[ "$slow_iops" = 0 ] || [ "$slow_from" -le "$commit_at" ] || usage_error "--slow-from must not fall after --commit-at ($commit_at)"
 [ "${opt[log-mb]}" -ge 1 ] || usage_error "--log-mb wants at least 1"
 connect
 
@@ -99,20 +113,39 @@ else
   mark "note: this server does not resize its redo log online; it keeps its size (restart it with a small one to press harder); innodb_io_capacity=${opt[io-capacity]} (was $old_io)"
 fi
 
+if [ "$slow_iops" != 0 ]; then
+  # A commit that waits for its log write on the slowed disk would hold the writers to the
+  # disk's pace themselves: the log written once a second instead, so that they outrun the
+  # page cleaners, as on a disk saturated by page writes.
+  old_commit=$(sql "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")
+  sql "SET GLOBAL innodb_flush_log_at_trx_commit = 0" || die "could not set innodb_flush_log_at_trx_commit"
+  restore_sql="$restore_sql; SET GLOBAL innodb_flush_log_at_trx_commit = $old_commit"
+  mark "innodb_flush_log_at_trx_commit=0 (was $old_commit): commits do not wait for the slowed disk"
+fi
+
 mark "start epoch=$((start_us / 1000000)).$(printf '%06d' $((start_us % 1000000))) server=$version"
 start_sysbench oltp_write_only "$seconds" --threads="$threads"
 mark "writes started: sysbench oltp_write_only on sbtest1, pareto, $threads threads"
 session_open
 tid=$(session_thread)
 
+if [ "$slow_iops" != 0 ] && [ "$slow_from" -le "$open_at" ]; then
+  flush_marks_until "$slow_from"; slow_disk "$slow_iops"; mark "disk slowed: the server's writes at most $slow_iops/s"
+fi
 flush_marks_until "$open_at"
 snapshot_open
 mark "snapshot opened conn=$session_id tid=$tid"
+if [ "$slow_iops" != 0 ] && [ -z "$slow_disk_pid" ]; then
+  flush_marks_until "$slow_from"; slow_disk "$slow_iops"; mark "disk slowed: the server's writes at most $slow_iops/s"
+fi
 flush_marks_until "$commit_at"
 session_run "COMMIT;" "$(in_s 10)" || die "COMMIT did not return within 10 s"
 mark "snapshot committed"
 flush_marks_until "$seconds"
 stop_sysbench
+if [ -n "$slow_disk_pid" ]; then
+  slow_disk_end; mark "disk as it was"
+fi
 mark "writes stopped: $(flush_state)"
 flush_marks_until $((seconds + ${opt[drain]}))
 sql "$restore_sql" && restore_sql='' || die "could not restore: $restore_sql"

@@ -143,6 +143,36 @@ connect() {  # find the client and sysbench, check the server answers and has a 
                  AND TABLE_NAME = 'INNODB_METRICS' AND COLUMN_NAME IN ('STATUS', 'ENABLED')")
 }
 
+server_pid() {  # the server's process id: from fixture.sh, or the process listening on the socket
+  if [ -n "$server" ]; then
+    "$fixture_sh" "$server" pid
+  else
+    ss -Hxlp "src = $sock" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1
+  fi
+}
+
+slow_disk_pid=''
+slow_disk() {  # slow_disk IOPS: the server's writes to its data directory's disk at most IOPS a
+  # second (cgroup v1 blkio, scripts/slow_disk.py) until slow_disk_end or the exit
+  local pid dir
+  pid=$(server_pid) && [ -n "$pid" ] || die "cannot find the server's process id (to slow its disk)"
+  dir=/proc/$pid/root$(sql "SELECT @@datadir")  # the server's own root: a container's, a chroot's
+  python3 "$top/scripts/slow_disk.py" "$pid" "$dir" "$1" >"$tmp/slow_disk.log" 2>&1 &
+  slow_disk_pid=$!
+  for ((i = 0; i < 50; i++)); do
+    [ -s "$tmp/slow_disk.log" ] && break
+    sleep 0.1
+  done
+  kill -0 "$slow_disk_pid" 2>/dev/null || { slow_disk_pid=''; die "$(tail -n 1 "$tmp/slow_disk.log")"; }
+}
+
+slow_disk_end() {  # the limit lifted (the writes it held go at once)
+  [ -n "$slow_disk_pid" ] || return 0
+  kill "$slow_disk_pid" 2>/dev/null
+  wait "$slow_disk_pid" 2>/dev/null
+  slow_disk_pid=''
+}
+
 client_cmd() {  # the client on the server's socket, as the scenario's user, quiet and tab-separated
   "$client" --no-defaults --socket="$sock" --user="$user" -N -B "$@"
 }
@@ -354,6 +384,7 @@ cleanup() {
   [ -n "$sleep_pid" ] && kill "$sleep_pid" 2>/dev/null
   [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null && wait "$sampler_pid" 2>/dev/null
   stop_sysbench
+  slow_disk_end
   if [ -n "$session_pid" ] && [ -n "$session_id" ]; then
     # A statement may still run (a scan): end it, so ROLLBACK is not queued behind it.
     client_cmd -e "KILL QUERY $session_id" >/dev/null 2>&1
