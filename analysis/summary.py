@@ -105,6 +105,17 @@ def block_modes(rec: Recording) -> list[str]:
     return [mode for mode in rec.schema.wait_modes if mode != OTHER_LATCHES]
 
 
+def page_io_split(rec: Recording) -> dict:
+    """The block-latch waits' time on pages being read in, and their count and time on pages
+    being written out (the flusher holds the latch until the write completes); None in a
+    recording made before they were told apart."""
+    if "block_write_waits" not in rec.schema.counters:
+        return {"page_read_wait_s": None, "page_write_waits": None, "page_write_wait_s": None}
+    return {"page_read_wait_s": round(rec.counter_total("block_read_wait_ns") / 1e9, 6),
+            "page_write_waits": rec.counter_total("block_write_waits"),
+            "page_write_wait_s": round(rec.counter_total("block_write_wait_ns") / 1e9, 6)}
+
+
 def block_lock_summary(rec: Recording) -> dict:
     by_mode = {mode: rec.counter_total(f"block_waits_{mode.lower()}") for mode in block_modes(rec)}
     top, total_us = top_pages(rec), rec.counter_total("block_wait_ns") / 1000
@@ -118,10 +129,7 @@ def block_lock_summary(rec: Recording) -> dict:
         # for the words: 334.95 ms rounded to 335.0 and then to 0.34 s says what 0.33 s is
         "total_wait_s": round(rec.counter_total("block_wait_ns") / 1e9, 6),
         "page_io_waits": rec.counter_total("block_io_waits"),  # on pages being read in
-        "page_read_wait_s": round(rec.counter_total("block_read_wait_ns") / 1e9, 6),
-        # on pages being written out: the flusher holds the latch until the write completes
-        "page_write_waits": rec.counter_total("block_write_waits"),
-        "page_write_wait_s": round(rec.counter_total("block_write_wait_ns") / 1e9, 6),
+        **page_io_split(rec),
         "top_pages": top,
         # the share of all block-latch wait time on the hottest page: both unrounded, so that a
         # page of 52.448 us in 62.056 reads 85%, not the 84% of its table's 52.4

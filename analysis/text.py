@@ -59,6 +59,15 @@ def render_undo(rec: Recording, undo: dict) -> list[str]:
     return lines
 
 
+def page_io_words(locks: dict) -> str:
+    """'on pages being read in 3 (1.2 ms), being written out 8 (8087.6 ms)'; the read count
+    alone in a recording made before the two were told apart."""
+    if locks["page_write_waits"] is None:
+        return f"{locks['page_io_waits']} on page I/O"
+    return (f"on pages being read in {locks['page_io_waits']} ({locks['page_read_wait_s'] * 1e3:.1f} ms), "
+            f"being written out {locks['page_write_waits']} ({locks['page_write_wait_s'] * 1e3:.1f} ms)")
+
+
 def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
     if not locks["recorded"]:
         return ["", "Block-lock waits: not recorded (probes block_lock_s, block_lock_x)"]
@@ -66,9 +75,7 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
     lines = ["", "Block-lock waits (buffer-block latches, slow paths only)"
              + sampled_note(rec, "block_lock_s"),
              f"  waits {locks['waits']} (S {modes['S']}, X {modes['X']}, SX/U {modes['SX']}), "
-             f"{locks['total_wait_ms']:.1f} ms in all; on pages being read in {locks['page_io_waits']} "
-             f"({locks['page_read_wait_s'] * 1e3:.1f} ms), being written out {locks['page_write_waits']} "
-             f"({locks['page_write_wait_s'] * 1e3:.1f} ms)"]
+             f"{locks['total_wait_ms']:.1f} ms in all; " + page_io_words(locks)]
     if locks["waits"]:
         lines.append(f"  wait time {latency(lat)}")
     lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "

@@ -157,7 +157,8 @@ WRITE_BOUND_SHARE = 0.5
 
 def write_share(locks: dict) -> float:
     """The share of the block-latch wait time on pages being written out (0 when unknown)."""
-    return locks.get("page_write_wait_s", 0.0) / locks["total_wait_s"] if locks["total_wait_s"] else 0.0
+    written = locks.get("page_write_wait_s") or 0.0  # None: a recording before they were told
+    return written / locks["total_wait_s"] if locks["total_wait_s"] else 0.0
 
 
 def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) -> list[str]:
