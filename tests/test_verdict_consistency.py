@@ -19,6 +19,7 @@ from conftest import REPO, SESSION_START
 from innostall.analysis import html, purge, recording, summary, text, verdict_check
 from innostall.analysis.wording import numbers
 from innostall.analysis.wording.numbers import shorten
+from innostall.analysis.wording.phases import flush_bound_words
 from innostall.errors import UserError
 from recordings import purge_journal, view
 
@@ -359,3 +360,32 @@ def test_a_figure_rounded_twice_is_still_said():
     assert verdict_check.said("-26", real) and verdict_check.said("-27", real)
     assert not verdict_check.said("-25", real) and not verdict_check.said("-28", real)
     assert verdict_check.said("2.000", 2.0004) and not verdict_check.said("2.000", 2.0006)
+
+
+def test_block_waits_on_pages_being_written_are_the_disks_not_a_hot_spot(tmp_path):
+    records = recordings.synthetic_journal(6, walks=False, latches=True)
+    for r in records:
+        if r["type"] == "interval":  # four fifths of the block-latch time on pages being written
+            r["counters"].update(block_write_waits=r["counters"]["block_waits_x"], block_read_wait_ns=0,
+                                 block_write_wait_ns=r["counters"]["block_wait_ns"] * 4 // 5)
+    directory = write(tmp_path, records)
+    said = summary.summary(recording.load(str(directory)))
+    [latches] = [f for f in said["findings"] if f.startswith("Threads waited")]
+    assert "was on pages being written to disk" in latches and "hot spot" not in latches
+    assert said["block_lock"]["page_write_wait_s"] >= 0.5 * said["block_lock"]["total_wait_s"]
+    assert verdict_check.check(str(directory)) == []
+    first = latches[:latches.index(").") + 2]
+    said["findings"] = [first + " 85% of that time was on one page, block 5:3 sbtest/sbtest1 PRIMARY: a hot spot "
+                        "(hot rows, a small table or an index root)."]
+    assert verdict_check.finding_problems(said, recording.load(str(directory))) != []
+
+
+def test_a_phase_is_flush_bound_for_waits_on_pages_being_written_from_a_tenth_of_its_time():
+    quiet = {"waits": 0, "wait_s": 0.0, "open_at_end": 0, "open_s": 0.0}
+    phase = {"seconds": 10.0, "log_room": quiet, "page_writes": {"waits": 8, "wait_s": 1.0}}
+    assert flush_bound_words(phase) == "; flush-bound: threads waited 1.0 s in 8 waits on pages being written to disk"
+    assert flush_bound_words({**phase, "page_writes": {"waits": 8, "wait_s": 0.9}}) == ""
+    both = {**phase, "log_room": {**quiet, "waits": 3, "wait_s": 2.0, "open_at_end": 1, "open_s": 4.0}}
+    assert flush_bound_words(both) == ("; flush-bound: writers waited 2.0 s in 3 waits for the log to make room, "
+                                       "1 still waiting at its end (4.0 s so far), threads waited 1.0 s in 8 waits "
+                                       "on pages being written to disk")
