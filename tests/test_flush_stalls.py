@@ -38,6 +38,7 @@ import slow_disk
 from conftest import INNOSTALL
 from innostall.analysis import recording
 from innostall.analysis.verdict_check import check
+from polling import settled
 from test_record_purge import wait_for_line
 
 SERVERS = ["mariadb-11.4.5", "mysql-9.7.4"]  # both resize their redo log online
@@ -114,13 +115,7 @@ def settled_count(conn, kind: str) -> int:
     """The server's count once it has stopped moving for 2 s (at most 30 s): the waits of
     the threads besides the load (purge, the master thread) end once the page cleaners
     catch up, and the server counts a wait when it ends, as the probe does."""
-    last, since, deadline = monitor(conn, kind), time.monotonic(), time.monotonic() + 30
-    while time.monotonic() - since < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-        now = monitor(conn, kind)
-        if now != last:
-            last, since = now, time.monotonic()
-    return last
+    return settled(lambda: monitor(conn, kind), quiet_s=2, timeout_s=30)[0]
 
 
 def settle(conn, kind: str, log_size: int) -> None:

@@ -14,6 +14,7 @@ from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording
 from innostall.collector.discovery import discover, target
 from innostall.collector.recorder import recorder
+from polling import settled
 from procmem import INT3, code_byte, file_byte, stop_own_recording
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mysql-9.7.4", "mariadb-10.4.6"]
@@ -29,17 +30,11 @@ def wait_until_purge_idle(srv, conn, quiet_s: float = 1.5, timeout_s: float = 60
     """The counters once no page has been purged for quiet_s. Batches may still run: an idle
     MySQL 9.7 coordinator calls trx_purge once a second and finds nothing (5 history
     entries it cannot purge yet)."""
-    deadline = time.monotonic() + timeout_s
-    last, since = purge_counters(srv, conn), time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.25)
-        now = purge_counters(srv, conn)
-        if now[1] != last[1]:
-            since = time.monotonic()
-        last = now
-        if time.monotonic() - since >= quiet_s:
-            return now
-    pytest.fail(f"purge did not go idle within {timeout_s:.0f} s")
+    counts, idle = settled(lambda: purge_counters(srv, conn), quiet_s, timeout_s, every_s=0.25,
+                           moved=lambda a, b: a[1] != b[1])
+    if not idle:
+        pytest.fail(f"purge did not go idle within {timeout_s:.0f} s")
+    return counts
 
 
 def resolved_purge_probe(pid: int):

@@ -37,6 +37,7 @@ import pytest
 from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording, summary
 from innostall.analysis.timeline import per_interval
+from polling import settled
 from test_record_purge import wait_for_line
 
 SERVERS = ["mariadb-11.4.5", "mariadb-10.2.11", "mysql-8.0.15", "mysql-9.7.4"]
@@ -80,13 +81,10 @@ def test_redo_by_writer_against_the_lsn_and_the_load(servers, server_name, tmp_p
     committed = time.time()
     with conn.cursor() as cur:
         cur.execute("UPDATE sbtest1 SET k = k + 1 WHERE id = 1")
-    at_commit = history = innodb_status(conn)[1]
-    drained = last_move = time.time()
-    while history > 100 and drained - last_move < 2 and drained - committed < 20:
-        time.sleep(0.2)
-        now, drained = innodb_status(conn)[1], time.time()
-        if now != history:
-            history, last_move = now, drained
+    at_commit = innodb_status(conn)[1]
+    history, _ = settled(lambda: innodb_status(conn)[1], quiet_s=2, timeout_s=20 - (time.time() - committed),
+                         done=lambda h: h <= 100)
+    drained = time.time()
     time.sleep(1.5)  # the interval that holds the end of the catch-up, written whole
     record.send_signal(signal.SIGINT)
     assert record.wait(timeout=60) == 0, record.stderr.read()
