@@ -20,6 +20,7 @@ from innostall.format.journal import SERVER_STATE
 from innostall.names import leaf_path
 
 from .cost import EXACT, coverage
+from .flush_batches import batch_lines, flush_batches
 from .recording import Recording
 
 STATE = ("lsn", "checkpoint_lsn", "log_capacity", "max_checkpoint_age", "async_flush_age",
@@ -158,9 +159,11 @@ def flushing(rec: Recording) -> dict | None:
     """Writers' waits for flushing, from the log_room_wait probe (probes/flush.bpf.c):
     {log_room: {waits, wait_s, by_role_s: {role: s}, stacks: [{stack, role, waits, wait_s}]}}
     (waits and time from the counters, so a window's own; roles and stacks from the
-    flush_waits table, the whole recording's); None when the probe was not attached."""
+    flush_waits table, the whole recording's), None when the probe was not attached; and
+    the page cleaners' batches (flush_batches.py). None when neither was measured."""
+    batches = flush_batches(rec)
     if not rec.probe_attached("log_room_wait"):
-        return None
+        return {"log_room": None, "batches": batches} if batches else None
     table = rec.flush_waits[rec.flush_waits["kind"] == "log room"]
     open_waits, open_ns = last_level(rec, "log_room_waits_open"), last_level(rec, "log_room_wait_open_ns")
     by_role = table.groupby("role")["wait_us"].sum().sort_values(ascending=False)
@@ -172,7 +175,8 @@ def flushing(rec: Recording) -> dict | None:
         "stacks": [{"stack": row.stack, "role": row.role, "waits": int(row.waits),
                     "wait_s": round(row.wait_us / 1e6, 3)} for row in heaviest.itertuples()],
         # still waiting at the last snapshot: counted above only once they end
-        "open_at_end": {"waits": open_waits, "wait_s": round(open_ns / 1e9, 3)}}}
+        "open_at_end": {"waits": open_waits, "wait_s": round(open_ns / 1e9, 3)}},
+        "batches": batches}
 
 
 def last_level(rec: Recording, name: str) -> int:
@@ -251,6 +255,7 @@ def redo_body(s: dict) -> list[str]:
         still = room["open_at_end"]
         lines.append(f"  {still['waits']:,} writers were still waiting for the log at the end, for "
                      f"{still['wait_s']:.1f} s so far (not counted above)")
+    lines += batch_lines((s["flushing"] or {}).get("batches"))
     if pool:
         lines.append(f"  buffer pool: dirty pages at most {pool['dirty_pages_max']:,} (at "
                      f"{pool['dirty_pages_max_at_s']:.1f} s), {pool['dirty_pages_last']:,} at the end"

@@ -38,7 +38,11 @@
 	  "Undo records per purge batch")                                                      \
 	X(HIST_DML_DELAY_US, "dml_delay", "us", "dml", "DML delay of innodb_max_purge_lag")          \
 	X(HIST_LOG_ROOM_WAIT_US, "log_room_wait", "us", "flushing",                                \
-	  "Writers' waits for the log to make room (checkpoint)")
+	  "Writers' waits for the log to make room (checkpoint)")                              \
+	X(HIST_FLUSH_BATCH_US, "flush_batch_latency", "us", "flushing",                          \
+	  "Page-cleaner batch latency (batches that wrote pages)")                             \
+	X(HIST_FLUSH_BATCH_PAGES, "flush_batch_pages", "pages", "flushing",                      \
+	  "Pages written per page-cleaner batch")
 
 /* Monotonic counters kept in the kernel: X(id, name, kind, unit). Kinds:
  *   event  one per traced occurrence (the live line's events/s adds these up)
@@ -65,6 +69,9 @@
  * block_write_waits and block_write_wait_ns on a page being written out (the flusher holds
  * its latch until the write completes): both told from the page's state at the wait's
  * start, on the futex latches (MariaDB 10.6+) only.
+ * flush_list_* and flush_lru_* are the page cleaners' batches that wrote pages, per list:
+ * how many, their pages and their time (flush_batch.bpf.c); flush_batches_empty the
+ * calls that wrote nothing.
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). redo_bytes is the redo the mini-transactions wrote, their own bytes
  * (redo.bpf.c); the two after it, the part written inside purge's batches and tasks. */
@@ -136,7 +143,14 @@
 	X(CNT_LOG_ROOM_WAIT_NS, "log_room_wait_ns", "total", "ns")               \
 	X(CNT_FLUSH_WAITS_FULL, "flush_waits_full", "loss", "waits")            \
 	X(CNT_LOG_ROOM_WAITS_OPEN, "log_room_waits_open", "gauge", "waits")      \
-	X(CNT_LOG_ROOM_OPEN_NS, "log_room_wait_open_ns", "gauge", "ns")
+	X(CNT_LOG_ROOM_OPEN_NS, "log_room_wait_open_ns", "gauge", "ns")          \
+	X(CNT_FLUSH_LIST_BATCHES, "flush_list_batches", "event", "batches")      \
+	X(CNT_FLUSH_LIST_PAGES, "flush_list_pages", "total", "pages")            \
+	X(CNT_FLUSH_LIST_BATCH_NS, "flush_list_batch_ns", "total", "ns")         \
+	X(CNT_FLUSH_LRU_BATCHES, "flush_lru_batches", "event", "batches")        \
+	X(CNT_FLUSH_LRU_PAGES, "flush_lru_pages", "total", "pages")              \
+	X(CNT_FLUSH_LRU_BATCH_NS, "flush_lru_batch_ns", "total", "ns")           \
+	X(CNT_FLUSH_BATCHES_EMPTY, "flush_batches_empty", "count", "batches")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
