@@ -193,6 +193,8 @@ FLUSH_ROWS = [  # title, (column of the flush table, colour, dash) drawn in it
                                                   ("sync flush point", "#9467bd", "dot")]),
     ("Redo written, MiB/s", [("redo MiB/s", "#1f77b4", "solid")]),
     ("Buffer pool pages", [("dirty pages", "#8c564b", "solid"), ("free pages", "#2ca02c", "solid")]),
+    ("Pages written by the page cleaners, per second", [("flush list pages/s", "#e377c2", "solid"),
+                                                        ("LRU list pages/s", "#7f7f7f", "dash")]),
     ("Undo log pages", [("undo log pages", "#17becf", "solid")]),
 ]
 
@@ -200,7 +202,7 @@ FLUSH_ROWS = [  # title, (column of the flush table, colour, dash) drawn in it
 def flush_figure(flush: pd.DataFrame) -> dict:
     """Redo and flushing on the recording's time axis (analysis/redo.py's flush_series):
     the checkpoint age against the server's own points, the redo rate, the buffer pool's
-    dirty and free pages, the undo logs' size; a row whose columns were never read is left
+    dirty and free pages, the pages the page cleaners wrote, the undo logs' size; a row whose columns were never read is left
     out."""
     rows = [(title, [c for c in columns if c[0] in flush and flush[c[0]].notna().any()])
             for title, columns in FLUSH_ROWS]

@@ -61,7 +61,19 @@ def flush_series(rec: Recording) -> pd.DataFrame:
                          "sync flush point": table["sync_age"] / mib,
                          "redo MiB/s": table["redo_bytes"] / seconds / mib,
                          "dirty pages": table["dirty_pages"], "free pages": table["free_pages"],
-                         "undo log pages": table["undo_pages"]}, index=table.index)
+                         "undo log pages": table["undo_pages"],
+                         **batch_rates(rec, table.index, seconds)}, index=table.index)
+
+
+def batch_rates(rec: Recording, index: pd.Index, seconds: pd.Series) -> dict:
+    """The pages the page cleaners' batches wrote per second, each list's, at the state's
+    snapshots; none where no batch probe was attached."""
+    if not rec.probe_attached("flush_batch"):
+        return {}
+    rows = rec.counters[rec.counters["name"].isin(["flush_list_pages", "flush_lru_pages"])]
+    pages = rows.pivot_table(index="t_s", columns="name", values="value", aggfunc="sum").reindex(index)
+    return {f"{label} pages/s": pages[name] / seconds
+            for name, label in (("flush_list_pages", "flush list"), ("flush_lru_pages", "LRU list")) if name in pages}
 
 
 def when_max(series: pd.Series) -> tuple[float, float | None]:
