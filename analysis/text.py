@@ -157,7 +157,8 @@ def header(rec: Recording) -> list[str]:
     if rec.window:
         lines.append(f"  window    {window_words(rec.window)}")
     for p in meta["probes"]:
-        state = demangle(p["symbol"]) if p["attached"] else f"missing: {p['reason']}"
+        told = p["attached"] or (p["reason"] or "").startswith(("not needed", "not available"))
+        state = demangle(p["symbol"]) if p["attached"] else p["reason"] if told else f"missing: {p['reason']}"
         lines.append(f"  probe     {p['name']:<14} {state}")
     lines += [f"  warning   {text}" for text in warnings(rec)]
     return lines

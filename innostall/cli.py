@@ -105,7 +105,7 @@ def cmd_probes(args) -> int:
             notes = ("  [fallback]" if p.fallback else "") + ("" if p.exact else "  [approx]")
             print(f"{mark} {p.name:<17}{p.cost:<6}{p.offset:<#11x}{demangle(p.symbol.name)[:70]}{more}{notes}")
         else:
-            why = p.reason if p.reason.startswith("not needed") else f"missing: {p.reason}"
+            why = p.reason if p.reason.startswith(("not needed", "not available")) else f"missing: {p.reason}"
             print(f"{mark} {p.name:<17}{p.cost:<6}{'-':<11}{why}")
     missing = [p.name for p in probes if p.core and not p.ok]
     print("* core set: " + ("all resolved" if core_ok else "missing " + ", ".join(missing)))

@@ -72,6 +72,8 @@
  * flush_list_* and flush_lru_* are the page cleaners' batches that wrote pages, per list:
  * how many, their pages and their time (flush_batch.bpf.c); flush_batches_empty the
  * calls that wrote nothing.
+ * pages_dirtied counts clean pages put on the flush list (redo.bpf.c), the two after it
+ * those put there inside purge's batches and tasks.
  * window_cuts counts spans a sampling window's edge cut in two (not measured; see
  * maps.bpf.h). redo_bytes is the redo the mini-transactions wrote, their own bytes
  * (redo.bpf.c); the two after it, the part written inside purge's batches and tasks. */
@@ -150,7 +152,10 @@
 	X(CNT_FLUSH_LRU_BATCHES, "flush_lru_batches", "event", "batches")        \
 	X(CNT_FLUSH_LRU_PAGES, "flush_lru_pages", "total", "pages")              \
 	X(CNT_FLUSH_LRU_BATCH_NS, "flush_lru_batch_ns", "total", "ns")           \
-	X(CNT_FLUSH_BATCHES_EMPTY, "flush_batches_empty", "count", "batches")
+	X(CNT_FLUSH_BATCHES_EMPTY, "flush_batches_empty", "count", "batches")    \
+	X(CNT_PAGES_DIRTIED, "pages_dirtied", "event", "pages")                  \
+	X(CNT_PAGES_DIRTIED_PURGE_COORDINATOR, "pages_dirtied_purge_coordinator", "count", "pages") \
+	X(CNT_PAGES_DIRTIED_PURGE_WORKERS, "pages_dirtied_purge_workers", "count", "pages")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \

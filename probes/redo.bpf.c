@@ -17,7 +17,10 @@
  * also summed in redo_writers, with the stack of its first write outside purge, from which
  * user space names its role: MariaDB and MySQL before 8.0.27 leave their threads unnamed,
  * so the stack is what tells a connection from the master thread. One stack per thread,
- * not per write. Entry only: nothing changes in the server's stack. */
+ * not per write. Entry only: nothing changes in the server's stack.
+ *
+ * Pages made dirty are charged the same way, where the build calls a function to put a
+ * clean page on the flush list (page_dirtied, below). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -82,9 +85,21 @@ static __always_inline struct redo_writer *writer_of(__u32 tid)
 	return bpf_map_lookup_elem(&redo_writers, &tid);
 }
 
+enum purge_part { NOT_PURGE, PURGE_COORDINATOR, PURGE_WORKERS };
+
+/* Whose work the thread is doing now: purge's coordinator (inside a batch or one of its
+ * tasks), purge's workers (inside a task), or neither. */
+static __always_inline enum purge_part purge_part_of(__u32 tid)
+{
+	if (bpf_map_lookup_elem(&batch_start, &tid) || bpf_map_lookup_elem(&coordinator_tasks, &tid))
+		return PURGE_COORDINATOR;
+	return bpf_map_lookup_elem(&worker_start, &tid) ? PURGE_WORKERS : NOT_PURGE;
+}
+
 static __always_inline void charge(struct pt_regs *ctx, __u64 len)
 {
 	struct redo_writer *w;
+	enum purge_part part;
 	bool purge = true;
 	__u32 tid;
 
@@ -93,9 +108,10 @@ static __always_inline void charge(struct pt_regs *ctx, __u64 len)
 	tid = current_tid();
 	counter_add(CNT_REDO_WRITES, 1);
 	counter_add(CNT_REDO_BYTES, len);
-	if (bpf_map_lookup_elem(&batch_start, &tid) || bpf_map_lookup_elem(&coordinator_tasks, &tid))
+	part = purge_part_of(tid);
+	if (part == PURGE_COORDINATOR)
 		counter_add(CNT_REDO_BYTES_PURGE_COORDINATOR, len);
-	else if (bpf_map_lookup_elem(&worker_start, &tid))
+	else if (part == PURGE_WORKERS)
 		counter_add(CNT_REDO_BYTES_PURGE_WORKERS, len);
 	else
 		purge = false;
@@ -133,5 +149,26 @@ int BPF_KPROBE(redo_write_arg3, void *result, void *log, __u64 len)
 {
 	count_hit(ctx);
 	charge(ctx, len);
+	return 0;
+}
+
+/* A clean page put on the flush list: made dirty by a mini-transaction's commit, in the
+ * committing thread (catalog: page_dirtied; buf_flush_insert_into_flush_list, called only
+ * for a page whose oldest modification was 0). Charged as redo is: to purge's coordinator,
+ * its workers, or the rest. */
+SEC("uprobe")
+int BPF_KPROBE(page_dirtied)
+{
+	enum purge_part part;
+
+	count_hit(ctx);
+	if (!traced_process())
+		return 0;
+	counter_add(CNT_PAGES_DIRTIED, 1);
+	part = purge_part_of(current_tid());
+	if (part == PURGE_COORDINATOR)
+		counter_add(CNT_PAGES_DIRTIED_PURGE_COORDINATOR, 1);
+	else if (part == PURGE_WORKERS)
+		counter_add(CNT_PAGES_DIRTIED_PURGE_WORKERS, 1);
 	return 0;
 }

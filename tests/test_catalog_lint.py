@@ -57,8 +57,9 @@ def test_every_probe_is_described_and_in_a_known_set():
 def test_variant_programs_exist_in_the_object_with_their_role(name, entry, variant):
     assert set(variant["families"]) <= FAMILIES
     assert VERSIONS.match(variant["versions"]), variant["versions"]
-    if "absent" in variant:  # a range where the probe is not needed, and why
-        assert variant["absent"] and not {"symbols", "function", "programs"} & set(variant)
+    why = variant.get("absent") or variant.get("unavailable")  # a range without the probe, and why
+    if "absent" in variant or "unavailable" in variant:
+        assert why and not {"symbols", "function", "programs"} & set(variant)
         return
     assert variant["symbols"] and all(s.startswith("_Z") or s.isidentifier() for s in variant["symbols"])
     # a variant's programs replace the probe's, roles and all, as discovery takes them

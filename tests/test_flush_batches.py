@@ -10,7 +10,10 @@ cleaners writing; the window closes once flushing is quiet again. Counted over i
   pages (both counters kept by the very function probed, or its caller, per batch);
 - Innodb_buffer_pool_pages_flushed equals the two together where every page the load
   writes is a batch's (no single-page flush in this load), but on MariaDB 10.2, whose
-  buf_flush_lists does not add its batches' pages to it (measured: 341 against 927).
+  buf_flush_lists does not add its batches' pages to it (measured: 341 against 927);
+- the pages made dirty (probe page_dirtied, where the build has a call to probe: MySQL,
+  MariaDB before 10.6) equal the pages the batches wrote: with no dirty page at either
+  edge, every page put on the flush list in the window was written once in it, by a batch.
 Measured equal on all five fixtures (MySQL 8.0.15: 1,101 pages in 9 batches; it probes
 the same function as 9.7.4, so the suite leaves it out). No LRU batch ran in this load on
 any of them (a pool larger than the table): the LRU figures are checked as 0 = 0 only."""
@@ -31,6 +34,7 @@ from test_record_purge import wait_for_line
 # returns them; the LRU's through a pointer), MySQL and 10.2 (through a pointer, either list)
 SERVERS = ["mariadb-11.4.5", "mariadb-10.4.6", "mariadb-10.2.11", "mysql-9.7.4"]
 FLUSHED_UNCOUNTED = {"mariadb-10.2.11"}  # its status counter misses buf_flush_lists' batches
+INLINE_DIRTYING = {"mariadb-11.4.5"}  # puts pages on the flush list inline: no page_dirtied
 METRICS = ("buffer_flush_batch_total_pages", "buffer_LRU_batch_flush_total_pages")
 
 
@@ -75,7 +79,8 @@ def test_batch_pages_against_the_servers_counts(flush_everything, server_name, t
     srv, conn = flush_everything
     quiet(srv, conn)
     out = tmp_path / "rec"
-    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--probes", "flush_batch,flush_lru_batch",
+    probes = "flush_batch,flush_lru_batch" + ("" if server_name in INLINE_DIRTYING else ",page_dirtied")
+    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--probes", probes, "--exact",
                                            "--duration", "120", "-o", str(out)], stderr=subprocess.PIPE, text=True)
     try:
         wait_for_line(out / "journal.jsonl", "interval")
@@ -92,11 +97,14 @@ def test_batch_pages_against_the_servers_counts(flush_everything, server_name, t
     assert record.wait(timeout=60) == 0, record.stderr.read()
     rec = recording.load(str(out))
     probe = {name: rec.counter_total(name) for name in
-             ("flush_list_pages", "flush_lru_pages", "flush_list_batches", "flush_lru_batches", "flush_batches_empty")}
+             ("flush_list_pages", "flush_lru_pages", "flush_list_batches", "flush_lru_batches", "flush_batches_empty",
+              "pages_dirtied")}
     server = dict(zip(("list", "lru", "flushed"), (a - b for a, b in zip(after, before))))
     print(f"{server_name}: probe {probe}; server {server}")
     assert probe["flush_list_pages"] > 0
     assert probe["flush_list_pages"] == server["list"]
     assert probe["flush_lru_pages"] == server["lru"]
+    if server_name not in INLINE_DIRTYING:
+        assert probe["pages_dirtied"] == probe["flush_list_pages"] + probe["flush_lru_pages"]
     if server_name not in FLUSHED_UNCOUNTED:
         assert probe["flush_list_pages"] + probe["flush_lru_pages"] == server["flushed"]

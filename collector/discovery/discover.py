@@ -285,9 +285,10 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
             continue
         undecodable = None
         for variant, version_matches in variants:
-            if "absent" in variant:  # not needed there: the catalog says what serves instead
+            if "absent" in variant or "unavailable" in variant:  # the catalog says why there is none
                 if version_matches:
-                    probe.reason = f"not needed: {variant['absent']}"
+                    probe.reason = (f"not needed: {variant['absent']}" if "absent" in variant
+                                    else f"not available: {variant['unavailable']}")
                     break
                 continue
             try:
