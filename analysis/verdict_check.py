@@ -116,7 +116,9 @@ def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
         "log_room": {"waits": rows["log_room_waits"].sum(), "wait_s": rows["log_room_wait_ns"].sum() / 1e9,
                      "open_at_end": rows["log_room_waits_open"].iloc[-1] if len(rows) else 0,
                      "open_s": rows["log_room_wait_open_ns"].iloc[-1] / 1e9 if len(rows) else 0.0},
-        "page_writes": {"waits": rows["block_write_waits"].sum(), "wait_s": rows["block_write_wait_ns"].sum() / 1e9},
+        "page_writes": {"waits": rows["block_write_waits"].sum(), "wait_s": rows["block_write_wait_ns"].sum() / 1e9,
+                        "open_at_end": rows["block_write_waits_open"].iloc[-1] if len(rows) else 0,
+                        "open_s": rows["block_write_wait_open_ns"].iloc[-1] / 1e9 if len(rows) else 0.0},
         "levels": {"median": known.median(), "min": known.min(), "max": known.max()} if len(known) else None,
         "history": move(table, rows),
         "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
@@ -269,12 +271,15 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
          lambda g: truth["bound"] is not None and said(g[1], 100 * truth["bound"]["share"])
          and g[0] == {"cpu": "CPU-bound", "io": "I/O-bound", "latch": "latch-bound",
                       "other": "off CPU"}[truth["bound"]["part"]]),
+        # before the waits they follow, which would take the words they are told by
+        (rf"(?<=make room, )({NUMBER}) still waiting at its end \(({NUMBER}) s so far\)",
+         lambda g: said(g[0], truth["log_room"]["open_at_end"]) and said(g[1], truth["log_room"]["open_s"])),
+        (rf"(?<=written to disk, )({NUMBER}) still waiting at its end \(({NUMBER}) s so far\)",
+         lambda g: said(g[0], truth["page_writes"]["open_at_end"]) and said(g[1], truth["page_writes"]["open_s"])),
         (rf"writers waited ({NUMBER}) s in ({NUMBER}) waits for the log to make room",
          lambda g: said(g[0], truth["log_room"]["wait_s"]) and said(g[1], truth["log_room"]["waits"])),
         (rf"threads waited ({NUMBER}) s in ({NUMBER}) waits on pages being written to disk",
          lambda g: said(g[0], truth["page_writes"]["wait_s"]) and said(g[1], truth["page_writes"]["waits"])),
-        (rf"({NUMBER}) still waiting at its end \(({NUMBER}) s so far\)",
-         lambda g: said(g[0], truth["log_room"]["open_at_end"]) and said(g[1], truth["log_room"]["open_s"])),
         (rf"\(and ({NUMBER}) views before\)", lambda g: said(g[0], phase["figures"]["views_before"])),
         (rf"and ({NUMBER}) more short events", lambda g: said(g[0], len(events) - EVENTS_SHOWN)),
     ]

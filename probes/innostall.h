@@ -68,7 +68,9 @@
  * block_io_waits and block_read_wait_ns are block-latch waits on a page being read in,
  * block_write_waits and block_write_wait_ns on a page being written out (the flusher holds
  * its latch until the write completes): both told from the page's state at the wait's
- * start, on the futex latches (MariaDB 10.6+) only.
+ * start, on the futex latches (MariaDB 10.6+) only. block_write_waits_open and
+ * block_write_wait_open_ns are those open at the snapshot, and how long so far (set by the
+ * loader, as log_room_waits_open is).
  * flush_list_* and flush_lru_* are the page cleaners' batches that wrote pages, per list:
  * how many, their pages and their time (flush_batch.bpf.c); flush_batches_empty the
  * calls that wrote nothing.
@@ -155,7 +157,9 @@
 	X(CNT_FLUSH_BATCHES_EMPTY, "flush_batches_empty", "count", "batches")    \
 	X(CNT_PAGES_DIRTIED, "pages_dirtied", "event", "pages")                  \
 	X(CNT_PAGES_DIRTIED_PURGE_COORDINATOR, "pages_dirtied_purge_coordinator", "count", "pages") \
-	X(CNT_PAGES_DIRTIED_PURGE_WORKERS, "pages_dirtied_purge_workers", "count", "pages")
+	X(CNT_PAGES_DIRTIED_PURGE_WORKERS, "pages_dirtied_purge_workers", "count", "pages") \
+	X(CNT_BLOCK_WRITE_WAITS_OPEN, "block_write_waits_open", "gauge", "waits")  \
+	X(CNT_BLOCK_WRITE_OPEN_NS, "block_write_wait_open_ns", "gauge", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -319,6 +323,9 @@ struct flush_wait {
 	__u32 kind;
 	__u32 nested;
 };
+
+/* The I/O on a block when a wait on its latch began (SUX: read from the page's state). */
+enum page_io { PAGE_IO_NONE, PAGE_IO_READ, PAGE_IO_WRITE };
 
 /* An open latch wait, keyed by its thread in latch_waits (holders.bpf.h). The loader reads
  * them too: a sampled group's window is not closed on a wait that has lasted a while (a

@@ -63,44 +63,6 @@ struct {
 	__type(value, struct wait_sum);
 } latch_stacks SEC(".maps");
 
-enum page_io { PAGE_IO_NONE, PAGE_IO_READ, PAGE_IO_WRITE };
-
-/* SUX: the I/O on the block whose latch this may be (checked to be a block's at the end);
- * READ_FIX and the values past WRITE_FIX are the states of a page being read and written. */
-static __always_inline __u32 sux_page_io(__u64 latch)
-{
-	__u32 state;
-
-	if (bpf_probe_read_user(&state, sizeof(state), (void *)(latch - layout.block_lock + layout.page_state)))
-		return PAGE_IO_NONE;
-	if (state >= layout.write_fix)
-		return PAGE_IO_WRITE;
-	return state >= layout.read_fix ? PAGE_IO_READ : PAGE_IO_NONE;
-}
-
-static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode, __u32 kind)
-{
-	__u32 tid = current_tid();
-	struct wait_state *open, state = {};
-
-	if (!traced_process())
-		return 0;
-	open = bpf_map_lookup_elem(&latch_waits, &tid);
-	if (open && window_unbroken(open->window)) {
-		open->nested++;
-		return 0;
-	}
-	state.start_ns = bpf_ktime_get_ns();
-	state.latch = latch;
-	state.window = window_token(ctx);
-	state.mode = mode;
-	state.kind = kind;
-	if (layout.latch_model == MODEL_SUX && mode != MODE_OTHER)
-		state.page_io = sux_page_io(latch);
-	bpf_map_update_elem(&latch_waits, &tid, &state, BPF_ANY);
-	return 0;
-}
-
 static __always_inline __u32 be32(__u32 v)
 {
 	return __builtin_bswap32(v);
@@ -128,6 +90,50 @@ static __always_inline bool sux_block_page(__u64 latch, struct page_key *page, b
 		return false;
 	*io = state >= layout.read_fix && state < layout.write_fix;
 	return *io;
+}
+
+/* SUX: the I/O on the block whose latch this is, when it is a block's (its frame holds its
+ * page, or it is being read in): READ_FIX and the values past WRITE_FIX are the states of
+ * a page being read and written. Checked at the wait's start, so that the loader can tell
+ * the waits still open on pages being written. */
+static __always_inline __u32 sux_latch_io(__u64 latch)
+{
+	struct page_key page;
+	bool reading = false;
+	__u32 state;
+
+	if (!sux_block_page(latch, &page, &reading))
+		return PAGE_IO_NONE;
+	if (reading)
+		return PAGE_IO_READ;
+	if (bpf_probe_read_user(&state, sizeof(state), (void *)(latch - layout.block_lock + layout.page_state)))
+		return PAGE_IO_NONE;
+	if (state >= layout.write_fix)
+		return PAGE_IO_WRITE;
+	return state >= layout.read_fix ? PAGE_IO_READ : PAGE_IO_NONE;
+}
+
+static __always_inline int wait_begin(void *ctx, __u64 latch, __u32 mode, __u32 kind)
+{
+	__u32 tid = current_tid();
+	struct wait_state *open, state = {};
+
+	if (!traced_process())
+		return 0;
+	open = bpf_map_lookup_elem(&latch_waits, &tid);
+	if (open && window_unbroken(open->window)) {
+		open->nested++;
+		return 0;
+	}
+	state.start_ns = bpf_ktime_get_ns();
+	state.latch = latch;
+	state.window = window_token(ctx);
+	state.mode = mode;
+	state.kind = kind;
+	if (layout.latch_model == MODEL_SUX && mode != MODE_OTHER)
+		state.page_io = sux_latch_io(latch);
+	bpf_map_update_elem(&latch_waits, &tid, &state, BPF_ANY);
+	return 0;
 }
 
 /* RW_LOCK: rw_lock_t::is_block_lock, then the page id at the start of the block (buf_page_t

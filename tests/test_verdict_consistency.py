@@ -389,3 +389,6 @@ def test_a_phase_is_flush_bound_for_waits_on_pages_being_written_from_a_tenth_of
     assert flush_bound_words(both) == ("; flush-bound: writers waited 2.0 s in 3 waits for the log to make room, "
                                        "1 still waiting at its end (4.0 s so far), threads waited 1.0 s in 8 waits "
                                        "on pages being written to disk")
+    waiting = {**phase, "page_writes": {"waits": 0, "wait_s": 0.0, "open_at_end": 2, "open_s": 3.0}}
+    assert flush_bound_words(waiting) == ("; flush-bound: threads waiting on pages being written to disk, "
+                                          "2 still waiting at its end (3.0 s so far)")

@@ -147,7 +147,9 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
                          "open_at_end": int(table["log_room_waits_open"].iloc[b]),
                          "open_s": rounded(table["log_room_wait_open_ns"].iloc[b] / 1e9)},
             "page_writes": {"waits": int(rows.total("block_write_waits")),
-                            "wait_s": rounded(rows.total("block_write_wait_ns") / 1e9)},
+                            "wait_s": rounded(rows.total("block_write_wait_ns") / 1e9),
+                            "open_at_end": int(table["block_write_waits_open"].iloc[b]),
+                            "open_s": rounded(table["block_write_wait_open_ns"].iloc[b] / 1e9)},
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
             "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
 
@@ -157,20 +159,19 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
 def flush_bound_words(f: dict) -> str:
     """'; flush-bound: writers waited 3.1 s in 12 waits for the log to make room' and
     'threads waited 2.0 s in 40 waits on pages being written to disk', each when its waits
-    took at least FLUSH_BOUND_SHARE of the phase's time, and ', 4 still waiting at its end
-    (9.2 s so far)' when writers were (a wait is counted when it ends)."""
-    room, writes = f["log_room"], f.get("page_writes") or {"waits": 0, "wait_s": 0.0}
-    bound = [wait for wait in (room, writes) if wait["waits"] and wait["wait_s"] >= FLUSH_BOUND_SHARE * f["seconds"]]
+    took at least FLUSH_BOUND_SHARE of the phase's time, each followed by ', 4 still waiting
+    at its end (9.2 s so far)' when some were (a wait is counted when it ends)."""
     said = []
-    if room in bound:
-        said.append(f"writers waited {seconds(room['wait_s'])} in {count(room['waits'])} waits "
-                    "for the log to make room")
-    if room["open_at_end"]:
-        still = f"{count(room['open_at_end'])} still waiting at its end ({seconds(room['open_s'])} so far)"
-        said.append(still if room in bound else f"writers waiting for the log to make room, {still}")
-    if writes in bound:
-        said.append(f"threads waited {seconds(writes['wait_s'])} in {count(writes['waits'])} waits "
-                    "on pages being written to disk")
+    for wait, who, what in ((f["log_room"], "writers", "for the log to make room"),
+                            (f.get("page_writes"), "threads", "on pages being written to disk")):
+        if not wait:
+            continue
+        bound = wait["waits"] and wait["wait_s"] >= FLUSH_BOUND_SHARE * f["seconds"]
+        if bound:
+            said.append(f"{who} waited {seconds(wait['wait_s'])} in {count(wait['waits'])} waits {what}")
+        if wait.get("open_at_end"):
+            still = f"{count(wait['open_at_end'])} still waiting at its end ({seconds(wait['open_s'])} so far)"
+            said.append(still if bound else f"{who} waiting {what}, {still}")
     return f"; flush-bound: {', '.join(said)}" if said else ""
 
 

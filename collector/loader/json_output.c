@@ -120,6 +120,37 @@ static void note_open_flush_waits(struct innostall_bpf *obj)
 	bpf_map_update_elem(counters_fd, &id, &ns, BPF_ANY);
 }
 
+/* The latch waits open now on pages being written out, and for how long so far (latch.bpf.c
+ * counts a wait when it ends): those begun in their group's current window; one a window's
+ * edge cut is left in the map but never ends there. */
+static void note_open_block_writes(struct innostall_bpf *obj, struct governor *gov)
+{
+	int waits_fd = bpf_map__fd(obj->maps.latch_waits);
+	int counters_fd = bpf_map__fd(obj->maps.counters);
+	__u64 now = now_ns(CLOCK_MONOTONIC), waits = 0, ns = 0;
+	struct wait_state w;
+	__u32 tid, prev, id;
+	bool more;
+
+	for (more = !bpf_map_get_next_key(waits_fd, NULL, &tid); more;
+	     more = !bpf_map_get_next_key(waits_fd, &prev, &tid)) {
+		unsigned int group;
+
+		prev = tid;
+		if (bpf_map_lookup_elem(waits_fd, &tid, &w) || w.page_io != PAGE_IO_WRITE || w.start_ns > now)
+			continue;
+		group = w.window >> 48;
+		if (group && (group >= MAX_GROUPS || (w.window & 0xffffffffffffULL) != gov->attacher.gen[group]))
+			continue;
+		waits++;
+		ns += now - w.start_ns;
+	}
+	id = CNT_BLOCK_WRITE_WAITS_OPEN;
+	bpf_map_update_elem(counters_fd, &id, &waits, BPF_ANY);
+	id = CNT_BLOCK_WRITE_OPEN_NS;
+	bpf_map_update_elem(counters_fd, &id, &ns, BPF_ANY);
+}
+
 void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)
 {
 	int hists_fd = bpf_map__fd(obj->maps.hists);
@@ -130,6 +161,7 @@ void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char 
 	int s;
 
 	note_open_flush_waits(obj);
+	note_open_block_writes(obj, gov);
 	printf("{\"type\":\"%s\",\"mono_ns\":%llu,\"real_ns\":%llu,\"counters\":{", type,
 	       governor_now(gov, CLOCK_MONOTONIC), governor_now(gov, CLOCK_REALTIME));
 	for (id = 0; id < NR_COUNTERS; id++) {
