@@ -12,7 +12,7 @@ LISTS = {"list": "flush list", "lru": "LRU list"}
 
 def flush_batches(rec: Recording) -> dict | None:
     """{list: {batches, pages, seconds, pages_per_batch}, lru: the same or None when not
-    measured, empty, latency_us: {p50, p99, max}, pages_per_batch: {p50, p99, max}}; None
+    measured, empty, slowest_s (the longest batch), latency_us: {p50, p99, max}, pages_per_batch: {p50, p99, max}}; None
     when no batch probe was attached. MySQL and MariaDB 10.2 run both lists' batches in one
     function, which flush_batch times by their type; later MariaDB has one for each."""
     if not rec.probe_attached("flush_batch"):
@@ -20,6 +20,7 @@ def flush_batches(rec: Recording) -> dict | None:
     both = next((p["symbol"] or "" for p in rec.meta.get("probes", []) if p["name"] == "flush_batch"), "")
     lru_measured = rec.probe_attached("flush_lru_batch") or "buf_flush_do_batch" in both
     found = {"empty": rec.counter_total("flush_batches_empty"),
+             "slowest_s": round(rec.counter_total("flush_batch_max_ns") / 1e9, 6),
              "latency_us": stats(rec.hist("flush_batch_latency")),
              "pages_per_batch": stats(rec.hist("flush_batch_pages"))}
     for name in LISTS:
@@ -45,3 +46,17 @@ def batch_lines(batches: dict | None) -> list[str]:
     latency = (f"; batch latency p50 ~{lat['p50']:.0f} µs, p99 ~{lat['p99']:.0f} µs, max ≤ {lat['max']:.0f} µs"
                if lat.get("p50") is not None else "")
     return [f"  page cleaners: {', '.join(told)}; {batches['empty']:,} calls wrote nothing{latency}"]
+
+
+SLOW_BATCH_S = 1.0  # a batch this long means the disk did not keep up: writers stall behind it
+
+
+def slow_batch_findings(batches: dict | None) -> list[str]:
+    """A page-cleaner batch of SLOW_BATCH_S or more: the disk's writes could not keep up."""
+    if not batches or batches["slowest_s"] < SLOW_BATCH_S:
+        return []
+    pages = sum(batches[n]["pages"] for n in LISTS if batches[n])
+    seconds = sum(batches[n]["seconds"] for n in LISTS if batches[n])
+    return [f"The page cleaners' slowest batch took {batches['slowest_s']:.1f} s (their batches wrote "
+            f"{pages:,} pages in {seconds:.1f} s in all): the disk did not keep up with their writes, and "
+            "writers that need a page being written, or room in the log, wait behind them."]

@@ -17,9 +17,9 @@ from .redo import redo_lines
 from .pinning import statements_note
 from .recording import Recording
 from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
-from .wording.findings import (block_lock_findings, flush_findings, log_room_findings, purge_findings,
-                               purge_headline, purge_redo_findings, throttle_findings, undo_findings,
-                               walk_findings)
+from .wording.findings import (batch_findings, block_lock_findings, flush_findings, log_room_findings,
+                               purge_findings, purge_headline, purge_redo_findings, throttle_findings,
+                               undo_findings, walk_findings)
 from .timeline import per_interval, sparkline
 from .window import window_words
 
@@ -328,6 +328,6 @@ def render_text(rec: Recording) -> str:
     lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
     lines += render_latches(rec, full["latches"])
     lines += redo_lines(full) + finding_lines(purge_redo_findings(full) + flush_findings(full)
-                                              + log_room_findings(full))
+                                              + log_room_findings(full) + batch_findings(full))
     lines += render_cost(full["governor"])
     return "\n".join(lines)

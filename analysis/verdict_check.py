@@ -370,6 +370,11 @@ def finding_problems(told: dict, rec) -> list[str]:
          rf"async flush point \(({NUMBER}) MiB\)(?:; it reached that point in intervals totalling ({NUMBER}) s)?"
          rf"(?:, the sync flush point \(({NUMBER}) MiB\) in ({NUMBER}) s)?:.*?(?: Dirty pages peaked at ({NUMBER})\.)?$",
          lambda g: checkpoint_holds(g, server_state(rec))),
+        (rf"^The page cleaners' slowest batch took ({NUMBER}) s \(their batches wrote ({NUMBER}) pages in "
+         rf"({NUMBER}) s in all\)",
+         lambda g: said(g[0], total("flush_batch_max_ns") / 1e9)
+         and said(g[1], total("flush_list_pages") + total("flush_lru_pages"))
+         and said(g[2], (total("flush_list_batch_ns") + total("flush_lru_batch_ns")) / 1e9)),
         (rf"^Writers waited ({NUMBER}) s for the log to make room \(({NUMBER}) waits(?:: (.*))?\): ",
          lambda g: said(g[0], total("log_room_wait_ns") / 1e9) and said(g[1], total("log_room_waits"))
          and roles_hold(g[2], rec.flush_waits)),

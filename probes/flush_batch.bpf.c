@@ -105,6 +105,7 @@ int BPF_KRETPROBE(flush_batch_exit, __u64 ret)
 	counter_add(lru ? CNT_FLUSH_LRU_BATCHES : CNT_FLUSH_LIST_BATCHES, 1);
 	counter_add(lru ? CNT_FLUSH_LRU_PAGES : CNT_FLUSH_LIST_PAGES, pages);
 	counter_add(lru ? CNT_FLUSH_LRU_BATCH_NS : CNT_FLUSH_LIST_BATCH_NS, ns);
+	counter_max(CNT_FLUSH_BATCH_MAX_NS, ns);
 	hist_add(HIST_FLUSH_BATCH_US, ns / 1000);
 	hist_add(HIST_FLUSH_BATCH_PAGES, pages);
 	return 0;

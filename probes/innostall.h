@@ -155,6 +155,7 @@
 	X(CNT_FLUSH_LRU_PAGES, "flush_lru_pages", "total", "pages")              \
 	X(CNT_FLUSH_LRU_BATCH_NS, "flush_lru_batch_ns", "total", "ns")           \
 	X(CNT_FLUSH_BATCHES_EMPTY, "flush_batches_empty", "count", "batches")    \
+	X(CNT_FLUSH_BATCH_MAX_NS, "flush_batch_max_ns", "max", "ns")             \
 	X(CNT_PAGES_DIRTIED, "pages_dirtied", "event", "pages")                  \
 	X(CNT_PAGES_DIRTIED_PURGE_COORDINATOR, "pages_dirtied_purge_coordinator", "count", "pages") \
 	X(CNT_PAGES_DIRTIED_PURGE_WORKERS, "pages_dirtied_purge_workers", "count", "pages") \

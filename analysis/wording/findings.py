@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..flush_batches import slow_batch_findings
 from ..recording import Recording
 from ..timeline import per_interval
 from .numbers import latency
@@ -131,7 +132,12 @@ def all_findings(rec: Recording, told: dict) -> list[str]:
     found += undo_findings(told["undo"])
     if told["block_lock"]["recorded"]:
         found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
-    return found + purge_redo_findings(told) + flush_findings(told) + log_room_findings(told)
+    return found + purge_redo_findings(told) + flush_findings(told) + log_room_findings(told) + batch_findings(told)
+
+
+def batch_findings(told: dict) -> list[str]:
+    """The page cleaners' batches, when one was slow (analysis/flush_batches.py)."""
+    return slow_batch_findings((told.get("flushing") or {}).get("batches"))
 
 
 def walk_findings(walks: dict, drops: int) -> list[str]:
