@@ -176,7 +176,7 @@ def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) ->
     if write_share(locks) >= WRITE_BOUND_SHARE:
         found[0] += (f" {locks['page_write_wait_s']:.2f} s of it ({100 * write_share(locks):.0f}%) was on pages "
                      "being written to disk: the flusher holds a page's latch until its write completes, so "
-                     "threads waited for the disk's writes, not for each other.")
+                     "most of the time went to waiting for the disk's writes, not for other threads.")
     elif locks["top_page_pct"] is not None and locks["waits"] >= HOT_SPOT_WAITS:
         hottest = locks["top_pages"][0]
         found[0] += (f" {locks['top_page_pct']:.0f}% of that time was on one page, {hottest['name']}: a hot spot "

@@ -95,60 +95,63 @@ static void reset_peaks(int counters_fd)
 	bpf_map_update_elem(counters_fd, &id, &zero, BPF_ANY);
 }
 
-/* The writers waiting for the log now, and for how long so far, into their gauges: a wait
- * is counted by flush.bpf.c when it ends, which may be after the recording. */
-static void note_open_flush_waits(struct innostall_bpf *obj)
+/* Open waits, as their programs keep them per thread: each value begins with its start. */
+union open_wait {
+	__u64 start_ns; /* bpf_ktime_get_ns's clock: CLOCK_MONOTONIC */
+	struct flush_wait flush;
+	struct wait_state latch;
+};
+
+typedef bool (*open_wait_filter)(const union open_wait *open, const struct governor *gov);
+
+/* The waits open now in one map that keep() accepts, and how long they have waited so far,
+ * into two gauges: a wait is counted when it ends, which may be after the recording. */
+static void gauge_open_waits(int map_fd, open_wait_filter keep, const struct governor *gov,
+			     int counters_fd, __u32 waits_id, __u32 ns_id)
 {
-	int open_fd = bpf_map__fd(obj->maps.open_flush_waits);
-	int counters_fd = bpf_map__fd(obj->maps.counters);
-	__u64 now = now_ns(CLOCK_MONOTONIC), waits = 0, ns = 0; /* bpf_ktime_get_ns's clock */
-	__u32 tid, prev, id;
-	struct flush_wait open;
+	__u64 now = now_ns(CLOCK_MONOTONIC), waits = 0, ns = 0;
+	union open_wait open;
+	__u32 tid, prev;
 	bool more;
 
-	for (more = !bpf_map_get_next_key(open_fd, NULL, &tid); more;
-	     more = !bpf_map_get_next_key(open_fd, &prev, &tid)) {
+	for (more = !bpf_map_get_next_key(map_fd, NULL, &tid); more;
+	     more = !bpf_map_get_next_key(map_fd, &prev, &tid)) {
 		prev = tid;
-		if (bpf_map_lookup_elem(open_fd, &tid, &open) || open.start_ns > now)
+		if (bpf_map_lookup_elem(map_fd, &tid, &open) || open.start_ns > now || !keep(&open, gov))
 			continue;
 		waits++;
 		ns += now - open.start_ns;
 	}
-	id = CNT_LOG_ROOM_WAITS_OPEN;
-	bpf_map_update_elem(counters_fd, &id, &waits, BPF_ANY);
-	id = CNT_LOG_ROOM_OPEN_NS;
-	bpf_map_update_elem(counters_fd, &id, &ns, BPF_ANY);
+	bpf_map_update_elem(counters_fd, &waits_id, &waits, BPF_ANY);
+	bpf_map_update_elem(counters_fd, &ns_id, &ns, BPF_ANY);
 }
 
-/* The latch waits open now on pages being written out, and for how long so far (latch.bpf.c
- * counts a wait when it ends): those begun in their group's current window; one a window's
- * edge cut is left in the map but never ends there. */
-static void note_open_block_writes(struct innostall_bpf *obj, struct governor *gov)
+/* Writers waiting for the log (flush.bpf.c): all of them. */
+static bool log_room_wait(const union open_wait *open, const struct governor *gov)
 {
-	int waits_fd = bpf_map__fd(obj->maps.latch_waits);
+	return true;
+}
+
+/* Latch waits on pages being written out (latch.bpf.c), begun in their group's current
+ * window: one a window's edge cut is left in the map but never ends there. */
+static bool block_write_wait(const union open_wait *open, const struct governor *gov)
+{
+	unsigned int group = open->latch.window >> 48;
+
+	if (open->latch.page_io != PAGE_IO_WRITE)
+		return false;
+	return !group || (group < MAX_GROUPS &&
+			  (open->latch.window & 0xffffffffffffULL) == gov->attacher.gen[group]);
+}
+
+static void note_open_waits(struct innostall_bpf *obj, const struct governor *gov)
+{
 	int counters_fd = bpf_map__fd(obj->maps.counters);
-	__u64 now = now_ns(CLOCK_MONOTONIC), waits = 0, ns = 0;
-	struct wait_state w;
-	__u32 tid, prev, id;
-	bool more;
 
-	for (more = !bpf_map_get_next_key(waits_fd, NULL, &tid); more;
-	     more = !bpf_map_get_next_key(waits_fd, &prev, &tid)) {
-		unsigned int group;
-
-		prev = tid;
-		if (bpf_map_lookup_elem(waits_fd, &tid, &w) || w.page_io != PAGE_IO_WRITE || w.start_ns > now)
-			continue;
-		group = w.window >> 48;
-		if (group && (group >= MAX_GROUPS || (w.window & 0xffffffffffffULL) != gov->attacher.gen[group]))
-			continue;
-		waits++;
-		ns += now - w.start_ns;
-	}
-	id = CNT_BLOCK_WRITE_WAITS_OPEN;
-	bpf_map_update_elem(counters_fd, &id, &waits, BPF_ANY);
-	id = CNT_BLOCK_WRITE_OPEN_NS;
-	bpf_map_update_elem(counters_fd, &id, &ns, BPF_ANY);
+	gauge_open_waits(bpf_map__fd(obj->maps.open_flush_waits), log_room_wait, gov, counters_fd,
+			 CNT_LOG_ROOM_WAITS_OPEN, CNT_LOG_ROOM_OPEN_NS);
+	gauge_open_waits(bpf_map__fd(obj->maps.latch_waits), block_write_wait, gov, counters_fd,
+			 CNT_BLOCK_WRITE_WAITS_OPEN, CNT_BLOCK_WRITE_OPEN_NS);
 }
 
 void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)
@@ -160,8 +163,7 @@ void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char 
 	__u32 id;
 	int s;
 
-	note_open_flush_waits(obj);
-	note_open_block_writes(obj, gov);
+	note_open_waits(obj, gov);
 	printf("{\"type\":\"%s\",\"mono_ns\":%llu,\"real_ns\":%llu,\"counters\":{", type,
 	       governor_now(gov, CLOCK_MONOTONIC), governor_now(gov, CLOCK_REALTIME));
 	for (id = 0; id < NR_COUNTERS; id++) {
