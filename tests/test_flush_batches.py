@@ -12,8 +12,16 @@ cleaners writing; the window closes once flushing is quiet again. Counted over i
   writes is a batch's (no single-page flush in this load), but on MariaDB 10.2, whose
   buf_flush_lists does not add its batches' pages to it (measured: 341 against 927);
 - the pages made dirty (probe page_dirtied, where the build has a call to probe: MySQL,
-  MariaDB before 10.6) equal the pages the batches wrote: with no dirty page at either
-  edge, every page put on the flush list in the window was written once in it, by a batch.
+  MariaDB before 10.6) equal Innodb_pages_written, every page write of any kind: with no
+  dirty page at either edge, every page put on the flush list in the window was written
+  once in it (by a batch, or by a thread needing a free page).
+An edge is quiet when the counts and the dirty pages read at it are read again unchanged
+once the probes are attached (or detached); a background page write or dirtying across it
+(purge working off the load's history, the master thread) makes the try start again, up to
+3 times. In a fresh root, before these checks, one try on MariaDB 10.2.11 counted 241 more
+pages made dirty than its batches wrote, and one on MySQL 9.7.4 4 batch pages more than the
+server's count: a background write or dirtying across an edge, or, on 10.2, writes by
+threads needing a free page, which Innodb_pages_written counts and the batches do not.
 Measured equal on all five fixtures (MySQL 8.0.15: 1,101 pages in 9 batches; it probes
 the same function as 9.7.4, so the suite leaves it out). No LRU batch ran in this load on
 any of them (a pool larger than the table): the LRU figures are checked as 0 = 0 only."""
@@ -21,7 +29,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 
 import pytest
 
@@ -38,22 +45,55 @@ INLINE_DIRTYING = {"mariadb-11.4.5"}  # puts pages on the flush list inline: no 
 METRICS = ("buffer_flush_batch_total_pages", "buffer_LRU_batch_flush_total_pages")
 
 
+STATUS = ("Innodb_buffer_pool_pages_flushed", "Innodb_pages_written", "Innodb_buffer_pool_pages_dirty")
+TRIES = 3
+
+
 def written(srv, conn) -> tuple[int, ...]:
-    """(flush-list pages, LRU pages, all pages flushed, dirty pages), as the server counts them."""
+    """(flush-list pages, LRU pages, pages flushed, pages written, dirty pages), as the
+    server counts them."""
     with conn.cursor() as cur:
-        cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_pages_flushed', "
-                    "'Innodb_buffer_pool_pages_dirty')")
+        cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (%s, %s, %s)", STATUS)
         status = dict(cur.fetchall())
-    return (*(srv.metric(conn, m) for m in METRICS), int(status["Innodb_buffer_pool_pages_flushed"]),
-            int(status["Innodb_buffer_pool_pages_dirty"]))
+    return (*(srv.metric(conn, m) for m in METRICS), *(int(status[name]) for name in STATUS))
 
 
 def quiet(srv, conn) -> tuple[int, ...]:
     """The counts once every dirty page is written and they have not moved for 2 s."""
     counts, ok = settled(lambda: written(srv, conn), quiet_s=2, timeout_s=60, every_s=0.25,
-                         moved=lambda a, b: a[:3] != b[:3] or b[3] > 0)
+                         moved=lambda a, b: a[:4] != b[:4] or b[4] > 0)
     assert ok, f"flushing did not go quiet within 60 s: {counts}"
     return counts
+
+
+def recorded_window(srv, conn, probes: str, out) -> tuple[dict, dict] | None:
+    """The probe's counts and the server's over a recording of the load, or None when a
+    background thread (purge working off the load's history, the master thread) wrote or
+    dirtied a page across an edge: between a quiet reading and the recording's attach, or
+    after the last reading."""
+    before = quiet(srv, conn)
+    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--probes", probes, "--exact",
+                                           "--duration", "120", "-o", str(out)], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_line(out / "journal.jsonl", "interval")
+        if written(srv, conn) != before:  # a page written, or made dirty, before the probes saw it
+            return None
+        load = srv.sysbench("oltp_write_only", 3, "--threads=4")
+        try:
+            load.wait(timeout=30)
+        finally:
+            stop_load(load)
+        after = quiet(srv, conn)
+    finally:
+        record.send_signal(signal.SIGINT)
+        assert record.wait(timeout=60) == 0, record.stderr.read()
+    if written(srv, conn) != after:  # a page written, or made dirty, after the last reading
+        return None
+    rec = recording.load(str(out))
+    probe = {name: rec.counter_total(name) for name in
+             ("flush_list_pages", "flush_lru_pages", "flush_list_batches", "flush_lru_batches", "flush_batches_empty",
+              "pages_dirtied")}
+    return probe, dict(zip(("list", "lru", "flushed", "written"), (a - b for a, b in zip(after, before))))
 
 
 @pytest.fixture
@@ -77,34 +117,19 @@ def flush_everything(servers, server_name):
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_batch_pages_against_the_servers_counts(flush_everything, server_name, tmp_path):
     srv, conn = flush_everything
-    quiet(srv, conn)
-    out = tmp_path / "rec"
     probes = "flush_batch,flush_lru_batch" + ("" if server_name in INLINE_DIRTYING else ",page_dirtied")
-    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--probes", probes, "--exact",
-                                           "--duration", "120", "-o", str(out)], stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_line(out / "journal.jsonl", "interval")
-        before = written(srv, conn)
-        load = srv.sysbench("oltp_write_only", 3, "--threads=4")
-        try:
-            load.wait(timeout=30)
-        finally:
-            stop_load(load)
-        after = quiet(srv, conn)
-        time.sleep(1.5)  # the interval holding the last batch, written whole
-    finally:
-        record.send_signal(signal.SIGINT)
-    assert record.wait(timeout=60) == 0, record.stderr.read()
-    rec = recording.load(str(out))
-    probe = {name: rec.counter_total(name) for name in
-             ("flush_list_pages", "flush_lru_pages", "flush_list_batches", "flush_lru_batches", "flush_batches_empty",
-              "pages_dirtied")}
-    server = dict(zip(("list", "lru", "flushed"), (a - b for a, b in zip(after, before))))
+    found = None
+    for attempt in range(TRIES):
+        found = recorded_window(srv, conn, probes, tmp_path / f"rec{attempt}")
+        if found:
+            break
+    assert found, f"a background page write crossed an edge of the window in all {TRIES} tries"
+    probe, server = found
     print(f"{server_name}: probe {probe}; server {server}")
     assert probe["flush_list_pages"] > 0
     assert probe["flush_list_pages"] == server["list"]
     assert probe["flush_lru_pages"] == server["lru"]
     if server_name not in INLINE_DIRTYING:
-        assert probe["pages_dirtied"] == probe["flush_list_pages"] + probe["flush_lru_pages"]
+        assert probe["pages_dirtied"] == server["written"]
     if server_name not in FLUSHED_UNCOUNTED:
         assert probe["flush_list_pages"] + probe["flush_lru_pages"] == server["flushed"]
