@@ -48,4 +48,14 @@ struct window attacher_window(struct attacher *a, unsigned int group);
 /* Close everything, wait until every probe is detached, stop the worker. */
 void attacher_stop(struct attacher *a);
 
+/* Whether state a program saved under window token (maps.bpf.h's window_token: its group
+ * in the top 16 bits, the window's generation below) is of its group's current window, as
+ * the programs' window_unbroken tells it; group 0 is never sampled. */
+static inline bool attacher_in_window(const struct attacher *a, __u64 token)
+{
+	unsigned int group = token >> 48;
+
+	return !group || (group < MAX_GROUPS && (token & 0xffffffffffffULL) == a->gen[group]);
+}
+
 #endif /* __INNOSTALL_ATTACHER_H */

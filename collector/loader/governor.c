@@ -294,19 +294,18 @@ static void find_programs(struct governor *gov)
 	}
 }
 
-/* Returns when it wants to be called next, 0 for never. */
 /* Whether a latch wait that began in the group's current window has lasted STALL_NS. */
 static bool stall_open(struct governor *gov, unsigned int group, unsigned long long now)
 {
 	int fd = bpf_map__fd(gov->obj->maps.latch_waits);
-	__u64 token = (__u64)group << 48 | gov->attacher.gen[group];
 	__u32 key, next, *prev = NULL;
 	struct wait_state w;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &key, &w) && w.window == token && w.start_ns + STALL_NS <= now)
+		if (!bpf_map_lookup_elem(fd, &key, &w) && w.window >> 48 == group &&
+		    attacher_in_window(&gov->attacher, w.window) && w.start_ns + STALL_NS <= now)
 			return true;
 	}
 	return false;
@@ -321,6 +320,7 @@ static bool window_held(struct governor *gov, unsigned int group, unsigned long 
 	return g->spent_ns < 2 * g->allowance_ns && stall_open(gov, group, now);
 }
 
+/* Returns when it wants to be called next, 0 for never. */
 static unsigned long long tick(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), next = now + TICK_NS;

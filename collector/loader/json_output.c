@@ -136,12 +136,7 @@ static bool log_room_wait(const union open_wait *open, const struct governor *go
  * window: one a window's edge cut is left in the map but never ends there. */
 static bool block_write_wait(const union open_wait *open, const struct governor *gov)
 {
-	unsigned int group = open->latch.window >> 48;
-
-	if (open->latch.page_io != PAGE_IO_WRITE)
-		return false;
-	return !group || (group < MAX_GROUPS &&
-			  (open->latch.window & 0xffffffffffffULL) == gov->attacher.gen[group]);
+	return open->latch.page_io == PAGE_IO_WRITE && attacher_in_window(&gov->attacher, open->latch.window);
 }
 
 static void note_open_waits(struct innostall_bpf *obj, const struct governor *gov)
