@@ -195,7 +195,7 @@ FLUSH_ROWS = [  # title, (column of the flush table, colour, dash) drawn in it
     ("Buffer pool pages", [("dirty pages", "#8c564b", "solid"), ("free pages", "#2ca02c", "solid")]),
     ("Pages written by the page cleaners, per second", [("flush list pages/s", "#e377c2", "solid"),
                                                         ("LRU list pages/s", "#7f7f7f", "dash")]),
-    ("Undo log pages", [("undo log pages", "#17becf", "solid")]),
+    ("Undo log pages", [("undo log pages", "#17becf", "solid"), ("undo pages cached", "#bcbd22", "dash")]),
 ]
 
 

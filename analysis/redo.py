@@ -25,7 +25,7 @@ from .recording import Recording
 
 STATE = ("lsn", "checkpoint_lsn", "log_capacity", "max_checkpoint_age", "async_flush_age",
          "sync_flush_age", "dirty_pages", "free_pages", "lru_pages", "history", "checkpoint_age_peak",
-         "undo_pages", "page_size")
+         "undo_pages", "undo_cached_pages", "page_size")
 # The redo_write probe's split (probes/innostall.h): role as the latch holders name them -> counter
 WRITERS = (("purge coordinator", "redo_bytes_purge_coordinator"), ("purge worker", "redo_bytes_purge_workers"))
 OTHER_WRITERS = "other"  # user connections, the page cleaner, the master thread ...
@@ -62,6 +62,7 @@ def flush_series(rec: Recording) -> pd.DataFrame:
                          "redo MiB/s": table["redo_bytes"] / seconds / mib,
                          "dirty pages": table["dirty_pages"], "free pages": table["free_pages"],
                          "undo log pages": table["undo_pages"],
+                         "undo pages cached": table["undo_cached_pages"],
                          **batch_rates(rec, table.index, seconds)}, index=table.index)
 
 
@@ -214,16 +215,22 @@ def last_level(rec: Recording, name: str) -> int:
 
 def undo_space(table: pd.DataFrame) -> dict | None:
     """The pages the rollback segments hold (their undo logs, history included), over the
-    recording; bytes where the page size was read. How many of them are in the buffer
-    pool is not read: that takes a walk of the whole pool."""
+    recording, bytes where the page size was read; and how many undo log pages the buffer
+    pool held (cached_*: None where the pool was not walked), the last count with the
+    rollback segments' size read at the same snapshot."""
     pages = table["undo_pages"].dropna()
     if pages.empty:
         return None
     page_size = whole(table["page_size"].max())
     most, at = when_max(pages)
+    cached = table["undo_cached_pages"].dropna()
+    cached_max, cached_at = when_max(cached) if len(cached) else (None, None)
     return {"pages_max": int(most), "pages_max_at_s": at, "pages_first": int(pages.iloc[0]),
             "pages_last": int(pages.iloc[-1]), "page_size": page_size,
-            "bytes_max": int(most) * page_size if page_size else None}
+            "bytes_max": int(most) * page_size if page_size else None,
+            "cached_pages_max": whole(cached_max), "cached_pages_max_at_s": cached_at,
+            "cached_pages_last": whole(cached.iloc[-1]) if len(cached) else None,
+            "cached_last_of": whole(table.loc[cached.index[-1], "undo_pages"]) if len(cached) else None}
 
 
 def state_read(rec: Recording) -> dict:
@@ -303,4 +310,8 @@ def redo_body(s: dict) -> list[str]:
         size = f", {mib(undo['bytes_max'])}" if undo["bytes_max"] else ""
         lines.append(f"  undo logs: at most {undo['pages_max']:,} pages{size} (at {undo['pages_max_at_s']:.1f} s); "
                      f"{undo['pages_first']:,} at the first reading, {undo['pages_last']:,} at the last")
+        if undo.get("cached_pages_max") is not None:
+            of = f", when the rollback segments held {undo['cached_last_of']:,}" if undo["cached_last_of"] else ""
+            lines.append(f"  undo log pages in the buffer pool: at most {undo['cached_pages_max']:,} (at "
+                         f"{undo['cached_pages_max_at_s']:.1f} s), {undo['cached_pages_last']:,} at the last count{of}")
     return lines

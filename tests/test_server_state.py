@@ -6,7 +6,11 @@ Sandwiched, so no tolerance is needed under load: the LSN and the checkpoint LSN
 so the server's figure, taken between two reads of ours, lies between them. Levels that go
 up and down (dirty, free and data pages, the history) are compared once the load has
 stopped and the server gives the same figure before and after our read: then ours must be
-that figure exactly. The redo a recording reports is checked in test_redo_writers."""
+that figure exactly. The redo a recording reports is checked in test_redo_writers.
+
+The undo pages in the buffer pool, counted by walking the pool (pool_walk.py), against
+INFORMATION_SCHEMA.INNODB_BUFFER_PAGE's UNDO_LOG pages, the same way: a snapshot held
+through the load keeps the undo logs, and so their pages, once it stops."""
 from __future__ import annotations
 
 import re
@@ -16,7 +20,8 @@ import pytest
 
 from conftest import stop_load
 from innostall.collector.discovery.target import from_pid
-from innostall.collector.server.state import open_state, state_plan
+from innostall.collector.server.pool_walk import undo_pages_cached
+from innostall.collector.server.state import POOL_GAUGE, open_state, state_plan
 
 SERVERS = ["mariadb-11.4.5", "mariadb-10.2.11", "mariadb-10.4.6", "mariadb-10.11.5"]
 STATUS = {"lsn": r"Log sequence number\s+(\d+)", "checkpoint_lsn": r"Last checkpoint at\s+(\d+)",
@@ -36,12 +41,22 @@ def innodb_status(conn) -> dict[str, int]:
     return {**{name: int(re.search(pattern, text)[1]) for name, pattern in STATUS.items()}, "undo_pages": undo_pages}
 
 
+def undo_pages_in_pool(conn) -> int:
+    with conn.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_PAGE WHERE PAGE_TYPE = 'UNDO_LOG'")
+        return int(cur.fetchone()[0])
+
+
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_the_state_read_from_memory_is_what_the_server_prints(servers, server_name):
     srv = servers(server_name)
-    state = open_state(srv.pid, state_plan(from_pid(srv.pid))[0])
+    places = state_plan(from_pid(srv.pid))[0]
+    state = open_state(srv.pid, places)
     assert state is not None and {*STATUS, *LEVELS} <= set(state.places), f"{server_name}: {state and list(state.places)}"
-    conn = srv.connect()
+    assert POOL_GAUGE in places, f"{server_name}: the pool's layout was not found"
+    conn, snapshot = srv.connect(), srv.connect()
+    with snapshot.cursor() as cur:  # keeps the load's undo logs until the end
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
     load = srv.sysbench("oltp_write_only", 30, "--threads=2")
     try:
         time.sleep(1)
@@ -62,6 +77,14 @@ def test_the_state_read_from_memory_is_what_the_server_prints(servers, server_na
         for name, (mine, theirs) in compared.items():
             assert mine == theirs, (name, mine, theirs)
         time.sleep(0.2)
+    cached = None
+    while cached is None and time.monotonic() < deadline:
+        first, ours, second = undo_pages_in_pool(conn), undo_pages_cached(state.memory, srv.pid, places[POOL_GAUGE]), \
+            undo_pages_in_pool(conn)
+        cached = (ours, first) if first == second else None
+    snapshot.close()
     state.close()
-    print(f"{server_name}: the LSN grew {grew:,} bytes over one read; levels {compared}")
+    print(f"{server_name}: the LSN grew {grew:,} bytes over one read; levels {compared}; undo pages cached {cached}")
     assert set(compared) == set(LEVELS), "the server's figures never held still for a read"
+    assert cached is not None, "the undo pages in the pool never held still for a read"
+    assert cached[0] == cached[1] > 0, cached

@@ -99,9 +99,25 @@ def test_undo_logs_over_the_recording(tmp_path):
               {"undo_pages": 450, "page_size": 16384}]
     s = summary.summary(load(tmp_path, with_state(purge_journal(steps), states), {"read": ["undo_pages"]}))
     assert s["undo_space"] == {"pages_max": 900, "pages_max_at_s": 2.0, "pages_first": 300, "pages_last": 450,
-                               "page_size": 16384, "bytes_max": 900 * 16384}
-    assert "  undo logs: at most 900 pages, 14.1 MiB (at 2.0 s); 300 at the first reading, 450 at the last" \
-        in redo.redo_lines(s)
+                               "page_size": 16384, "bytes_max": 900 * 16384, "cached_pages_max": None,
+                               "cached_pages_max_at_s": None, "cached_pages_last": None, "cached_last_of": None}
+    lines = redo.redo_lines(s)
+    assert "  undo logs: at most 900 pages, 14.1 MiB (at 2.0 s); 300 at the first reading, 450 at the last" in lines
+    assert not any("in the buffer pool" in line for line in lines)  # the pool was not walked: nothing said
+
+
+def test_undo_pages_cached_are_told_at_the_walks_that_counted_them(tmp_path):
+    """A walk's count is at the snapshots where one ended: the last count is told beside the
+    rollback segments' size read at that same snapshot, not at the last one."""
+    steps = [{"purge_batches": 1}] * 4
+    states = [{"undo_pages": 300, "undo_cached_pages": 120}, {"undo_pages": 900, "undo_cached_pages": 700},
+              {"undo_pages": 800, "undo_cached_pages": 650}, {"undo_pages": 450}]
+    s = summary.summary(load(tmp_path, with_state(purge_journal(steps), states), {"read": ["undo_pages"]}))
+    u = s["undo_space"]
+    assert (u["cached_pages_max"], u["cached_pages_max_at_s"], u["cached_pages_last"], u["cached_last_of"]) == \
+        (700, 2.0, 650, 800)
+    assert "  undo log pages in the buffer pool: at most 700 (at 2.0 s), 650 at the last count, when the rollback " \
+        "segments held 800" in redo.redo_lines(s)
 
 
 def test_without_the_state_the_report_says_why(tmp_path):

@@ -20,7 +20,7 @@ from innostall import resources
 from . import cache
 from .elf import ElfImage
 
-FORMAT = 6  # of the cached answer; raised when the request or its reading changes
+FORMAT = 7  # of the cached answer; raised when the request or its reading changes
 # The loader's member -> the member paths that may hold it, across releases (10.6+ moved
 # the block latch into buf_page_t). Offsets in bytes, but the flag's in bits.
 PATHS = {
@@ -72,6 +72,20 @@ STATE_PATHS = {
 STATE_ARRAYS = ("trx_sys.rseg_array", "trx_rseg_t.history_size", "trx_rseg_t.curr_size", "trx_rseg_t")
 STATE_GLOBALS = ("log_sys", "buf_pool", "buf_pool_ptr", "srv_buf_pool_instances")
 STATE_SCALARS = {"page_size": "srv_page_size"}  # gauges that are whole globals
+# The buffer pool's blocks, walked to count the undo pages cached (collector/server/pool_walk.py),
+# by the names each family gives them
+POOL_PATHS = {
+    "chunks": ("buf_pool.chunks", "buf_pool_ptr.chunks"),
+    "n_chunks": ("buf_pool.n_chunks", "buf_pool_ptr.n_chunks"),
+    "chunk_blocks": ("buf_pool_t::chunk_t.blocks", "buf_chunk_t.blocks"),
+    "chunk_count": ("buf_pool_t::chunk_t.size", "buf_chunk_t.size"),
+    "frame": ("buf_block_t.page.frame", "buf_block_t.frame"),
+    "state": ("buf_block_t.page.zip.fix", "buf_block_t.page.state", "buf_block_t.page.state_"),
+}
+POOL_CONSTANTS = ("buf_page_t::UNFIXED", "buf_page_t::READ_FIX", "buf_page_t::WRITE_FIX",
+                  "buf_page_state::BUF_BLOCK_FILE_PAGE")
+POOL_TYPES = ("buf_pool_t::chunk_t", "buf_chunk_t", "buf_block_t")
+POOL_QUERIES = (*(p for paths in POOL_PATHS.values() for p in paths), *POOL_CONSTANTS, *POOL_TYPES)
 TIMEOUT_S = 120  # a debug file several GB large, on a slow disk
 
 
@@ -91,7 +105,7 @@ def read(path: str) -> dict | None:
         return None
     request = [*(p for paths in PATHS.values() for p in paths), *CONSTANTS, "trx_sys",
                *(p for paths in STATE_PATHS.values() for p in paths), *STATE_ARRAYS, *STATE_GLOBALS,
-               *STATE_SCALARS.values()]
+               *STATE_SCALARS.values(), *POOL_QUERIES]
     flatten = [arg for name in LATCH_GLOBALS for arg in ("--flatten", name)]
     try:
         done = subprocess.run([str(tool), "--compact", "-j", "2", path, *request, *flatten],

@@ -43,6 +43,8 @@ SERVER_STATE = {
     "free_pages": ("innodb_buffer_pool_free_pages", "pages on the buffer pool's free list"),
     "lru_pages": ("innodb_buffer_pool_data_pages", "pages on the buffer pool's LRU list"),
     "history": ("innodb_history_length_read", "the history list length read from the server's memory"),
+    "undo_pages": ("innodb_undo_pages", "pages the rollback segments hold (their undo logs, history included)"),
+    "undo_cached_pages": ("innodb_undo_pages_cached", "undo log pages in the buffer pool, at the pool's last walk"),
     "checkpoint_age_peak": ("innodb_checkpoint_age_peak_bytes", "the highest checkpoint age read since the snapshot before"),
 }
 

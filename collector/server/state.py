@@ -18,6 +18,9 @@ of trapping), each figure from the server's globals at the offsets its own DWARF
   undo_pages          pages the rollback segments hold (each trx_rseg_t's curr_size, added
                       up): the undo logs' size, history included (INNODB_METRICS's
                       trx_rseg_current_size)
+  undo_cached_pages   undo log pages in the buffer pool (FIL_PAGE_UNDO_LOG frames), counted
+                      by walking the pool's blocks in a thread of its own, paced to 2% of a
+                      core (pool_walk.py): at a snapshot only when a walk ended since the one before
   page_size           innodb_page_size (srv_page_size), to tell pages in bytes
   checkpoint_age_peak the highest checkpoint age read since the snapshot before (ServerState)
 
@@ -34,6 +37,9 @@ from dataclasses import dataclass
 
 from ..discovery import layouts
 from .latch_names import ServerMemory
+from .pool_walk import PoolLayout, PoolWalker, pool_layout
+
+POOL_GAUGE = "undo_cached_pages"  # the one gauge read by walking the pool, not at a Place
 
 MAX_INSTANCES = 64  # buffer pool instances: MySQL and MariaDB 10.2-10.4 allow 64
 MAX_ARRAY_BYTES = 1 << 20  # a rollback-segment array is 16 KB; more is not one
@@ -84,9 +90,11 @@ class ServerState:
     thread reads the two LSNs every PEAK_EVERY_S and keeps the highest age it saw:
     checkpoint_age_peak, with the snapshot's own reading."""
 
-    def __init__(self, memory: ServerMemory, places: dict[str, Place]):
+    def __init__(self, memory: ServerMemory, places: dict[str, Place | PoolLayout], pid: int = 0):
         self.memory = memory
-        self.places = places
+        layout = places.get(POOL_GAUGE)
+        self.places = {name: place for name, place in places.items() if name != POOL_GAUGE}
+        self.walker = PoolWalker(pid, layout) if layout and pid else None
         self.peak: int | None = None
         self.lock = threading.Lock()
         self.stopping = threading.Event()
@@ -120,18 +128,23 @@ class ServerState:
                 if self.peak is not None:
                     found["checkpoint_age_peak"] = self.peak
                 self.peak = None
+        if self.walker and (cached := self.walker.latest()) is not None:
+            found[POOL_GAUGE] = cached
         return found
 
     def close(self) -> None:
         self.stopping.set()
         if self.watcher:
             self.watcher.join()
+        if self.walker:
+            self.walker.close()
         self.memory.close()
 
 
-def places_of(found: dict, bias: int) -> dict[str, Place]:
-    """Each gauge's Place from the DWARF reader's answer; bias: where the executable is
-    loaded in the running process (Target.runtime_address(0); 0 if it is not PIE)."""
+def places_of(found: dict, bias: int) -> dict[str, Place | PoolLayout]:
+    """Each gauge's Place from the DWARF reader's answer (the pool's layout for the gauge
+    the pool's walk counts); bias: where the executable is loaded in the running process
+    (Target.runtime_address(0); 0 if it is not PIE)."""
     paths, globals_ = found.get("paths", {}), found.get("globals", {})
 
     def address_of(name: str) -> int | None:
@@ -164,6 +177,8 @@ def places_of(found: dict, bias: int) -> dict[str, Place]:
         places["history"] = rsegs  # MariaDB 10.6+ keeps no total
     if rsegs := by_segment(found, trx_sys, "trx_rseg_t.curr_size"):
         places["undo_pages"] = rsegs
+    if pool := pool_layout(found, address_of):
+        places[POOL_GAUGE] = pool
     return places
 
 
@@ -187,7 +202,7 @@ def by_segment(found: dict, trx_sys: int | None, member_path: str) -> Place | No
     return Place(trx_sys, via, array["offset"] + member["offset"], member["size"], count=count, stride=element)
 
 
-def state_plan(target) -> tuple[dict[str, Place], dict]:
+def state_plan(target) -> tuple[dict[str, Place | PoolLayout], dict]:
     """Where each gauge of a running target lives, and what meta.json says of it: {"read":
     [gauge ...]}, with "note" saying why when nothing can be read."""
     if not target.pid:
@@ -202,8 +217,8 @@ def state_plan(target) -> tuple[dict[str, Place], dict]:
     return places, {"read": list(places)} if places else {"read": [], "note": "the build's DWARF names none of it"}
 
 
-def open_state(pid: int, places: dict[str, Place]) -> ServerState | None:
+def open_state(pid: int, places: dict[str, Place | PoolLayout]) -> ServerState | None:
     """The reader of those places in the process (state_plan's), or None if its memory
     cannot be opened."""
     memory = ServerMemory(pid)
-    return ServerState(memory, places) if memory.fd is not None else None
+    return ServerState(memory, places, pid) if memory.fd is not None else None
