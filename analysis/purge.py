@@ -64,7 +64,8 @@ def purge_table(rec: Recording) -> pd.DataFrame:
         "purge_batch_latch_ns", "purge_worker_tasks", "purge_worker_ns", "purge_worker_cpu_ns",
         "purge_worker_io_ns", "purge_worker_latch_ns", "log_room_waits", "log_room_wait_ns",
         "log_room_waits_open", "log_room_wait_open_ns", "block_write_waits", "block_write_wait_ns",
-        "block_write_waits_open", "block_write_wait_open_ns",
+        "block_write_waits_open", "block_write_wait_open_ns", "free_page_waits", "free_page_wait_ns",
+        "free_page_waits_open", "free_page_wait_open_ns",
         *watched_split_columns(rec)])
     table["length_s"] = interval_lengths(table)
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant

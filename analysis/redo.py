@@ -170,27 +170,35 @@ FRAMES_SHOWN = 4  # of the heaviest, in the text: where the writer waited, leaf 
 
 
 def flushing(rec: Recording) -> dict | None:
-    """Writers' waits for flushing, from the log_room_wait probe (probes/flush.bpf.c):
-    {log_room: {waits, wait_s, by_role_s: {role: s}, stacks: [{stack, role, waits, wait_s}]}}
-    (waits and time from the counters, so a window's own; roles and stacks from the
-    flush_waits table, the whole recording's), None when the probe was not attached; and
-    the page cleaners' batches (flush_batches.py). None when neither was measured."""
-    batches = flush_batches(rec)
-    if not rec.probe_attached("log_room_wait"):
-        return {"log_room": None, "batches": batches} if batches else None
-    table = rec.flush_waits[rec.flush_waits["kind"] == "log room"]
-    open_waits, open_ns = last_level(rec, "log_room_waits_open"), last_level(rec, "log_room_wait_open_ns")
+    """Threads' waits for flushing (probes/flush.bpf.c): {log_room: ..., free_page: ...},
+    each {waits, wait_s, by_role_s: {role: s}, stacks: [{stack, role, waits, wait_s}],
+    open_at_end: {waits, wait_s}} (waits and time from the counters, so a window's own;
+    roles and stacks from the flush_waits table, the whole recording's), None where its probe
+    was not attached; and the page cleaners' batches (flush_batches.py). None when none of
+    it was measured."""
+    found = {"log_room": flush_waits(rec, "log_room_wait", "log room", "log_room"),
+             "free_page": flush_waits(rec, "free_page_wait", "free page", "free_page"),
+             "batches": flush_batches(rec)}
+    return found if any(found.values()) else None
+
+
+def flush_waits(rec: Recording, probe: str, kind: str, prefix: str) -> dict | None:
+    """One kind of wait: the probe's counters prefix_waits and prefix_wait_ns, its gauges of
+    the waits still open, and its rows of the flush_waits table."""
+    if not rec.probe_attached(probe):
+        return None
+    table = rec.flush_waits[rec.flush_waits["kind"] == kind]
     by_role = table.groupby("role")["wait_us"].sum().sort_values(ascending=False)
     heaviest = table.nlargest(STACKS_TOLD, "wait_us")
-    return {"log_room": {
-        "waits": rec.counter_total("log_room_waits"),
-        "wait_s": round(rec.counter_total("log_room_wait_ns") / 1e9, 3),
+    return {
+        "waits": rec.counter_total(f"{prefix}_waits"),
+        "wait_s": round(rec.counter_total(f"{prefix}_wait_ns") / 1e9, 3),
         "by_role_s": {str(role): round(us / 1e6, 3) for role, us in by_role.items() if us > 0},
         "stacks": [{"stack": row.stack, "role": row.role, "waits": int(row.waits),
                     "wait_s": round(row.wait_us / 1e6, 3)} for row in heaviest.itertuples()],
         # still waiting at the last snapshot: counted above only once they end
-        "open_at_end": {"waits": open_waits, "wait_s": round(open_ns / 1e9, 3)}},
-        "batches": batches}
+        "open_at_end": {"waits": last_level(rec, f"{prefix}_waits_open"),
+                        "wait_s": round(last_level(rec, f"{prefix}_wait_open_ns") / 1e9, 3)}}
 
 
 def pages_dirtied(rec: Recording) -> dict | None:
@@ -252,6 +260,22 @@ def dirtied_line(d: dict) -> str:
     return f"  pages made dirty (put on the flush list) {d['pages']:,}{shares}{sampled}"
 
 
+def wait_lines(waits: dict | None, what: str, still_what: str) -> list[str]:
+    """'  WHAT 12 times, 3.1 s (user connection 3.1 s); most from f ← g ← h', and the waits
+    still open at the end."""
+    lines = []
+    if waits and waits["waits"]:
+        roles = ", ".join(f"{role} {at:.1f} s" for role, at in waits["by_role_s"].items())
+        lines.append(f"  {what} {waits['waits']:,} times, {waits['wait_s']:.1f} s" + (f" ({roles})" if roles else "")
+                     + (f"; most from {leaf_path(waits['stacks'][0]['stack'], FRAMES_SHOWN, known_only=True)}"
+                        if waits["stacks"] else ""))
+    if waits and waits["open_at_end"]["waits"]:
+        still = waits["open_at_end"]
+        lines.append(f"  {still['waits']:,} {still_what} at the end, for {still['wait_s']:.1f} s so far "
+                     "(not counted above)")
+    return lines
+
+
 def mib(value: float) -> str:
     return f"{value / 2**20:,.1f} MiB"
 
@@ -289,16 +313,9 @@ def redo_body(s: dict) -> list[str]:
         if cp["async_s"]:
             lines.append(f"  it reached the async flush point in intervals totalling {cp['async_s']:.1f} s, "
                          f"the sync point in {cp['sync_s']:.1f} s")
-    if room and room["waits"]:
-        roles = ", ".join(f"{role} {at:.1f} s" for role, at in room["by_role_s"].items())
-        lines.append(f"  writers waited for the log to make room {room['waits']:,} times, {room['wait_s']:.1f} s"
-                     + (f" ({roles})" if roles else "")
-                     + (f"; most from {leaf_path(room['stacks'][0]['stack'], FRAMES_SHOWN, known_only=True)}"
-                        if room["stacks"] else ""))
-    if room and room["open_at_end"]["waits"]:
-        still = room["open_at_end"]
-        lines.append(f"  {still['waits']:,} writers were still waiting for the log at the end, for "
-                     f"{still['wait_s']:.1f} s so far (not counted above)")
+    lines += wait_lines(room, "writers waited for the log to make room", "writers were still waiting for the log")
+    lines += wait_lines((s["flushing"] or {}).get("free_page"), "threads waited for a free page in the buffer pool",
+                        "threads were still waiting for a free page")
     lines += batch_lines((s["flushing"] or {}).get("batches"))
     if s.get("pages_dirtied"):
         lines.append(dirtied_line(s["pages_dirtied"]))

@@ -17,7 +17,8 @@ from .redo import redo_lines
 from .pinning import statements_note
 from .recording import Recording
 from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
-from .wording.findings import (batch_findings, block_lock_findings, flush_findings, log_room_findings,
+from .wording.findings import (batch_findings, block_lock_findings, flush_findings, free_page_findings,
+                               log_room_findings,
                                purge_findings, purge_headline, purge_redo_findings, throttle_findings,
                                undo_findings, walk_findings)
 from .timeline import per_interval, sparkline
@@ -328,6 +329,7 @@ def render_text(rec: Recording) -> str:
     lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
     lines += render_latches(rec, full["latches"])
     lines += redo_lines(full) + finding_lines(purge_redo_findings(full) + flush_findings(full)
-                                              + log_room_findings(full) + batch_findings(full))
+                                              + log_room_findings(full) + free_page_findings(full)
+                                              + batch_findings(full))
     lines += render_cost(full["governor"])
     return "\n".join(lines)

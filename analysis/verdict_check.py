@@ -119,6 +119,9 @@ def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
         "page_writes": {"waits": rows["block_write_waits"].sum(), "wait_s": rows["block_write_wait_ns"].sum() / 1e9,
                         "open_at_end": rows["block_write_waits_open"].iloc[-1] if len(rows) else 0,
                         "open_s": rows["block_write_wait_open_ns"].iloc[-1] / 1e9 if len(rows) else 0.0},
+        "free_pages": {"waits": rows["free_page_waits"].sum(), "wait_s": rows["free_page_wait_ns"].sum() / 1e9,
+                       "open_at_end": rows["free_page_waits_open"].iloc[-1] if len(rows) else 0,
+                       "open_s": rows["free_page_wait_open_ns"].iloc[-1] / 1e9 if len(rows) else 0.0},
         "levels": {"median": known.median(), "min": known.min(), "max": known.max()} if len(known) else None,
         "history": move(table, rows),
         "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
@@ -175,6 +178,7 @@ def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]
     for name, real in [("levels", truth["levels"]), ("history", truth["history"]), ("bound", truth["bound"]),
                        ("log_room", truth["log_room"]),
                        *([("page_writes", truth["page_writes"])] if "page_writes" in figures else []),
+                       *([("free_pages", truth["free_pages"])] if "free_pages" in figures else []),
                        *([("pinned_history", truth["moved"])] if "pinned_history" in figures else [])]:
         told = figures[name]
         if (told is None) != (real is None) or (told and not all(same(told[k], real[k]) for k in real)):
@@ -276,10 +280,14 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
          lambda g: said(g[0], truth["log_room"]["open_at_end"]) and said(g[1], truth["log_room"]["open_s"])),
         (rf"(?<=written to disk, )({NUMBER}) still waiting at its end \(({NUMBER}) s so far\)",
          lambda g: said(g[0], truth["page_writes"]["open_at_end"]) and said(g[1], truth["page_writes"]["open_s"])),
+        (rf"(?<=for a free page, )({NUMBER}) still waiting at its end \(({NUMBER}) s so far\)",
+         lambda g: said(g[0], truth["free_pages"]["open_at_end"]) and said(g[1], truth["free_pages"]["open_s"])),
         (rf"writers waited ({NUMBER}) s in ({NUMBER}) waits for the log to make room",
          lambda g: said(g[0], truth["log_room"]["wait_s"]) and said(g[1], truth["log_room"]["waits"])),
         (rf"threads waited ({NUMBER}) s in ({NUMBER}) waits on pages being written to disk",
          lambda g: said(g[0], truth["page_writes"]["wait_s"]) and said(g[1], truth["page_writes"]["waits"])),
+        (rf"threads waited ({NUMBER}) s in ({NUMBER}) waits for a free page",
+         lambda g: said(g[0], truth["free_pages"]["wait_s"]) and said(g[1], truth["free_pages"]["waits"])),
         (rf"\(and ({NUMBER}) views before\)", lambda g: said(g[0], phase["figures"]["views_before"])),
         (rf"and ({NUMBER}) more short events", lambda g: said(g[0], len(events) - EVENTS_SHOWN)),
     ]
@@ -377,7 +385,10 @@ def finding_problems(told: dict, rec) -> list[str]:
          and said(g[2], (total("flush_list_batch_ns") + total("flush_lru_batch_ns")) / 1e9)),
         (rf"^Writers waited ({NUMBER}) s for the log to make room \(({NUMBER}) waits(?:: (.*))?\): ",
          lambda g: said(g[0], total("log_room_wait_ns") / 1e9) and said(g[1], total("log_room_waits"))
-         and roles_hold(g[2], rec.flush_waits)),
+         and roles_hold(g[2], rec.flush_waits, "log room")),
+        (rf"^Threads waited ({NUMBER}) s for a free page in the buffer pool \(({NUMBER}) waits(?:: (.*))?\): ",
+         lambda g: said(g[0], total("free_page_wait_ns") / 1e9) and said(g[1], total("free_page_waits"))
+         and roles_hold(g[2], rec.flush_waits, "free page")),
     ]
     problems = []
     for finding in told["findings"]:
@@ -406,9 +417,10 @@ def block_words_hold(g: tuple, hot, block_us: float, block_waits: int, write_us:
         and named(int(hot.space), int(hot.page_no), hot_name)
 
 
-def roles_hold(text: str | None, waits: pd.DataFrame) -> bool:
-    """'user connection 3.1 s, master thread 0.2 s' against the flush_waits table."""
-    by_role = waits[waits["kind"] == "log room"].groupby("role")["wait_us"].sum() / 1e6
+def roles_hold(text: str | None, waits: pd.DataFrame, kind: str) -> bool:
+    """'user connection 3.1 s, master thread 0.2 s' against the flush_waits table's rows of
+    that kind."""
+    by_role = waits[waits["kind"] == kind].groupby("role")["wait_us"].sum() / 1e6
     said_roles = dict(part.rsplit(" ", 2)[:2] for part in (text or "").split(", ") if part)
     return (set(said_roles) == {r for r, s in by_role.items() if s > 0}
             and all(said(s, by_role[r]) for r, s in said_roles.items()))

@@ -1,12 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Writers stalled by flushing: a thread waiting for the log to make room, because the
- * checkpoint age passed the point where InnoDB stops writers until the page cleaners have
- * flushed the oldest pages (catalog: log_room_wait). The function waited in is the one the
- * family sleeps in there: buf_flush_wait_flushed(lsn) (MariaDB, called from
+/* Threads stalled by flushing (catalog: log_room_wait, free_page_wait).
+ *
+ * Waiting for the log to make room: the checkpoint age passed the point where InnoDB stops
+ * writers until the page cleaners have flushed the oldest pages. The function waited in
+ * is the one the family sleeps in there: buf_flush_wait_flushed(lsn) (MariaDB, called from
  * log_free_check's margin check once the age passes max_checkpoint_age; 10.2-10.4: from
  * log_preflush_pool_modified_pages), log_free_check_wait(log[, sn]) (MySQL 8.0+). Both
  * return at once when nothing needs flushing: a call that found the log roomy costs a few
  * microseconds and is counted as such, so the waits' time is the stall.
+ *
+ * Waiting for a free page: the free list was empty and no clean page was found at the LRU
+ * list's tail, so the thread that needed a page (to read one in, or to create one) waits
+ * for one to be written out and freed. Timed where the server counts the wait
+ * (Innodb_buffer_pool_wait_free), one probe hit per count: in MySQL and MariaDB 10.2-10.4
+ * the thread writes one page out itself, buf_flush_single_page_from_LRU (the 10 ms sleep
+ * before it, from the third try on, is not timed); in MariaDB 10.6.18+ it waits on
+ * buf_pool.done_free (pthread_cond_timedwait, at most a second a time) for the page
+ * cleaner, the whole stall.
  *
  * Summed per waiter's stack and thread name, so that the report says who waited (user
  * connections, the master thread, purge) and from where. A return probe is safe: these
@@ -66,6 +76,27 @@ int BPF_KPROBE(log_room_wait_enter)
 	return wait_enter(ctx, FLUSH_WAIT_LOG_ROOM);
 }
 
+SEC("uprobe")
+int BPF_KPROBE(free_page_flush_enter)
+{
+	count_hit(ctx);
+	return wait_enter(ctx, FLUSH_WAIT_FREE_PAGE);
+}
+
+/* Runtime address of the global buf_pool (MariaDB 10.6+), set by the recorder; 0 when unknown. */
+const volatile __u64 buf_pool_global = 0;
+
+/* pthread_cond_timedwait(cond, mutex, abstime) in libc: every timed wait of the server's
+ * threads passes here, a free page's only when cond is &buf_pool.done_free. */
+SEC("uprobe")
+int BPF_KPROBE(free_page_cond_wait_enter, void *cond)
+{
+	count_hit(ctx);
+	if (!buf_pool_global || !layout.free_cond || (__u64)cond != buf_pool_global + layout.free_cond)
+		return 0;
+	return wait_enter(ctx, FLUSH_WAIT_FREE_PAGE);
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(flush_wait_exit)
 {
@@ -83,9 +114,15 @@ int BPF_KRETPROBE(flush_wait_exit)
 		return 0;
 	}
 	ns = bpf_ktime_get_ns() - open->start_ns;
-	counter_add(CNT_LOG_ROOM_WAITS, 1);
-	counter_add(CNT_LOG_ROOM_WAIT_NS, ns);
-	hist_add(HIST_LOG_ROOM_WAIT_US, ns / 1000);
+	if (open->kind == FLUSH_WAIT_FREE_PAGE) {
+		counter_add(CNT_FREE_PAGE_WAITS, 1);
+		counter_add(CNT_FREE_PAGE_WAIT_NS, ns);
+		hist_add(HIST_FREE_PAGE_WAIT_US, ns / 1000);
+	} else {
+		counter_add(CNT_LOG_ROOM_WAITS, 1);
+		counter_add(CNT_LOG_ROOM_WAIT_NS, ns);
+		hist_add(HIST_LOG_ROOM_WAIT_US, ns / 1000);
+	}
 	key = bpf_map_lookup_elem(&flush_wait_scratch, &zero);
 	if (key) {
 		__builtin_memset(key, 0, sizeof(*key));

@@ -39,6 +39,8 @@
 	X(HIST_DML_DELAY_US, "dml_delay", "us", "dml", "DML delay of innodb_max_purge_lag")          \
 	X(HIST_LOG_ROOM_WAIT_US, "log_room_wait", "us", "flushing",                                \
 	  "Writers' waits for the log to make room (checkpoint)")                              \
+	X(HIST_FREE_PAGE_WAIT_US, "free_page_wait", "us", "flushing",                              \
+	  "Waits for a free page in the buffer pool")                                          \
 	X(HIST_FLUSH_BATCH_US, "flush_batch_latency", "us", "flushing",                          \
 	  "Page-cleaner batch latency (batches that wrote pages)")                             \
 	X(HIST_FLUSH_BATCH_PAGES, "flush_batch_pages", "pages", "flushing",                      \
@@ -71,6 +73,9 @@
  * start, on the futex latches (MariaDB 10.6+) only. block_write_waits_open and
  * block_write_wait_open_ns are those open at the snapshot, and how long so far (set by the
  * loader, as log_room_waits_open is).
+ * free_page_waits and free_page_wait_ns are threads' waits for a free page in the buffer
+ * pool (flush.bpf.c), one per wait the server counts (Innodb_buffer_pool_wait_free);
+ * free_page_waits_open and free_page_wait_open_ns those open at the snapshot.
  * flush_list_* and flush_lru_* are the page cleaners' batches that wrote pages, per list:
  * how many, their pages and their time (flush_batch.bpf.c); flush_batches_empty the
  * calls that wrote nothing.
@@ -160,7 +165,11 @@
 	X(CNT_PAGES_DIRTIED_PURGE_COORDINATOR, "pages_dirtied_purge_coordinator", "count", "pages") \
 	X(CNT_PAGES_DIRTIED_PURGE_WORKERS, "pages_dirtied_purge_workers", "count", "pages") \
 	X(CNT_BLOCK_WRITE_WAITS_OPEN, "block_write_waits_open", "gauge", "waits")  \
-	X(CNT_BLOCK_WRITE_OPEN_NS, "block_write_wait_open_ns", "gauge", "ns")
+	X(CNT_BLOCK_WRITE_OPEN_NS, "block_write_wait_open_ns", "gauge", "ns")   \
+	X(CNT_FREE_PAGE_WAITS, "free_page_waits", "event", "waits")              \
+	X(CNT_FREE_PAGE_WAIT_NS, "free_page_wait_ns", "total", "ns")             \
+	X(CNT_FREE_PAGE_WAITS_OPEN, "free_page_waits_open", "gauge", "waits")    \
+	X(CNT_FREE_PAGE_OPEN_NS, "free_page_wait_open_ns", "gauge", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -195,6 +204,8 @@
 	  "offset of the history list length in trx_sys (0: not read)")                     \
 	X(history_len_size, "sizeof(trx_sys_t.rseg_history_len)", "its width: 4 or 8 bytes")  \
 	X(trx_sys_pointer, "trx_sys_t*", "1 when the global trx_sys is a pointer to the object") \
+	X(free_cond, "buf_pool_t.done_free",                                                  \
+	  "offset in buf_pool of the condition threads wait on for a free page (MariaDB 10.6+)") \
 	X(view_open_flag, "ReadView.m_open",                                                \
 	  "offset of the flag set while a read view is open (0: none; views are checked otherwise)")
 
@@ -314,7 +325,7 @@ struct holder_key {
 
 /* A writer's wait for flushing (flush.bpf.c's flush_waits map): what it waited for, where
  * (its user stack at the return, in the caller that waited) and the waiting thread's name. */
-enum flush_wait_kind { FLUSH_WAIT_LOG_ROOM = 0 };
+enum flush_wait_kind { FLUSH_WAIT_LOG_ROOM = 0, FLUSH_WAIT_FREE_PAGE = 1 };
 
 /* A wait in progress, by thread (flush.bpf.c's open_flush_waits; the loader reads them to
  * tell the waits still open at each snapshot). */

@@ -123,6 +123,18 @@ def log_room_findings(told: dict) -> list[str]:
             "writers until the page cleaners have flushed the oldest dirty pages."]
 
 
+def free_page_findings(told: dict) -> list[str]:
+    """Threads that needed a page in the buffer pool and found none to take."""
+    waits = (told.get("flushing") or {}).get("free_page")
+    if not waits or waits["wait_s"] < STALL_SAID_S:
+        return []
+    roles = ", ".join(f"{role} {s:.1f} s" for role, s in waits["by_role_s"].items())
+    return [f"Threads waited {waits['wait_s']:.1f} s for a free page in the buffer pool ({waits['waits']:,} waits"
+            + (f": {roles}" if roles else "") + "): none was free and none clean at the LRU list's tail, so each "
+            "waited for a dirty page to be written out and evicted (a buffer pool too small for the working set, "
+            "or page cleaners that do not keep up)."]
+
+
 def all_findings(rec: Recording, told: dict) -> list[str]:
     """Every finding, in the report's order: purge's, the version walks', the undo reads'
     and the latches'. The text shows each in its section, HTML and JSON all together."""
@@ -132,7 +144,8 @@ def all_findings(rec: Recording, told: dict) -> list[str]:
     found += undo_findings(told["undo"])
     if told["block_lock"]["recorded"]:
         found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
-    return found + purge_redo_findings(told) + flush_findings(told) + log_room_findings(told) + batch_findings(told)
+    return (found + purge_redo_findings(told) + flush_findings(told) + log_room_findings(told)
+            + free_page_findings(told) + batch_findings(told))
 
 
 def batch_findings(told: dict) -> list[str]:

@@ -150,6 +150,10 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
                             "wait_s": rounded(rows.total("block_write_wait_ns") / 1e9),
                             "open_at_end": int(table["block_write_waits_open"].iloc[b]),
                             "open_s": rounded(table["block_write_wait_open_ns"].iloc[b] / 1e9)},
+            "free_pages": {"waits": int(rows.total("free_page_waits")),
+                           "wait_s": rounded(rows.total("free_page_wait_ns") / 1e9),
+                           "open_at_end": int(table["free_page_waits_open"].iloc[b]),
+                           "open_s": rounded(table["free_page_wait_open_ns"].iloc[b] / 1e9)},
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
             "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
 
@@ -157,13 +161,15 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
 # --- words -----------------------------------------------------------------------------
 
 def flush_bound_words(f: dict) -> str:
-    """'; flush-bound: writers waited 3.1 s in 12 waits for the log to make room' and
-    'threads waited 2.0 s in 40 waits on pages being written to disk', each when its waits
+    """'; flush-bound: writers waited 3.1 s in 12 waits for the log to make room',
+    'threads waited 2.0 s in 40 waits on pages being written to disk' and 'threads waited
+    0.9 s in 58 waits for a free page', each when its waits
     took at least FLUSH_BOUND_SHARE of the phase's time, each followed by ', 4 still waiting
     at its end (9.2 s so far)' when some were (a wait is counted when it ends)."""
     said = []
     for wait, who, what in ((f["log_room"], "writers", "for the log to make room"),
-                            (f.get("page_writes"), "threads", "on pages being written to disk")):
+                            (f.get("page_writes"), "threads", "on pages being written to disk"),
+                            (f.get("free_pages"), "threads", "for a free page")):
         if not wait:
             continue
         bound = wait["waits"] and wait["wait_s"] >= FLUSH_BOUND_SHARE * f["seconds"]

@@ -164,24 +164,13 @@ def library_symbols(variant: dict, target: Target) -> tuple[libc.Libc | None, li
     return lib, present
 
 
-def resolve_library_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool:
-    lib, present = library_symbols(variant, target)
-    if not present:
-        return False
-    probe.symbols = present
-    probe.offsets = [lib.file_offset(s.vaddr) for s in present]
-    probe.path = lib.path
-    probe.programs = dict(variant.get("programs", probe.programs))
-    probe.decode = dict(variant.get("decode", {}))
-    probe.exact = variant.get("exact", True)
-    probe.bpftrace = variant.get("bpftrace", probe.bpftrace)
-    return True
-
-
 def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool:
+    """The variant's functions (in the server, or in the C library it runs with), with the
+    layout members, globals and callers its programs need; False when one is missing."""
     if variant.get("library") == "libc":
-        return resolve_library_variant(probe, variant, target)
-    present = variant_symbols(variant, target)
+        lib, present = library_symbols(variant, target)
+    else:
+        lib, present = target.elf, variant_symbols(variant, target)
     if not present:
         return False
     missing = missing_members(variant, target)
@@ -195,11 +184,13 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
     globals_found = target.find_objects(list(global_settings.values()))
     if len(globals_found) < len(global_settings):
         return False
-    probe.symbols = present
-    probe.offsets = [target.elf.file_offset(s.vaddr) for s in present]
     callers = {prefix: target.find_functions(names) for prefix, names in variant.get("caller", {}).items()}
     if not all(callers.values()):
         return False
+    probe.symbols = present
+    probe.offsets = [lib.file_offset(s.vaddr) for s in present]
+    if lib is not target.elf:
+        probe.path = lib.path
     probe.globals = {name: s.vaddr for name, s in globals_found.items()}
     probe.global_settings = dict(global_settings)
     probe.caller_ranges = {prefix: next(iter(found.values())) for prefix, found in callers.items()}

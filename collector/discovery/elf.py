@@ -20,6 +20,7 @@ from innostall.errors import UserError
 
 ELF_MAGIC = b"\x7fELF"
 STT_OBJECT, STT_FUNC = 1, 2
+VERSYM_HIDDEN = 0x8000  # .gnu.version: the symbol is a non-default version (name@VERSION)
 SYM_DTYPE = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
                       ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")])
 
@@ -116,8 +117,14 @@ class ElfImage:
         if not offsets:
             return {}
         syms = np.frombuffer(self.section_bytes(table), dtype=SYM_DTYPE)
-        hits = syms[np.isin(syms["name"], list(offsets)) & ((syms["info"] & 0xF) == sym_type)
-                    & (syms["shndx"] != 0) & (syms["value"] != 0)]
+        wanted = np.isin(syms["name"], list(offsets)) & ((syms["info"] & 0xF) == sym_type) \
+            & (syms["shndx"] != 0) & (syms["value"] != 0)
+        if table == ".dynsym" and self._elf.get_section_by_name(".gnu.version") is not None:
+            # a name a library keeps in several versions (glibc's pthread_cond_wait@GLIBC_2.2.5
+            # and @@GLIBC_2.3.2) is the default one, the one programs link to: hidden ones are not
+            versions = np.frombuffer(self.section_bytes(".gnu.version"), dtype="<u2")
+            wanted &= (versions[:len(syms)] & VERSYM_HIDDEN) == 0 if len(versions) == len(syms) else True
+        hits = syms[wanted]
         return {offsets[int(s["name"])]: Symbol(offsets[int(s["name"])], int(s["value"]),
                                                 int(s["size"]), table) for s in hits}
 

@@ -20,7 +20,7 @@ from innostall import resources
 from . import cache
 from .elf import ElfImage
 
-FORMAT = 7  # of the cached answer; raised when the request or its reading changes
+FORMAT = 8  # of the cached answer; raised when the request or its reading changes
 # The loader's member -> the member paths that may hold it, across releases (10.6+ moved
 # the block latch into buf_page_t). Offsets in bytes, but the flag's in bits.
 PATHS = {
@@ -34,6 +34,7 @@ PATHS = {
     # a byte that is 0 while the view is closed: MariaDB 10.5.23+'s bool, or the low byte of
     # the state 10.3.4-10.5.22 keep (READ_VIEW_STATE_CLOSED 0, SNAPSHOT 1, OPEN 2)
     "ReadView.m_open": ("ReadView.m_open", "ReadView.m_state"),
+    "buf_pool_t.done_free": ("buf_pool_t.done_free",),  # MariaDB 10.6+: the free-page waiters' condition
 }
 CONSTANTS = ("buf_page_t::READ_FIX", "buf_page_t::WRITE_FIX")
 BITS = {"rw_lock_t.is_block_lock"}

@@ -126,10 +126,15 @@ static void gauge_open_waits(int map_fd, open_wait_filter keep, const struct gov
 	bpf_map_update_elem(counters_fd, &ns_id, &ns, BPF_ANY);
 }
 
-/* Writers waiting for the log (flush.bpf.c): all of them. */
+/* Writers waiting for the log, and threads waiting for a free page (flush.bpf.c). */
 static bool log_room_wait(const union open_wait *open, const struct governor *gov)
 {
-	return true;
+	return open->flush.kind == FLUSH_WAIT_LOG_ROOM;
+}
+
+static bool free_page_wait(const union open_wait *open, const struct governor *gov)
+{
+	return open->flush.kind == FLUSH_WAIT_FREE_PAGE;
 }
 
 /* Latch waits on pages being written out (latch.bpf.c), begun in their group's current
@@ -145,6 +150,8 @@ static void note_open_waits(struct innostall_bpf *obj, const struct governor *go
 
 	gauge_open_waits(bpf_map__fd(obj->maps.open_flush_waits), log_room_wait, gov, counters_fd,
 			 CNT_LOG_ROOM_WAITS_OPEN, CNT_LOG_ROOM_OPEN_NS);
+	gauge_open_waits(bpf_map__fd(obj->maps.open_flush_waits), free_page_wait, gov, counters_fd,
+			 CNT_FREE_PAGE_WAITS_OPEN, CNT_FREE_PAGE_OPEN_NS);
 	gauge_open_waits(bpf_map__fd(obj->maps.latch_waits), block_write_wait, gov, counters_fd,
 			 CNT_BLOCK_WRITE_WAITS_OPEN, CNT_BLOCK_WRITE_OPEN_NS);
 }

@@ -19,7 +19,8 @@ flush_waits.parquet: writers' waits for flushing (probes/flush.bpf.c), by what t
 for, the waiter's thread and stack.
 
     kind           "log room": the checkpoint age at the point where writers wait for the
-                   page cleaners to flush the oldest pages (probe log_room_wait)
+                   page cleaners to flush the oldest pages (probe log_room_wait); "free
+                   page": no free page in the buffer pool (probe free_page_wait)
     thread, role   the waiter's name and role, as above (from the waiting stack)
     stack          the waiter's stack, folded, root first
     waits, wait_us the waits and their time"""
@@ -33,7 +34,7 @@ REDO_WRITER_COLUMNS = {"tid": "int32", "thread": "string", "role": "string", "st
 FLUSH_WAIT_COLUMNS = {"kind": "string", "thread": "string", "role": "string", "stack": "string",
                       "waits": "int64", "wait_us": "float64"}
 PURGE_ONLY = "purge"
-FLUSH_WAIT_KINDS = ("log room",)  # probes/innostall.h enum flush_wait_kind, in its order
+FLUSH_WAIT_KINDS = ("log room", "free page")  # probes/innostall.h enum flush_wait_kind, in its order
 
 
 def latest_tables(records: list[dict]) -> dict:
