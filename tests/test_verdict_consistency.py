@@ -392,3 +392,22 @@ def test_a_phase_is_flush_bound_for_waits_on_pages_being_written_from_a_tenth_of
     waiting = {**phase, "page_writes": {"waits": 0, "wait_s": 0.0, "open_at_end": 2, "open_s": 3.0}}
     assert flush_bound_words(waiting) == ("; flush-bound: threads waiting on pages being written to disk, "
                                           "2 still waiting at its end (3.0 s so far)")
+
+
+def test_waits_for_a_free_page_are_said_in_the_phase_and_a_finding_the_checker_holds(tmp_path):
+    steps = [{"history": 100, "purge_batches": 5, "purge_pages": 50}] * 2 + \
+        [{"history": 100, "purge_batches": 5, "purge_pages": 50, "free_page_waits": 6,
+          "free_page_wait_ns": 4 * 10**9}] * 3
+    probes = [*recordings.meta(False)["probes"], {"name": "free_page_wait", "attached": True, "fallback": False,
+                                                   "symbol": "pthread_cond_timedwait", "offset": 4, "reason": None}]
+    directory = recordings.write(tmp_path / "rec", purge_journal(steps), probes=probes)
+    said = told(directory)
+    assert {k: said["flushing"]["free_page"][k] for k in ("waits", "wait_s")} == {"waits": 18, "wait_s": 12.0}
+    [phase] = said["purge"]["phases"]
+    assert phase["detail"].endswith("; flush-bound: threads waited 12.0 s in 18 waits for a free page")
+    assert any(f.startswith("Threads waited 12.0 s for a free page in the buffer pool (18 waits)")
+               for f in said["findings"])
+    assert verdict_check.check(str(directory)) == []
+    table = purge.purge_table(recording.load(str(directory)))
+    tampered = {**phase, "detail": phase["detail"].replace("18 waits", "19 waits")}
+    assert verdict_check.phase_problems(tampered, table) != []
