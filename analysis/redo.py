@@ -63,7 +63,21 @@ def flush_series(rec: Recording) -> pd.DataFrame:
                          "dirty pages": table["dirty_pages"], "free pages": table["free_pages"],
                          "undo log pages": table["undo_pages"],
                          "undo pages cached": table["undo_cached_pages"],
+                         **writer_rates(rec, table.index, seconds),
                          **batch_rates(rec, table.index, seconds)}, index=table.index)
+
+
+def writer_rates(rec: Recording, index: pd.Index, seconds: pd.Series) -> dict:
+    """Purge's part of the redo (its coordinator's and workers' mini-transactions), MiB/s at
+    the state's snapshots, beside the LSN's growth; none where redo_write was not attached.
+    Per interval only purge's part is known: the rest is split by thread once, for the whole
+    recording (by_writer)."""
+    if not rec.probe_attached("redo_write"):
+        return {}
+    names = [name for _, name in WRITERS]
+    rows = rec.counters[rec.counters["name"].isin(names)]
+    written = rows.pivot_table(index="t_s", columns="name", values="value", aggfunc="sum").reindex(index)
+    return {f"{role} redo MiB/s": written[name] / seconds / 2**20 for role, name in WRITERS if name in written}
 
 
 def batch_rates(rec: Recording, index: pd.Index, seconds: pd.Series) -> dict:
