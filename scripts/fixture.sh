@@ -5,10 +5,12 @@
 # success; on failure one line naming the failed step goes to stderr and the exit status
 # is non-zero.
 #
-# usage: scripts/fixture.sh SERVER ACTION [ARGS]
+# usage: scripts/fixture.sh SERVER[:INSTANCE] ACTION [ARGS]
 #   SERVER: mariadb-11.4.5 | mariadb-10.11.5 | mariadb-10.4.6 | mariadb-10.2.11 | mysql-8.0.15
 #           | mysql-9.7.4
-#   ACTION: fetch | init | start [mysqld options] | stop | pid | socket | client
+#   INSTANCE: a second server of the same build beside the first, with data of its own
+#           (scripts/replica.sh makes SERVER:replica, a copy of SERVER's data)
+#   ACTION: fetch | init | start [mysqld options] | stop | pid | socket | datadir | client
 #           | sql "STATEMENT" | load [TABLES] [ROWS] | sysbench TEST SECONDS [sysbench options]
 set -u
 own_cert=no  # yes: hand the server a TLS certificate (see tls_opts)
@@ -25,8 +27,11 @@ usage() {
 }
 
 [ $# -ge 2 ] || usage
-server=$1 action=$2
+server=$1 action=$2 instance=
 shift 2
+case $server in *:*) instance=${server#*:} server=${server%%:*} ;; esac
+[[ -z $instance || $instance =~ ^[a-z0-9]+$ ]] || usage
+sub=${instance:+/$instance}  # where an instance's data and run directories are: none for the first
 
 # flavour picks how to initialise; daemon and client are paths inside dist/ unless absolute.
 case $server in
@@ -65,18 +70,18 @@ case $server in
 esac
 
 fx=$build/fixtures/$server
-log=$fx/fixture.log
+log=$fx/fixture${instance:+-$instance}.log
 if [ -n "$suite" ]; then
   # The server sees paths inside the root, so its files live there too (the variables hold
   # them as the host sees them; ${var#"$root"} is the server's view). The client is a
   # wrapper that runs the root's client there, so it takes the host's socket path as well.
   root=$fx/root
-  dist=$root basedir=$root/usr data=$root/var/lib/innostall/data run=$root/var/lib/innostall/run
-  files=$root/var/lib/innostall/files client=$fx/bin/${client_bin##*/}
+  dist=$root basedir=$root/usr data=$root/var/lib/innostall$sub/data run=$root/var/lib/innostall$sub/run
+  files=$root/var/lib/innostall$sub/files client=$fx/bin/${client_bin##*/}
   in_root=(chroot "$root")
 else
   root= in_root=()
-  dist=$fx/dist basedir=$fx/dist data=$fx/data run=$fx/run
+  dist=$fx/dist basedir=$fx/dist data=$fx$sub/data run=$fx$sub/run
   case $client_bin in /*) client=$client_bin ;; *) client=$dist/$client_bin ;; esac
 fi
 sock=$run/mysqld.sock pidf=$run/mysqld.pid errlog=$run/error.log
@@ -84,7 +89,7 @@ mysqld_cmd=("${in_root[@]}" "${dist#"$root"}/$daemon")
 sysbench_cmd=("${in_root[@]}" sysbench)
 
 die() {
-  echo "fixture: $server: $*" >&2
+  echo "fixture: $server${instance:+:$instance}: $*" >&2
   exit 1
 }
 
@@ -346,6 +351,7 @@ EOF
 }
 
 init() {
+  [ -z "$instance" ] || die "an instance's data is a copy of $server's (scripts/replica.sh $server setup)"
   fetch
   stop_server
   rm -rf "$data" "$run" && mkdir -p "$data" "$run" || die "cannot wipe $data"
@@ -360,7 +366,7 @@ init() {
 start() {
   local pid
   if pid=$(running_pid); then
-    echo "fixture: $server already running (pid $pid)${1:+; options not applied: $*}" >&2
+    echo "fixture: $server${instance:+:$instance} already running (pid $pid)${1:+; options not applied: $*}" >&2
     return 0
   fi
   [ -d "$data/mysql" ] || init
@@ -421,6 +427,7 @@ case $action in
   stop) stop_server ;;
   pid) running_pid || die "not running" ;;
   socket) echo "$sock" ;;
+  datadir) echo "$data" ;;
   client) echo "$client" ;;
   sql) sql "$@" ;;
   load) load "$@" ;;

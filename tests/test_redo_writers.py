@@ -21,8 +21,12 @@ against what the server says and what the test makes happen:
   under 5,000 that does not grow (measured: 1,397 and 803 left on 10.2.11);
 - where the server's LSN is read from its memory, the report's redo is its growth, within 2%;
 - the redo the report gives user connections (each thread's role from the stack of its
-  first write) is the LSN's growth while the load ran, within 5% (the master thread and
-  the statistics write a few KB meanwhile, and the wake-up update a few hundred bytes).
+  first write), with the I/O completion threads', is the LSN's growth while the load ran,
+  within 5% (the master thread and the statistics write a few KB meanwhile, and the wake-up
+  update a few hundred bytes). The I/O threads' part is the load's too: MariaDB 10.2 and
+  MySQL buffer changes to secondary-index pages not in the pool and merge them when a read
+  brings the page in, in the thread that completes the read (in a fresh root, 180,707 of
+  10.2.11's 3.6 MB, with cold pages; next to nothing on a warm machine).
 
 The load updates an indexed column (oltp_update_index), so that purge has index entries to
 remove, not only undo logs to free."""
@@ -113,7 +117,7 @@ def test_redo_by_writer_against_the_lsn_and_the_load(servers, server_name, tmp_p
     # where the LSN is read from the server's memory (builds with DWARF), the report's total
     # is its growth from the first snapshot on, which the idle start leaves unmoved
     told = summary.summary(rec)["redo"]
-    users = told["by_role"].get("user connection", 0)
+    users = told["by_role"].get("user connection", 0) + told["by_role"].get("I/O completion", 0)
     print(f"{server_name}: by role {told['by_role']}; the load's LSN growth unframed {load_lsn:,.0f}")
     assert abs(users - load_lsn) <= 0.05 * load_lsn
     if told["bytes"] is not None:

@@ -17,6 +17,8 @@ ROLES = [
     ("buffer pool dump/load", r"^ib_buf_dump|^ib_buf_load", r"buf_dump_thread|buf_load_thread|buf_dump_load_func|buf_load\b|buf_dump\b"),
     ("I/O completion", r"^ib_io_|^io_", r"io_handler_thread|fil_aio_wait|io_callback|buf_page_io_complete|read_io_callback|write_io_callback"),
     ("master thread", r"^ib_src_main|^ib_master", r"srv_master_thread|srv_master_callback"),
+    # the receiver first: it writes the relay log (and the source's position), it applies nothing
+    ("replication receiver", r"^rpl_rca_io|^rpl_.*_io\b|^slave_io|^replica_io", r"handle_slave_io|handle_replica_io"),
     ("replication applier", r"^rpl_|^slave_sql|^slave_worker|^replica_|^mysqld/rpl", r"handle_slave_sql|Slave_worker|handle_rpl_parallel_thread|rpl_parallel|Rpl_applier|slave_worker_exec"),
     ("log writer", r"^ib_log", r"log_writer|log_flusher"),
     ("user connection", r"^one_connection$|^connection$", r"do_command|handle_one_connection|do_handle_one_connection|tp_callback|threadpool_process_request|dispatch_command"),
