@@ -167,6 +167,18 @@ def servers():
         fixture(name, "stop", check=False)
 
 
+@pytest.fixture
+def small_pool_server(servers, request):
+    """The server the test's parameter names, restarted with an 8 MB buffer pool for the
+    test (so that its working set does not fit), then as the other tests expect it."""
+    srv = servers(request.param)
+    fixture(srv.name, "stop")
+    fixture(srv.name, "start", "--innodb-buffer-pool-size=8M")
+    yield srv
+    fixture(srv.name, "stop")
+    fixture(srv.name, "start")
+
+
 # The latch probes, pthread mutex waits included (MariaDB 10.6+; elsewhere unresolved).
 LATCH_PROBES = ["block_lock_s", "block_lock_x", "block_lock_sx", "latch_sleep", "mutex_wait"]
 

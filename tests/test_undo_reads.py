@@ -7,7 +7,6 @@ import threading
 
 import pytest
 
-from conftest import fixture
 from procmem import stop_own_recording
 from innostall.analysis import recording
 from innostall.collector.discovery import discover, target
@@ -15,16 +14,6 @@ from innostall.collector.recorder import recorder
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
 UNDO_PROBES = ["version_walk", "version_step", "undo_fetch", "purge_batch", "undo_read"]
-
-
-@pytest.fixture
-def small_pool_server(servers, request):
-    srv = servers(request.param)
-    fixture(srv.name, "stop")
-    fixture(srv.name, "start", "--innodb-buffer-pool-size=8M")
-    yield srv
-    fixture(srv.name, "stop")
-    fixture(srv.name, "start")
 
 
 def open_snapshot(srv):

@@ -109,30 +109,33 @@ def purge_redo_findings(told: dict) -> list[str]:
             f"its coordinator {coordinator:.1%}, its workers {workers:.1%})."]
 
 
-STALL_SAID_S = 0.1  # writers' waits for the log from which a finding says them
+STALL_SAID_S = 0.1  # waits for flushing from which a finding says them
+
+
+def wait_finding(waits: dict | None, who_waited_for: str, why: str) -> list[str]:
+    """'WHO waited S s for WHAT (N waits: roles): WHY' for one kind of wait for flushing
+    (analysis/redo.py's flushing), when it took STALL_SAID_S or more."""
+    if not waits or waits["wait_s"] < STALL_SAID_S:
+        return []
+    who, what = who_waited_for.split(" ", 1)
+    roles = ", ".join(f"{role} {s:.1f} s" for role, s in waits["by_role_s"].items())
+    return [f"{who} waited {waits['wait_s']:.1f} s {what} ({waits['waits']:,} waits"
+            + (f": {roles}" if roles else "") + f"): {why}"]
 
 
 def log_room_findings(told: dict) -> list[str]:
-    """Writers stopped until the page cleaners made room in the log (analysis/redo.py)."""
-    room = (told.get("flushing") or {}).get("log_room")
-    if not room or room["wait_s"] < STALL_SAID_S:
-        return []
-    roles = ", ".join(f"{role} {s:.1f} s" for role, s in room["by_role_s"].items())
-    return [f"Writers waited {room['wait_s']:.1f} s for the log to make room ({room['waits']:,} waits"
-            + (f": {roles}" if roles else "") + "): the checkpoint age reached the point where InnoDB stops "
-            "writers until the page cleaners have flushed the oldest dirty pages."]
+    """Writers stopped until the page cleaners made room in the log."""
+    return wait_finding((told.get("flushing") or {}).get("log_room"), "Writers for the log to make room",
+                        "the checkpoint age reached the point where InnoDB stops writers until the page "
+                        "cleaners have flushed the oldest dirty pages.")
 
 
 def free_page_findings(told: dict) -> list[str]:
     """Threads that needed a page in the buffer pool and found none to take."""
-    waits = (told.get("flushing") or {}).get("free_page")
-    if not waits or waits["wait_s"] < STALL_SAID_S:
-        return []
-    roles = ", ".join(f"{role} {s:.1f} s" for role, s in waits["by_role_s"].items())
-    return [f"Threads waited {waits['wait_s']:.1f} s for a free page in the buffer pool ({waits['waits']:,} waits"
-            + (f": {roles}" if roles else "") + "): none was free and none clean at the LRU list's tail, so each "
-            "waited for a dirty page to be written out and evicted (a buffer pool too small for the working set, "
-            "or page cleaners that do not keep up)."]
+    return wait_finding((told.get("flushing") or {}).get("free_page"), "Threads for a free page in the buffer pool",
+                        "none was free and none clean at the LRU list's tail, so each waited for a dirty page to "
+                        "be written out and evicted (a buffer pool too small for the working set, or page "
+                        "cleaners that do not keep up).")
 
 
 def all_findings(rec: Recording, told: dict) -> list[str]:
