@@ -46,10 +46,10 @@ def pair(servers, request):
     primary alone again, as the other tests expect it."""
     name, workers = request.param
     servers(name)  # fetched, loaded and started once per session
-    replica_sh(name, "setup", str(workers))
     try:
+        replica_sh(name, "setup", str(workers))
         yield Server(name), Server(f"{name}:replica")
-    finally:
+    finally:  # a setup that failed half-way may have left the primary stopped or replicating
         replica_sh(name, "stop")
 
 
