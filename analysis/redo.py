@@ -74,9 +74,7 @@ def writer_rates(rec: Recording, index: pd.Index, seconds: pd.Series) -> dict:
     recording (by_writer)."""
     if not rec.probe_attached("redo_write"):
         return {}
-    names = [name for _, name in WRITERS]
-    rows = rec.counters[rec.counters["name"].isin(names)]
-    written = rows.pivot_table(index="t_s", columns="name", values="value", aggfunc="sum").reindex(index)
+    written = counters_at(rec, [name for _, name in WRITERS], index)
     return {f"{role} redo MiB/s": written[name] / seconds / 2**20 for role, name in WRITERS if name in written}
 
 
@@ -85,10 +83,16 @@ def batch_rates(rec: Recording, index: pd.Index, seconds: pd.Series) -> dict:
     snapshots; none where no batch probe was attached."""
     if not rec.probe_attached("flush_batch"):
         return {}
-    rows = rec.counters[rec.counters["name"].isin(["flush_list_pages", "flush_lru_pages"])]
-    pages = rows.pivot_table(index="t_s", columns="name", values="value", aggfunc="sum").reindex(index)
+    pages = counters_at(rec, ["flush_list_pages", "flush_lru_pages"], index)
     return {f"{label} pages/s": pages[name] / seconds
             for name, label in (("flush_list_pages", "flush list"), ("flush_lru_pages", "LRU list")) if name in pages}
+
+
+def counters_at(rec: Recording, names: list[str], index: pd.Index) -> pd.DataFrame:
+    """Those counters' growth in each interval (one column each, of those recorded), at the
+    state's snapshots."""
+    rows = rec.counters[rec.counters["name"].isin(names)]
+    return rows.pivot_table(index="t_s", columns="name", values="value", aggfunc="sum").reindex(index)
 
 
 def when_max(series: pd.Series) -> tuple[float, float | None]:

@@ -113,15 +113,8 @@ def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
         "pages_per_s": pages / length if length else 0.0, "batches_per_s": batches / length if length else 0.0,
         "pages_per_batch": pages / (batches - empty) if batches > empty else None,
         "dml_delays": rows["dml_delays"].sum(), "dml_delay_us": rows["dml_delay_us"].sum(),
-        "log_room": {"waits": rows["log_room_waits"].sum(), "wait_s": rows["log_room_wait_ns"].sum() / 1e9,
-                     "open_at_end": rows["log_room_waits_open"].iloc[-1] if len(rows) else 0,
-                     "open_s": rows["log_room_wait_open_ns"].iloc[-1] / 1e9 if len(rows) else 0.0},
-        "page_writes": {"waits": rows["block_write_waits"].sum(), "wait_s": rows["block_write_wait_ns"].sum() / 1e9,
-                        "open_at_end": rows["block_write_waits_open"].iloc[-1] if len(rows) else 0,
-                        "open_s": rows["block_write_wait_open_ns"].iloc[-1] / 1e9 if len(rows) else 0.0},
-        "free_pages": {"waits": rows["free_page_waits"].sum(), "wait_s": rows["free_page_wait_ns"].sum() / 1e9,
-                       "open_at_end": rows["free_page_waits_open"].iloc[-1] if len(rows) else 0,
-                       "open_s": rows["free_page_wait_open_ns"].iloc[-1] / 1e9 if len(rows) else 0.0},
+        "log_room": wait_truth(rows, "log_room"), "page_writes": wait_truth(rows, "block_write"),
+        "free_pages": wait_truth(rows, "free_page"),
         "levels": {"median": known.median(), "min": known.min(), "max": known.max()} if len(known) else None,
         "history": move(table, rows),
         "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
@@ -166,6 +159,15 @@ def reason_problems(verdict: str, truth: dict, rows: pd.DataFrame) -> list[str]:
                                                       < truth["history"]["from"]),
                "falling_behind": bool(truth["history"]) and truth["history"]["to"] > truth["history"]["from"]}
     return [] if reasons.get(verdict, True) else [f"nothing in its intervals makes it {verdict}"]
+
+
+def wait_truth(rows: pd.DataFrame, prefix: str) -> dict:
+    """One kind of wait for flushing over the rows, from its counters and, for those still
+    waiting, the last row's gauges."""
+    last = len(rows) > 0
+    return {"waits": rows[f"{prefix}_waits"].sum(), "wait_s": rows[f"{prefix}_wait_ns"].sum() / 1e9,
+            "open_at_end": rows[f"{prefix}_waits_open"].iloc[-1] if last else 0,
+            "open_s": rows[f"{prefix}_wait_open_ns"].iloc[-1] / 1e9 if last else 0.0}
 
 
 def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]:

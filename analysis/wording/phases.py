@@ -141,21 +141,20 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
             "history": history_move(table, a, b), "levels": levels(table, a, b),
             "held": held(table, a, b),
             "dml_delays": int(rows.total("dml_delays")), "dml_delay_us": rounded(rows.total("dml_delay_us")),
-            "log_room": {"waits": int(rows.total("log_room_waits")),
-                         "wait_s": rounded(rows.total("log_room_wait_ns") / 1e9),
-                         # still waiting at the span's last snapshot (gauges: its last row's)
-                         "open_at_end": int(table["log_room_waits_open"].iloc[b]),
-                         "open_s": rounded(table["log_room_wait_open_ns"].iloc[b] / 1e9)},
-            "page_writes": {"waits": int(rows.total("block_write_waits")),
-                            "wait_s": rounded(rows.total("block_write_wait_ns") / 1e9),
-                            "open_at_end": int(table["block_write_waits_open"].iloc[b]),
-                            "open_s": rounded(table["block_write_wait_open_ns"].iloc[b] / 1e9)},
-            "free_pages": {"waits": int(rows.total("free_page_waits")),
-                           "wait_s": rounded(rows.total("free_page_wait_ns") / 1e9),
-                           "open_at_end": int(table["free_page_waits_open"].iloc[b]),
-                           "open_s": rounded(table["free_page_wait_open_ns"].iloc[b] / 1e9)},
+            "log_room": wait_figures(rows, table, b, "log_room"),
+            "page_writes": wait_figures(rows, table, b, "block_write"),
+            "free_pages": wait_figures(rows, table, b, "free_page"),
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
             "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
+
+
+def wait_figures(rows, table: pd.DataFrame, b: int, prefix: str) -> dict:
+    """One kind of wait for flushing over the span: its counters PREFIX_waits and
+    PREFIX_wait_ns, and the gauges of those still waiting at its last snapshot (its last
+    row's PREFIX_waits_open and PREFIX_wait_open_ns)."""
+    return {"waits": int(rows.total(f"{prefix}_waits")), "wait_s": rounded(rows.total(f"{prefix}_wait_ns") / 1e9),
+            "open_at_end": int(table[f"{prefix}_waits_open"].iloc[b]),
+            "open_s": rounded(table[f"{prefix}_wait_open_ns"].iloc[b] / 1e9)}
 
 
 # --- words -----------------------------------------------------------------------------
