@@ -187,8 +187,8 @@ class PoolWalker:
     """Walks the pool in a thread of its own, paced by WALK_SHARE; latest() hands each
     count once. walks and walk_s say what it cost."""
 
-    def __init__(self, pid: int, layout: PoolLayout):
-        self.memory = ServerMemory(pid)
+    def __init__(self, memory: ServerMemory, pid: int, layout: PoolLayout):
+        self.memory = memory  # the state's own reader (pread is safe from two threads)
         self.pid, self.layout = pid, layout
         self.count: int | None = None
         self.walks, self.walk_s, self.longest_s = 0, 0.0, 0.0
@@ -216,5 +216,4 @@ class PoolWalker:
     def close(self) -> None:
         self.stopping.set()
         self.thread.join()
-        self.memory.close()
 

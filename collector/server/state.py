@@ -94,7 +94,7 @@ class ServerState:
         self.memory = memory
         layout = places.get(POOL_GAUGE)
         self.places = {name: place for name, place in places.items() if name != POOL_GAUGE}
-        self.walker = PoolWalker(pid, layout) if layout and pid else None
+        self.walker = PoolWalker(memory, pid, layout) if layout and pid else None
         self.peak: int | None = None
         self.lock = threading.Lock()
         self.stopping = threading.Event()
