@@ -385,9 +385,14 @@ def finding_problems(told: dict, rec) -> list[str]:
          lambda g: said(g[0], total("flush_batch_max_ns") / 1e9)
          and said(g[1], total("flush_list_pages") + total("flush_lru_pages"))
          and said(g[2], (total("flush_list_batch_ns") + total("flush_lru_batch_ns")) / 1e9)),
-        (rf"^Writers waited ({NUMBER}) s for the log to make room \(({NUMBER}) waits(?:: (.*))?\): ",
+        (rf"^Writers waited ({NUMBER}) s for the log to make room \(({NUMBER}) waits(?:: (.*))?\): [^;]*"
+         rf"(?:; ({NUMBER}) s of it in ({NUMBER}) waits for the page cleaners [^,]*, ({NUMBER}) s writing the log)?",
          lambda g: said(g[0], total("log_room_wait_ns") / 1e9) and said(g[1], total("log_room_waits"))
-         and roles_hold(g[2], rec.flush_waits, "log room")),
+         and roles_hold(g[2], rec.flush_waits, "log room")
+         and (g[3] is None or (said(g[3], total("log_room_cleaner_wait_ns") / 1e9)
+                               and said(g[4], total("log_room_cleaner_waits"))
+                               and said(g[5], max(total("log_room_wait_ns") - total("log_room_cleaner_wait_ns"), 0)
+                                        / 1e9)))),
         (rf"^Threads waited ({NUMBER}) s for a free page in the buffer pool \(({NUMBER}) waits(?:: (.*))?\): ",
          lambda g: said(g[0], total("free_page_wait_ns") / 1e9) and said(g[1], total("free_page_waits"))
          and roles_hold(g[2], rec.flush_waits, "free page")),

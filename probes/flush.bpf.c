@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Threads stalled by flushing (catalog: log_room_wait, free_page_wait).
+/* Threads stalled by flushing (catalog: log_room_wait, log_room_cleaner, free_page_wait).
  *
  * Waiting for the log to make room: the checkpoint age passed the point where InnoDB stops
  * writers until the page cleaners have flushed the oldest pages. The function waited in
@@ -8,6 +8,15 @@
  * log_preflush_pool_modified_pages), log_free_check_wait(log[, sn]) (MySQL 8.0+). Both
  * return at once when nothing needs flushing: a call that found the log roomy costs a few
  * microseconds and is counted as such, so the waits' time is the stall.
+ *
+ * On MariaDB 10.6+ a log-room wait has two parts. The writer waits for the page cleaners
+ * (buf_flush_wait, called just where the server counts buffer_flush_sync_waits) only when
+ * pages older than its target are still dirty; then, or when they were already written,
+ * it writes the log and makes the checkpoint itself when the last one is older than the
+ * target: a log write, an fsync of every data file and one of the log. On a disk slow to
+ * sync, that second part is the stall though the server counts no wait. Probe
+ * log_room_cleaner times the first part inside each wait, so that the report tells the two
+ * apart.
  *
  * Waiting for a free page: the free list was empty and no clean page was found at the LRU
  * list's tail, so the thread that needed a page (to read one in, or to create one) waits
@@ -97,6 +106,37 @@ int BPF_KPROBE(free_page_cond_wait_enter, void *cond)
 	return wait_enter(ctx, FLUSH_WAIT_FREE_PAGE);
 }
 
+/* buf_flush_wait(lsn), entered only from a log-room wait here (the wait owns the thread's
+ * entry in open_flush_waits). */
+SEC("uprobe")
+int BPF_KPROBE(log_room_cleaner_enter)
+{
+	__u32 tid = current_tid();
+	struct flush_wait *open;
+
+	count_hit(ctx);
+	open = bpf_map_lookup_elem(&open_flush_waits, &tid);
+	if (open && open->kind == FLUSH_WAIT_LOG_ROOM && !open->nested)
+		open->cleaner_start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(log_room_cleaner_exit)
+{
+	__u32 tid = current_tid();
+	struct flush_wait *open;
+
+	count_hit(ctx);
+	open = bpf_map_lookup_elem(&open_flush_waits, &tid);
+	if (!open || !open->cleaner_start_ns)
+		return 0;
+	open->cleaner_ns += bpf_ktime_get_ns() - open->cleaner_start_ns;
+	open->cleaner_start_ns = 0;
+	open->cleaner_waits++;
+	return 0;
+}
+
 SEC("uretprobe")
 int BPF_KRETPROBE(flush_wait_exit)
 {
@@ -122,6 +162,10 @@ int BPF_KRETPROBE(flush_wait_exit)
 		counter_add(CNT_LOG_ROOM_WAITS, 1);
 		counter_add(CNT_LOG_ROOM_WAIT_NS, ns);
 		hist_add(HIST_LOG_ROOM_WAIT_US, ns / 1000);
+		if (open->cleaner_waits) {
+			counter_add(CNT_LOG_ROOM_CLEANER_WAITS, 1);
+			counter_add(CNT_LOG_ROOM_CLEANER_WAIT_NS, open->cleaner_ns);
+		}
 	}
 	key = bpf_map_lookup_elem(&flush_wait_scratch, &zero);
 	if (key) {

@@ -169,7 +169,9 @@
 	X(CNT_FREE_PAGE_WAITS, "free_page_waits", "event", "waits")              \
 	X(CNT_FREE_PAGE_WAIT_NS, "free_page_wait_ns", "total", "ns")             \
 	X(CNT_FREE_PAGE_WAITS_OPEN, "free_page_waits_open", "gauge", "waits")    \
-	X(CNT_FREE_PAGE_OPEN_NS, "free_page_wait_open_ns", "gauge", "ns")
+	X(CNT_FREE_PAGE_OPEN_NS, "free_page_wait_open_ns", "gauge", "ns")       \
+	X(CNT_LOG_ROOM_CLEANER_WAITS, "log_room_cleaner_waits", "event", "waits") \
+	X(CNT_LOG_ROOM_CLEANER_WAIT_NS, "log_room_cleaner_wait_ns", "total", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -334,6 +336,11 @@ struct flush_wait {
 	__u64 window;
 	__u32 kind;
 	__u32 nested;
+	/* a log-room wait's part spent waiting for the page cleaners (probe log_room_cleaner) */
+	__u64 cleaner_start_ns; /* 0 when not in that part */
+	__u64 cleaner_ns;
+	__u32 cleaner_waits;
+	__u32 pad;
 };
 
 /* The I/O on a block when a wait on its latch began (SUX: read from the page's state). */

@@ -411,3 +411,22 @@ def test_waits_for_a_free_page_are_said_in_the_phase_and_a_finding_the_checker_h
     table = purge.purge_table(recording.load(str(directory)))
     tampered = {**phase, "detail": phase["detail"].replace("18 waits", "19 waits")}
     assert verdict_check.phase_problems(tampered, table) != []
+
+
+def test_a_log_room_wait_split_between_the_page_cleaners_and_the_writers_own_checkpoint(tmp_path):
+    steps = [{"history": 100, "purge_batches": 5, "purge_pages": 50}] * 2 + \
+        [{"history": 100, "purge_batches": 5, "purge_pages": 50, "log_room_waits": 3, "log_room_wait_ns": 2 * 10**9,
+          "log_room_cleaner_waits": 1, "log_room_cleaner_wait_ns": 5 * 10**8}] * 3
+    attached = {"attached": True, "fallback": False, "offset": 0, "reason": None}
+    probes = [*recordings.meta(False)["probes"],
+              {"name": "log_room_wait", "symbol": "_Z22buf_flush_wait_flushedm", **attached},
+              {"name": "log_room_cleaner", "symbol": "_ZL14buf_flush_waitm", **attached}]
+    directory = recordings.write(tmp_path / "rec", purge_journal(steps), probes=probes)
+    said = told(directory)
+    assert said["flushing"]["log_room"]["cleaners"] == {"waits": 3, "wait_s": 1.5, "own_s": 4.5}
+    [finding] = [f for f in said["findings"] if f.startswith("Writers waited 6.0 s for the log to make room (9 waits)")]
+    assert "1.5 s of it in 3 waits for the page cleaners" in finding and "4.5 s writing the log" in finding
+    rec = recording.load(str(directory))
+    assert verdict_check.finding_problems(said, rec) == []
+    tampered = {**said, "findings": [finding.replace("4.5 s writing", "1.5 s writing")]}
+    assert verdict_check.finding_problems(tampered, rec) != []
