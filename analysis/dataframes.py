@@ -20,6 +20,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         redo_writers  tid, thread, role, stack, bytes, purge_bytes, writes: the threads that
                    wrote redo (with the redo_write probe)
         flush_waits  kind, thread, role, stack, waits, wait_us: writers' waits for flushing
+        appliers   tid, thread, role, events, apply_ns: a replica's applier threads
         read_views interval, t_s, tid, opened_s, age_s, history_at_open, stack, connection_id,
                    user, statement, source, open: the oldest read views at each snapshot
         purge      one row per interval: the history (its level, and history_end at the
@@ -43,6 +44,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "read_views": rec.read_views,
         "redo_writers": rec.redo_writers,
         "flush_waits": rec.flush_waits,
+        "appliers": rec.appliers,
         "purge": purge.purge_table(rec),
         "intervals": report_tables.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),

@@ -8,7 +8,8 @@ import pandas as pd
 
 from innostall.format import files, journal as fmt, meta_shape
 from innostall.errors import UserError
-from innostall.format.writer_tables import FLUSH_WAITS, REDO_WRITERS, flush_waits_table, redo_writers_table
+from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
+                                            redo_writers_table)
 from innostall.format.safe_text import safe_strings
 from innostall.format.schema import Schema
 
@@ -41,6 +42,7 @@ class Recording:
     redo_writers: pd.DataFrame = field(default_factory=lambda: redo_writers_table([]))
     # every thread that wrote redo: tid, thread, role, stack, bytes, purge_bytes, writes
     flush_waits: pd.DataFrame = field(default_factory=lambda: flush_waits_table([]))
+    appliers: pd.DataFrame = field(default_factory=lambda: appliers_table([]))
     # writers' waits for flushing: kind, thread, role, stack, waits, wait_us
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
     window: dict | None = None  # a window of the recording (window.py): where it lies in it
@@ -109,14 +111,14 @@ def optional_tables(schema: Schema) -> dict:
             "latch_stacks": (fmt.LATCH_STACKS, lambda records: fmt.latch_stacks_table(records, schema)),
             "latch_holders": (fmt.HOLDERS, lambda records: fmt.holders_table(records, schema)),
             "redo_writers": (REDO_WRITERS, redo_writers_table),
-            "flush_waits": (FLUSH_WAITS, flush_waits_table)}
+            "flush_waits": (FLUSH_WAITS, flush_waits_table), "appliers": (APPLIERS, appliers_table)}
 
 
 # the journal lines each optional table is built from
 BUILT_FROM = {"walks": "deep_walk", "pages": "latch_tables", "wait_stacks": "latch_tables",
               "read_views": "read_views", "latches": "latches", "latch_timeline": "latches",
               "latch_stacks": "latch_tables", "latch_holders": "latch_tables", "redo_writers": "latch_tables",
-              "flush_waits": "latch_tables"}
+              "flush_waits": "latch_tables", "appliers": "latch_tables"}
 
 
 def load(path: str) -> Recording:

@@ -63,6 +63,10 @@
  * (With the kernel timing our programs, the governor takes their run times instead.)
  * purge_batch_split_ns and purge_worker_split_ns are the wall time of the spans that the
  * sleep tracepoint watched whole, which the three counters after each split (purge.bpf.c).
+ * applier_* are a replica's applier threads applying events (applier.bpf.c): how many and
+ * their wall time; applier_split_ns the time of those the sleep tracepoint watched whole,
+ * split into time not asleep (cpu), page reads, latch waits, row-lock waits and waits for
+ * the commit order (the rest asleep for other reasons: a log or binary-log sync, say).
  * log_room_waits_open and log_room_wait_open_ns are the writers waiting for the log at the
  * snapshot and how long they have waited so far: set by the loader from flush.bpf.c's open
  * waits just before it prints (a stall in progress is seen before it ends, and one that
@@ -171,7 +175,16 @@
 	X(CNT_FREE_PAGE_WAITS_OPEN, "free_page_waits_open", "gauge", "waits")    \
 	X(CNT_FREE_PAGE_OPEN_NS, "free_page_wait_open_ns", "gauge", "ns")       \
 	X(CNT_LOG_ROOM_CLEANER_WAITS, "log_room_cleaner_waits", "event", "waits") \
-	X(CNT_LOG_ROOM_CLEANER_WAIT_NS, "log_room_cleaner_wait_ns", "total", "ns")
+	X(CNT_LOG_ROOM_CLEANER_WAIT_NS, "log_room_cleaner_wait_ns", "total", "ns") \
+	X(CNT_APPLIER_EVENTS, "applier_events", "event", "events")                \
+	X(CNT_APPLIER_NS, "applier_ns", "total", "ns")                            \
+	X(CNT_APPLIER_SPLIT_NS, "applier_split_ns", "total", "ns")                \
+	X(CNT_APPLIER_CPU_NS, "applier_cpu_ns", "total", "ns")                    \
+	X(CNT_APPLIER_IO_NS, "applier_io_ns", "total", "ns")                      \
+	X(CNT_APPLIER_LATCH_NS, "applier_latch_ns", "total", "ns")                \
+	X(CNT_APPLIER_ROW_LOCK_NS, "applier_row_lock_ns", "total", "ns")          \
+	X(CNT_APPLIER_COMMIT_WAIT_NS, "applier_commit_wait_ns", "total", "ns")    \
+	X(CNT_APPLIER_THREADS_FULL, "applier_threads_full", "loss", "events")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -314,6 +327,13 @@ struct redo_writer {
 	struct stack_key stack; /* stack_id 0 and no libc frames until taken */
 	__u16 stack_taken;
 	__u16 stack_tries; /* a stack the map could not take (its bucket held another) is retried */
+	char comm[COMM_LEN];
+};
+
+/* One applier thread's events (applier.bpf.c's applier_threads map, keyed by thread id). */
+struct applier_thread {
+	__u64 events;
+	__u64 apply_ns;
 	char comm[COMM_LEN];
 };
 

@@ -34,9 +34,10 @@ SHARED struct {
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
-/* A thread inside purge work: the coordinator's batch (trx_purge) or a worker's task.
- * sched.bpf.c adds up the time it sleeps meanwhile; the rest of the span it was on a CPU
- * or waiting for one. (The task's sum_exec_runtime would not do: the scheduler brings it
+/* A thread inside purge work: the coordinator's batch (trx_purge) or a worker's task; or
+ * inside a replica's applier applying one event (applier.bpf.c), whose time is split the
+ * same way. sched.bpf.c adds up the time it sleeps meanwhile; the rest of the span it was
+ * on a CPU or waiting for one. (The task's sum_exec_runtime would not do: the scheduler brings it
  * up to date only at ticks and switches, so a task of a few microseconds between a wake
  * and a sleep reads 0.) */
 struct purge_span {
@@ -47,6 +48,8 @@ struct purge_span {
 	__u64 sleeps; /* the sleep tracepoint's group_token() at entry: its split into CPU, I/O
 		       * and latch time counts only if the tracepoint watched it whole */
 	__u64 io_ns, latch_ns; /* page reads and latch waits inside it */
+	__u64 row_lock_ns, commit_ns; /* an applier's waits for row locks and the commit order */
+	__u64 wait_since; /* when such a wait began; 0 outside one */
 };
 
 /* The scheduler tracepoint's sampling group (sched.bpf.c; 0: never sampled), set by the
@@ -69,6 +72,15 @@ SHARED struct {
 	__type(key, __u32); /* thread id */
 	__type(value, struct purge_span);
 } worker_start SEC(".maps");
+
+/* The replica's applier threads inside an event (applier.bpf.c): kept here, with purge's,
+ * so that page reads, latch waits and sleeps are charged to it as to purge's spans. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* thread id */
+	__type(value, struct purge_span);
+} applier_start SEC(".maps");
 
 /* How many threads are inside a purge span now: the scheduler tracepoint (sched.bpf.c),
  * which runs at every switch of the server's threads, has nothing to do while none is, and
@@ -263,6 +275,15 @@ static __always_inline struct purge_span *purge_span_of(__u32 tid)
 	return span ? span : bpf_map_lookup_elem(&worker_start, &tid);
 }
 
+/* The span whose time a thread's sleeps, page reads and latch waits are charged to: purge's
+ * or the applier's. */
+static __always_inline struct purge_span *work_span_of(__u32 tid)
+{
+	struct purge_span *span = purge_span_of(tid);
+
+	return span ? span : bpf_map_lookup_elem(&applier_start, &tid);
+}
+
 static __always_inline void purge_spans_add(__s64 n)
 {
 	__u32 zero = 0;
@@ -296,11 +317,11 @@ static __always_inline void purge_span_drop(void *map, __u32 *tid)
 		purge_spans_add(-1);
 }
 
-/* Add ns of page reads or latch waits to the purge work the thread is doing, if any: the
- * coordinator's batch or a worker's task. */
+/* Add ns of page reads or latch waits to the work the thread is doing, if any: purge's
+ * coordinator's batch or a worker's task, or the replica applier's event. */
 static __always_inline void purge_charge(__u32 tid, bool io, __u64 ns)
 {
-	struct purge_span *span = purge_span_of(tid);
+	struct purge_span *span = work_span_of(tid);
 
 	if (!span)
 		return;

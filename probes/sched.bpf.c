@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The sleeps of threads doing purge work (maps.bpf.h, struct purge_span): at each context
+/* The sleeps of threads doing purge work or applying a replica's events (maps.bpf.h,
+ * struct purge_span; the applier's spans count in purge_spans_open too): at each context
  * switch of the traced process, a thread inside a purge batch or a worker's task that goes
  * to sleep starts an off-CPU stretch, and ends it when it runs again. A thread switched out
  * while still runnable (preempted) is not asleep: that time counts as CPU, used or waited
@@ -37,12 +38,12 @@ int BPF_PROG(purge_sched_switch, bool preempt, struct task_struct *prev, struct 
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (prev_state != TASK_RUNNING && server_runs) {
-		span = purge_span_of(prev->pid);
+		span = work_span_of(prev->pid);
 		if (span)
 			span->asleep_since = now;
 	}
 	if (!targ_tgid || next->tgid == targ_tgid) {
-		span = purge_span_of(next->pid);
+		span = work_span_of(next->pid);
 		if (span && span->asleep_since) {
 			span->asleep_ns += now - span->asleep_since;
 			span->asleep_since = 0;

@@ -358,6 +358,25 @@ static void print_flush_waits(int waits_fd, int traces_fd)
 	}
 }
 
+/* [tid, thread name, events, ns] per replica applier thread (applier.bpf.c) */
+static void print_appliers(int appliers_fd)
+{
+	struct applier_thread t;
+	__u32 tid, prev;
+	bool first = true, more;
+
+	for (more = !bpf_map_get_next_key(appliers_fd, NULL, &tid); more;
+	     more = !bpf_map_get_next_key(appliers_fd, &prev, &tid)) {
+		prev = tid;
+		if (bpf_map_lookup_elem(appliers_fd, &tid, &t))
+			continue;
+		printf("%s[%u,", first ? "" : ",", tid);
+		print_comm(t.comm);
+		printf(",%llu,%llu]", t.events, t.apply_ns);
+		first = false;
+	}
+}
+
 void print_latch_tables(struct innostall_bpf *obj)
 {
 	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
@@ -374,6 +393,8 @@ void print_latch_tables(struct innostall_bpf *obj)
 	print_redo_writers(bpf_map__fd(obj->maps.redo_writers), traces_fd);
 	printf("],\"flush_waits\":[");
 	print_flush_waits(bpf_map__fd(obj->maps.flush_waits), traces_fd);
+	printf("],\"appliers\":[");
+	print_appliers(bpf_map__fd(obj->maps.applier_threads));
 	printf("]}\n");
 	fflush(stdout);
 }

@@ -12,7 +12,8 @@ import subprocess
 import sys
 
 from innostall.format import journal as fmt
-from innostall.format.writer_tables import FLUSH_WAITS, REDO_WRITERS, flush_waits_table, redo_writers_table
+from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
+                                            redo_writers_table)
 from innostall.errors import UserError
 
 from . import idle
@@ -55,6 +56,7 @@ def write_tables(directory: str) -> None:
     fmt.holders_table(records, schema).to_parquet(os.path.join(directory, fmt.HOLDERS), index=False)
     redo_writers_table(records).to_parquet(os.path.join(directory, REDO_WRITERS), index=False)
     flush_waits_table(records).to_parquet(os.path.join(directory, FLUSH_WAITS), index=False)
+    appliers_table(records).to_parquet(os.path.join(directory, APPLIERS), index=False)
 
 
 SAY_AFTER_S = 1.0  # tables that take longer than this are said to be written, and how to skip them

@@ -1,5 +1,5 @@
-"""Two tables of the server's writers, from the journal's latch_tables lines (the last one
-whole): who wrote the redo, and who waited for flushing.
+"""Three tables of the server's writers, from the journal's latch_tables lines (the last one
+whole): who wrote the redo, who waited for flushing, and a replica's applier threads.
 
 redo_writers.parquet: every thread that wrote redo while the redo_write probe was
 attached (probes/redo.bpf.c), so that the report can say how much of the redo user
@@ -23,17 +23,28 @@ for, the waiter's thread and stack.
                    page": no free page in the buffer pool (probe free_page_wait)
     thread, role   the waiter's name and role, as above (from the waiting stack)
     stack          the waiter's stack, folded, root first
-    waits, wait_us the waits and their time"""
+    waits, wait_us the waits and their time
+
+appliers.parquet: a replica's applier threads, each with the events it applied while the
+applier_event probe was attached (probes/applier.bpf.c).
+
+    tid, thread    the thread's id and name
+    role           "replication applier": every thread here applied replicated events,
+                   whatever its name (MariaDB's are all named after the server)
+    events         the events it applied
+    apply_ns       their time, entry to return"""
 from __future__ import annotations
 
 from innostall.format.roles import role_of
 
-REDO_WRITERS, FLUSH_WAITS = "redo_writers.parquet", "flush_waits.parquet"
+REDO_WRITERS, FLUSH_WAITS, APPLIERS = "redo_writers.parquet", "flush_waits.parquet", "appliers.parquet"
 REDO_WRITER_COLUMNS = {"tid": "int32", "thread": "string", "role": "string", "stack": "string",
                        "bytes": "int64", "purge_bytes": "int64", "writes": "int64"}
 FLUSH_WAIT_COLUMNS = {"kind": "string", "thread": "string", "role": "string", "stack": "string",
                       "waits": "int64", "wait_us": "float64"}
+APPLIER_COLUMNS = {"tid": "int32", "thread": "string", "role": "string", "events": "int64", "apply_ns": "int64"}
 PURGE_ONLY = "purge"
+APPLIER_ROLE = "replication applier"  # as innostall/format/roles.py names it
 FLUSH_WAIT_KINDS = ("log room", "free page")  # probes/innostall.h enum flush_wait_kind, in its order
 
 
@@ -62,3 +73,9 @@ def flush_waits_table(records: list[dict]):
              role_of(thread, stack), stack, waits, ns / 1000)
             for kind, thread, waits, ns, stack in latest_tables(records).get("flush_waits", [])]
     return pd.DataFrame(rows, columns=list(FLUSH_WAIT_COLUMNS)).astype(FLUSH_WAIT_COLUMNS)
+
+
+def appliers_table(records: list[dict]):
+    import pandas as pd
+    rows = [(tid, thread, APPLIER_ROLE, events, ns) for tid, thread, events, ns in latest_tables(records).get("appliers", [])]
+    return pd.DataFrame(rows, columns=list(APPLIER_COLUMNS)).astype(APPLIER_COLUMNS)
