@@ -97,16 +97,17 @@ def cmd_probes(args) -> int:
     print(f"  build-id {tgt.elf.build_id or 'none'}, {'PIE' if tgt.elf.is_pie else 'non-PIE'}, "
           f"symbols from {symbols_from}")
     print(f"  {layout_line(discover.layout(tgt))}")
-    print(f"  {'probe':<17}{'cost':<6}{'offset':<11}symbol / reason")
+    width = max([len("probe"), *(len(p.name) for p in probes)]) + 1  # a column as wide as the longest name
+    print(f"  {'probe':<{width}}{'cost':<6}{'offset':<11}symbol / reason")
     for p in probes:
         mark = "*" if p.core else " "
         if p.ok:
             more = f" (+{len(p.symbols) - 1} more)" if len(p.symbols) > 1 else ""
             notes = ("  [fallback]" if p.fallback else "") + ("" if p.exact else "  [approx]")
-            print(f"{mark} {p.name:<17}{p.cost:<6}{p.offset:<#11x}{demangle(p.symbol.name)[:70]}{more}{notes}")
+            print(f"{mark} {p.name:<{width}}{p.cost:<6}{p.offset:<#11x}{demangle(p.symbol.name)[:70]}{more}{notes}")
         else:
             why = p.reason if p.reason.startswith(("not needed", "not available")) else f"missing: {p.reason}"
-            print(f"{mark} {p.name:<17}{p.cost:<6}{'-':<11}{why}")
+            print(f"{mark} {p.name:<{width}}{p.cost:<6}{'-':<11}{why}")
     missing = [p.name for p in probes if p.core and not p.ok]
     print("* core set: " + ("all resolved" if core_ok else "missing " + ", ".join(missing)))
     return 0 if core_ok else 2

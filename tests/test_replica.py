@@ -12,11 +12,23 @@ What is checked against the replica's own account:
   THREAD_OS_ID), and they wrote most of its redo: the replica runs no load of its own, so
   every row change on it is theirs (the rest is purge working off their history, and
   background threads).
-Both appliers: MariaDB's single SQL thread (0 workers) and 4 parallel workers."""
+- innostall's own applier threads (the appliers table: the threads that ran the applier_event
+  probe's spans) are among the replica's, and applied the events the replica counts
+  (MariaDB: Executed_log_entries, counted per event applied; MySQL 9.7.4: the Replication
+  Applier Metrics component's events committed);
+Both appliers: MariaDB's single SQL thread (0 workers) and 4 parallel workers.
+
+And a stall made on purpose: on the replica a transaction holds every row of a table the
+primary's load updates, for HOLD_S seconds. The applier waits for those rows' locks, and
+only the applier waits on the replica: the time innostall charges to the applier's row-lock
+waits is the replica's own count of row-lock wait time (Innodb_row_lock_time, ms), and the
+phase around the hold says so."""
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -32,6 +44,8 @@ APPLIERS = {  # the replica's own table of its applier threads, and their OS thr
              "('thread/sql/replica_sql', 'thread/sql/replica_worker', 'thread/sql/slave_sql', 'thread/sql/slave_worker')",
 }
 APPLIED_SHARE = 0.5  # of the replica's redo, at least, written by its appliers
+STALL_PAIRS = [("mariadb-11.4.5", 0), ("mysql-9.7.4", 4)]
+HOLD_S = 6  # the rows held on the replica
 
 
 def replica_sh(server: str, *args: str) -> str:
@@ -66,15 +80,40 @@ def applier_tids(replica: Server) -> set[int]:
         return {int(tid) for (tid,) in cur.fetchall() if tid}
 
 
+def status(server: Server, sql: str) -> dict:
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute(sql)
+        names = [d[0] for d in cur.description]
+        return dict(zip(names, cur.fetchone() or [None] * len(names)))
+
+
+def applied_events(replica: Server) -> int:
+    """The events the replica says its applier applied."""
+    if replica.name.startswith("mariadb"):
+        return int(status(replica, "SHOW ALL SLAVES STATUS")["Executed_log_entries"])
+    with replica.connect() as conn, conn.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM mysql.component WHERE component_urn = "
+                    "'file://component_replication_applier_metrics'")
+        if not cur.fetchone()[0]:
+            cur.execute("INSTALL COMPONENT 'file://component_replication_applier_metrics'")
+    return int(status(replica, "SELECT SUM(EVENTS_COMMITTED_COUNT) AS events "
+                               "FROM performance_schema.replication_applier_progress_by_worker")["events"] or 0)
+
+
+def row_lock_ms(server: Server) -> int:
+    return int(status(server, "SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_time'")["Value"])
+
+
 @pytest.mark.parametrize("pair", PAIRS, indirect=True, ids=[f"{n}-{w}-workers" for n, w in PAIRS])
 def test_the_replica_applies_and_its_appliers_are_named(pair, tmp_path):
     primary, replica = pair
     out = tmp_path / "rec"
-    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(replica.pid), "--probes", "redo_write,purge_task",
-                                           "--exact", "--duration", "120", "-o", str(out)],
-                              stderr=subprocess.PIPE, text=True)
+    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(replica.pid), "--probes",
+                                           "default,redo_write,purge_task", "--exact", "--duration", "120",
+                                           "-o", str(out)], stderr=subprocess.PIPE, text=True)
     try:
         wait_for_line(out / "journal.jsonl", "interval")
+        events_before = applied_events(replica)
         load = primary.sysbench("oltp_write_only", 5, "--threads=4")
         try:
             load.wait(timeout=60)
@@ -82,11 +121,18 @@ def test_the_replica_applies_and_its_appliers_are_named(pair, tmp_path):
             stop_load(load)
         replica_sh(primary.name, "wait", "60")
         appliers = applier_tids(replica)
+        events = applied_events(replica) - events_before
     finally:
         record.send_signal(signal.SIGINT)
         assert record.wait(timeout=60) == 0, record.stderr.read()
     assert checksums(replica) == checksums(primary)
-    writers = recording.load(str(out)).redo_writers
+    rec = recording.load(str(out))
+    probed = rec.appliers
+    print(f"{replica.name}: the replica applied {events} events, innostall saw {rec.counter_total('applier_events')} "
+          f"on threads {probed[['tid', 'thread', 'events']].to_dict('records')}")
+    assert set(probed["tid"].astype(int)) and set(probed["tid"].astype(int)) <= appliers
+    assert rec.counter_total("applier_events") == probed["events"].sum() == events
+    writers = rec.redo_writers
     wrote = set(writers["tid"].astype(int))
     named = set(writers.loc[writers["role"] == "replication applier", "tid"].astype(int))
     share = writers.loc[writers["tid"].isin(appliers), "bytes"].sum() / max(1, writers["bytes"].sum())
@@ -95,3 +141,51 @@ def test_the_replica_applies_and_its_appliers_are_named(pair, tmp_path):
     assert appliers & wrote, "no applier thread of the replica's wrote redo"
     assert named == appliers & wrote
     assert share >= APPLIED_SHARE
+
+
+def attach_mono_ns(out) -> int:
+    with open(out / "journal.jsonl") as journal:
+        return next(json.loads(line)["mono_ns"] for line in journal if '"attached"' in line)
+
+
+@pytest.mark.parametrize("pair", STALL_PAIRS, indirect=True, ids=[f"{n}-{w}-workers" for n, w in STALL_PAIRS])
+def test_rows_held_on_the_replica_stall_its_applier_on_row_locks(pair, tmp_path):
+    primary, replica = pair
+    out = tmp_path / "rec"
+    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(replica.pid), "--exact", "--duration", "120",
+                                           "-o", str(out)], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_line(out / "journal.jsonl", "interval")
+        waited_before = row_lock_ms(replica)
+        load = primary.sysbench("oltp_update_non_index", 6 + HOLD_S, "--threads=2")
+        try:
+            time.sleep(3)
+            with replica.connect() as holder, holder.cursor() as cur:
+                cur.execute("BEGIN")
+                cur.execute("SELECT COUNT(*) FROM (SELECT id FROM sbtest1 FOR UPDATE) AS held")
+                held_from = time.monotonic_ns()
+                time.sleep(HOLD_S)
+                held_to = time.monotonic_ns()
+                cur.execute("COMMIT")
+            load.wait(timeout=60)
+        finally:
+            stop_load(load)
+        replica_sh(primary.name, "wait", "60")
+        waited_ms = row_lock_ms(replica) - waited_before
+    finally:
+        record.send_signal(signal.SIGINT)
+        assert record.wait(timeout=60) == 0, record.stderr.read()
+    report = json.loads(subprocess.run(INNOSTALL + ["report", str(out), "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    applier = report["replica"]["applier"]
+    attach = attach_mono_ns(out)
+    middle_s = ((held_from + held_to) / 2 - attach) / 1e9
+    [phase] = [p for p in report["replica"]["phases"] if p["from_s"] <= middle_s < p["to_s"]]
+    print(f"{replica.name}: held {HOLD_S} s from {(held_from - attach) / 1e9:.1f} s; the replica counted {waited_ms} ms "
+          f"of row-lock waits, innostall {applier['split_ms']}; the phase: {phase['verdict']}: {phase['detail']}")
+    # only the applier waited for row locks on the replica; the server counts each wait in
+    # whole milliseconds, rounded down
+    assert waited_ms >= 0.5 * HOLD_S * 1000
+    assert waited_ms <= applier["split_ms"]["row_lock"] <= waited_ms * 1.02 + 50
+    assert phase["verdict"] in ("row-lock-bound", "commit-order-bound")
+    assert "row lock" in phase["detail"]

@@ -23,6 +23,7 @@ from ..discovery.discover import ResolvedProbe, layout
 from ..discovery.target import Target
 from ..loader import loader
 from ..server import latch_names, sql
+from ..server.replica_lag import LagReader
 from ..server.state import open_state, state_plan
 from ..server.view_names import ViewNames
 from . import idle, store
@@ -106,6 +107,15 @@ def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
     return ViewNames(session), {"access": True, "socket": session.socket, "user": session.user,
                                 "tid_source": session.tid_source, "note": session.note,
                                 "statements": "literals kept" if keep_literals else "fingerprinted"}
+
+
+def replica_lag(target: Target, asked: "Asked") -> LagReader | None:
+    """The replica's lag as it reports it, read each interval over a session of its own,
+    where we may log in and the server is a replica."""
+    if not asked.use_sql:
+        return None
+    session, _ = sql.connect(target.pid, asked.sql_dsn)
+    return LagReader.start(session, asked.interval_s) if session else None
 
 
 @dataclass(frozen=True)
@@ -234,17 +244,20 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     state = open_state(target.pid, state_places) if state_places else None
+    lag = replica_lag(target, asked)
     journal = Journal(os.path.join(out_dir, JOURNAL))
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
     try:
         attached_at = follow(proc, journal, meta, StackJournal(target, names, namer), asked.on_event,
                              LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,
-                             live, starting, state)
+                             live, starting, state, lag)
     finally:
         meta["sql"].update(names.close() if names else {})
         if state:
             state.close()
+        if lag:
+            lag.close()
         if namer:
             namer.memory.close()
         if live:
@@ -298,12 +311,12 @@ def live_metrics(options: dict | None, schema: Schema, meta: dict):
 
 def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: StackJournal,
            on_event: Callable[[dict], None] | None, live: LiveLine | None,
-           metrics=None, starting: idle.Stay | None = None, state=None) -> float | None:
+           metrics=None, starting: idle.Stay | None = None, state=None, lag=None) -> float | None:
     """Journal the loader's lines until it ends, noting in meta what they tell; returns
     when the probes were attached (time.monotonic()), None if they never were. The start's
     stay in the idle group ends at the attach: from then on we keep up with the loader.
     state: the server's state read from its memory (collector/server/state.py), added to
-    each snapshot as it arrives."""
+    each snapshot as it arrives, with a replica's lag as it reports it (lag: a LagReader)."""
     attached_at = None
     with signals_forwarded_to(proc), journal:
         for line, rec in loader.snapshots(proc):
@@ -314,8 +327,8 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
                 attached_at = time.monotonic()
                 meta["own_cpu_s"] = {"start": own_cpu_s(proc.pid)}
                 line = name_attachments(rec, meta["governor"])
-            elif state and kind in ("interval", "final"):
-                rec["server"] = state.read()
+            elif (state or lag) and kind in ("interval", "final"):
+                rec["server"] = {**(state.read() if state else {}), **(lag.gauges() if lag else {})}
                 line = json.dumps(rec, separators=(",", ":")) + "\n"
             if not journal.write(stacks.journal_line(rec, line)):
                 stop(proc)  # the disk is full: end now, keep what was written

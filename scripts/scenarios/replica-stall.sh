@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# replica-stall: a write load on the primary while, on the replica, a session gets in its
+# applier's way, as in Pythian's "Replication lag caused by the LRU dump", where work on the
+# replica, not the load, made the applier fall behind.
+#
+# Run it against a replica (scripts/replica.sh SERVER setup [WORKERS] first), naming it as
+# --fixture SERVER:replica; the load goes to SERVER, the primary. The cause:
+#   row-lock  a transaction on the replica holds every row of sbtest1, which the load
+#             updates, for --hold seconds: the applier waits for their locks (a reporting
+#             query with FOR UPDATE, or an accidental write on a replica, does this)
+#   lru       INNODB_BUFFER_PAGE_LRU read over and over for --hold seconds: the buffer
+#             pool's LRU list walked under its mutex, as the article's LRU dump did
+#
+# Timeline (seconds from the start; markers on stdout):
+#   0          the load starts:  "scenario: t=0.1 load started on mariadb-11.4.5: sysbench oltp_update_non_index, 2 threads"
+#   --hold-at  the cause starts: "scenario: t=5.0 rows held: sbtest1, 20000 rows" or "LRU reads started"
+#   + --hold   it ends:          "scenario: t=13.0 rows released" or "LRU reads ended: 41 reads"
+#   --seconds  the load stops:   "scenario: t=20.0 end: the replica applied 5120 events" (MariaDB)
+#
+# What a DBA should see in innostall's report of the replica (record its pid:
+# scripts/fixture.sh SERVER:replica pid): the applier's time split, and a phase around the
+# hold whose verdict names the cause (row-lock-bound: the applier waited on row locks;
+# with parallel workers, the others wait for the blocked one's commit: commit-order-bound).
+
+scenario=replica-stall
+defaults="seconds=20 hold-at=5 hold=8 threads=2"
+scenario_usage() {
+  cat <<'EOF'
+usage: replica-stall.sh --fixture SERVER:replica [--cause row-lock|lru] [options]
+A write load on SERVER while a session on its replica gets in the applier's way.
+  --cause C       row-lock (the default): sbtest1's rows held FOR UPDATE; lru: INNODB_BUFFER_PAGE_LRU read over and over
+  --seconds N     the whole run (20); the load runs all along
+  --hold-at N     the cause starts N s after the start (5)
+  --hold N        and lasts N s (8)
+  --threads N     the load's threads on the primary (2)
+EOF
+}
+cause=row-lock
+args=()
+while [ $# -gt 0 ]; do  # --cause takes a word; the rest are lib.sh's
+  case $1 in
+    --cause) [ $# -ge 2 ] || { echo "replica-stall: --cause needs a value" >&2; exit 2; }; cause=$2; shift 2 ;;
+    --cause=*) cause=${1#*=}; shift ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+. "$(dirname "$0")/lib.sh"
+
+parse_args "${args[@]}"
+case $cause in row-lock|lru) ;; *) usage_error "--cause wants row-lock or lru, not '$cause'" ;; esac
+[[ $server == *:replica ]] || usage_error "name the replica: --fixture SERVER:replica (scripts/replica.sh SERVER setup first)"
+primary=${server%%:*}
+hold_at=${opt[hold-at]} hold=${opt[hold]} threads=${opt[threads]}
+check_phases hold-at "$hold_at" hold-at+hold "$((hold_at + hold))"
+connect
+[ -n "$(sql "SHOW ALL SLAVES STATUS" 2>/dev/null || sql "SHOW REPLICA STATUS")" ] ||
+  die "$server is not replicating (scripts/replica.sh $primary setup)"
+
+applied() {  # the events the replica says it applied (MariaDB), or "" where it does not say
+  client_cmd -e "SHOW ALL SLAVES STATUS\G" 2>/dev/null | sed -n 's/^ *Executed_log_entries: //p'
+}
+
+mark "start epoch=$((start_us / 1000000)).$(printf '%06d' $((start_us % 1000000))) server=$version"
+first=$(applied)
+server=$primary start_sysbench oltp_update_non_index "$seconds" --threads="$threads"
+mark "load started on $primary: sysbench oltp_update_non_index, $threads threads"
+session_open
+sleep_until "$hold_at"
+if [ "$cause" = row-lock ]; then
+  session_run "BEGIN; SELECT COUNT(*) FROM (SELECT id FROM sbtest1 FOR UPDATE) AS held;" "$(in_s 30)" ||
+    die "the rows were not held within 30 s"
+  mark "rows held: sbtest1, $reply rows"
+  sleep_until "$((hold_at + hold))"
+  session_run "COMMIT;" "$(in_s 10)" || die "COMMIT did not return within 10 s"
+  mark "rows released"
+else
+  n=0
+  end=$(at_t "$((hold_at + hold))")
+  mark "LRU reads started"
+  while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
+    session_run "SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_PAGE_LRU;" "$(in_s 30)" ||
+      die "an LRU read did not end within 30 s"
+    n=$((n + 1))
+  done
+  mark "LRU reads ended: $n reads"
+fi
+sleep_until "$seconds"
+stop_sysbench
+last=$(applied)
+mark "end: ${first:+the replica applied $((last - first)) events}"
