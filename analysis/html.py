@@ -18,6 +18,7 @@ from . import charts, cost, flamegraph, metrics, purge, redo, summary as summari
 from .wording.numbers import shorten
 from .wording.findings import purge_headline
 from .wording.phases import STATEMENT_SHOWN, who
+from .wording.replica import replica_lines
 from .pinning import statements_note
 from .recording import Recording
 from .text import PHASES_SHOWN
@@ -234,10 +235,11 @@ def summary_rows(rec: Recording, summary: dict) -> list[dict]:
     """The summary's figures as rows; a long recording's phases, thousands of them, are
     said in the verdict above and listed by report --json, not repeated here."""
     rows = metrics.summary_rows(rec, summary).to_dict("records")
-    phases = summary["purge"]["phases"]
-    if len(phases) > PHASES_SHOWN:
-        said = f"{len(phases):,} phases: the verdict above shows the first {PHASES_SHOWN}; report --json lists them all"
-        rows = [{**r, "value": said} if r["metric"] == "purge.phases" else r for r in rows]
+    for metric, phases in (("purge.phases", summary["purge"]["phases"]),
+                           ("replica.phases", (summary.get("replica") or {}).get("phases", []))):
+        if len(phases) > PHASES_SHOWN:
+            said = f"{len(phases):,} phases: the sections above show the first {PHASES_SHOWN}; report --json lists them all"
+            rows = [{**r, "value": said} if r["metric"] == metric else r for r in rows]
     return rows
 
 
@@ -258,6 +260,7 @@ def context(rec: Recording) -> dict:
         "throughput": throughput_chart(rec),
         "flushing": flush_chart(rec),
         "flushing_lines": redo.redo_body(summary),
+        "replica_lines": replica_lines(rec, summary)[2:],  # the text's section, without its blank line and title
         "flushing_note": (summary["server_state"].get("note") if not summary["server_state"].get("read") else None),
         "purge_hists": hist_sections(rec, purge_hists),
         "walks": walk_section(rec, summary),

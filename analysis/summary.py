@@ -13,6 +13,7 @@ from .histogram import percentile, stats
 from .purge import purge_story
 from .recording import Recording
 from .redo import redo_summary
+from .replica import replica_summary
 from .wording.findings import all_findings
 
 OTHER_LATCHES = "other"  # the wait mode of every latch but a buffer block's (innostall.h)
@@ -253,6 +254,7 @@ def measured(rec: Recording) -> dict:
         "latches": latches_summary(rec),
         "latch_holders": top_holders(rec.latch_holders),
         **redo_summary(rec),
+        "replica": replica_summary(rec),
         "drops": rec.counter_total("drops"),
         "governor": cost_summary(rec),
     }

@@ -14,6 +14,7 @@ from .histogram import format_log2
 from .wording.numbers import latency, seconds, shorten
 from .holders import top_holders
 from .redo import redo_lines
+from .wording.replica import replica_findings, replica_lines
 from .pinning import statements_note
 from .recording import Recording
 from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
@@ -331,5 +332,6 @@ def render_text(rec: Recording) -> str:
     lines += redo_lines(full) + finding_lines(purge_redo_findings(full) + flush_findings(full)
                                               + log_room_findings(full) + free_page_findings(full)
                                               + batch_findings(full))
+    lines += replica_lines(rec, full) + finding_lines(replica_findings(rec, full))
     lines += render_cost(full["governor"])
     return "\n".join(lines)

@@ -15,7 +15,8 @@ What it checks, on `report --json`'s summary and the per-interval table (purge.p
   of the span it speaks of, and no number left over that no claim accounts for;
 - the findings' figures against the tables they come from, and the block they name as the
   latch table names it;
-- the text and the HTML report carrying the very sentences JSON has.
+- the text and the HTML report carrying the very sentences JSON has;
+- the replica section, its phases and its finding (replica_check.py).
 It recomputes what it checks on its own rather than calling the words' code, so a rule or a
 sentence drifting from the table is caught, not repeated."""
 from __future__ import annotations
@@ -27,6 +28,7 @@ import re
 import pandas as pd
 from markupsafe import escape
 
+from . import replica_check  # a module import: replica_check reads numbers with this one's said()
 from .html import render_html
 from .wording.phases import EVENTS_SHOWN, view_words
 from .phases import PINNED_SHARE, VERDICTS
@@ -68,8 +70,10 @@ def check(recording_dir: str) -> list[str]:
     for p in phases:
         where = f"phase {p['from_s']}–{p['to_s']} s ({p['verdict']})"
         problems += [f"{where}: {x}" for x in phase_problems(p, table)]
-    problems += finding_problems(told, rec)
-    return problems + view_problems(told, render_text(rec), render_html(rec))
+    problems += finding_problems(told, rec) + replica_check.missing_finding(rec, told)
+    text = render_text(rec)
+    problems += replica_check.problems(rec, told, text)
+    return problems + view_problems(told, text, render_html(rec))
 
 
 # --- the tables, recomputed over a span ------------------------------------------------
@@ -396,6 +400,7 @@ def finding_problems(told: dict, rec) -> list[str]:
         (rf"^Threads waited ({NUMBER}) s for a free page in the buffer pool \(({NUMBER}) waits(?:: (.*))?\): ",
          lambda g: said(g[0], total("free_page_wait_ns") / 1e9) and said(g[1], total("free_page_waits"))
          and roles_hold(g[2], rec.flush_waits, "free page")),
+        *replica_check.finding_claims(rec),
     ]
     problems = []
     for finding in told["findings"]:

@@ -9,6 +9,7 @@ from ..flush_batches import slow_batch_findings
 from ..recording import Recording
 from ..timeline import per_interval
 from .numbers import latency
+from .replica import replica_findings
 
 
 def purge_headline(purge: dict, duration_s: float) -> str:
@@ -148,8 +149,9 @@ def free_page_findings(told: dict) -> list[str]:
 
 
 def all_findings(rec: Recording, told: dict) -> list[str]:
-    """Every finding, in the report's order: purge's, the version walks', the undo reads'
-    and the latches'. The text shows each in its section, HTML and JSON all together."""
+    """Every finding, in the report's order: purge's, the version walks', the undo reads',
+    the latches', flushing's and the replica applier's. The text shows each in its section,
+    HTML and JSON all together."""
     found = purge_findings(rec, told["purge"]) + throttle_findings(told["purge"])
     if told["version_walk"]["recorded"]:
         found += walk_findings(told["version_walk"], told["drops"])
@@ -157,7 +159,7 @@ def all_findings(rec: Recording, told: dict) -> list[str]:
     if told["block_lock"]["recorded"]:
         found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
     return (found + purge_redo_findings(told) + flush_findings(told) + log_room_findings(told)
-            + free_page_findings(told) + batch_findings(told))
+            + free_page_findings(told) + batch_findings(told) + replica_findings(rec, told))
 
 
 def batch_findings(told: dict) -> list[str]:

@@ -24,6 +24,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from innostall.format.journal import governor_counters
 from innostall.format.schema import Schema
 
+from .replica_metrics import replica_families
+
 PREFIX = "innostall_"
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}
 GOVERNOR_SECONDS = {"governor.server_cpu_ns": ("server_cpu_seconds_total", "CPU time of the traced server"),
@@ -46,6 +48,7 @@ SERVER_STATE = {
     "undo_pages": ("innodb_undo_pages", "pages the rollback segments hold (their undo logs, history included)"),
     "undo_cached_pages": ("innodb_undo_pages_cached", "undo log pages in the buffer pool, at the pool's last walk"),
     "checkpoint_age_peak": ("innodb_checkpoint_age_peak_bytes", "the highest checkpoint age read since the snapshot before"),
+    "replica_lag_s": ("replica_lag_seconds", "the replica's lag as it reports it (Seconds_Behind_Master/Source), over SQL"),
 }
 
 
@@ -109,6 +112,7 @@ class Collector:
                                 "seconds from the attach to the last snapshot (t_s in the recording)",
                                 value=(last["mono_ns"] - attached.get("mono_ns", last["mono_ns"])) / 1e9)
         yield from self.counters(last["counters"])
+        yield from replica_families(last["counters"])
         for name, slots in last["hists"].items():
             yield histogram(name, self.schema.hist_unit(name), slots, self.schema.hist_title(name))
         yield from self.governor(governor_counters(last, attached))

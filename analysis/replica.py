@@ -1,0 +1,195 @@
+"""Why a replica lags: its applier threads at work, from the applier_event probe and the
+waits charged to its events (probes/applier.bpf.c; replica_time.py splits their time). The
+summary says how many events the appliers applied, how busy they were, where their time
+went, and cuts the recording into phases, each with a verdict: the largest part of the
+applier's time (cpu-bound, latch-bound, row-lock-bound, io-bound, commit-order-bound,
+off-cpu), or idle (no applier time), unwatched (no applier time while the cost governor had
+its probes detached: nothing is known) and unsplit (busy, but no event watched whole).
+
+Each interval gets a verdict from its own counters; a run shorter than MIN_PHASE intervals
+then joins its longer neighbour (phases.debounce), and a busy phase is named again by the
+split of all its intervals, so its verdict is the largest part its words give (an idle
+one too, once the busy intervals it took in kept its appliers busy QUIET_SHARE of their
+time). Runs named the same are one phase: the largest part of two spans, each the largest
+in its own, is the largest in both.
+
+Busy share. A phase's applier time is told against the time its threads had: its seconds
+times the applier threads seen (the appliers table, the whole recording's; at least one).
+From SATURATED of it the appliers were busy all along and could not apply faster: a single
+applier busy all the time is the replica's bottleneck, whatever it waits on."""
+from __future__ import annotations
+
+import pandas as pd
+
+from innostall.format.journal import SERVER_STATE
+from innostall.format.writer_tables import APPLIER_ROLE
+
+from .cost import coverage, group_of
+from .interval_columns import Columns
+from .phases import MIN_PHASE, debounce, runs
+from .recording import Recording
+from .replica_time import BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, time_split, verdict_of
+from .report_tables import counter_names, interval_lengths
+from .timeline import per_interval
+from .wording.replica import phase_detail
+
+# The replica's own lag (Seconds_Behind_Master/Source), read over SQL each interval
+# (collector/server/replica_lag.py); absent where innostall could not log in.
+LAG = f"{SERVER_STATE}replica_lag_s"
+LAG_NOTE = "not read: innostall reads it over SQL, and could not log in (or was told --no-sql)"
+
+
+# --- the per-interval table ------------------------------------------------------------
+
+def attached_counter(rec: Recording) -> str | None:
+    """The cost governor's account of the applier's sampling group, in recordings where it
+    sampled it; None where its probes were attached throughout."""
+    group = group_of(rec, "applier_event")
+    name = f"governor.attached_ns.{group}"
+    return name if group and name in counter_names(rec) else None
+
+
+def applier_table(rec: Recording) -> pd.DataFrame:
+    """One row per interval (index t_s, its end; every interval of the recording, those
+    without applier counters at 0): the applier's counters' deltas, length_s and attached
+    (the share of the interval its probes were attached, 1.0 where never sampled) and
+    attached_s (those seconds)."""
+    sampled = attached_counter(rec)
+    names = [*COUNTERS, *([sampled] if sampled else [])]
+    ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s", dtype="float64")
+    table = per_interval(rec, names).reindex(ends, fill_value=0)
+    table["length_s"] = interval_lengths(table)
+    table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
+    table["attached"] = ((table[sampled] / (table["length_s"] * 1e9)).clip(upper=1.0) if sampled else 1.0)
+    table["attached_s"] = table["attached"] * table["length_s"]  # summed over a phase: its share attached
+    return table
+
+
+def span_totals(c: Columns, a: int, b: int) -> dict[str, int]:
+    """The counters' totals over rows a..b, from running sums: an 8-hour recording has
+    thousands of runs to name and phases to tell."""
+    return {name: int(c.total(name, a, b)) for name in COUNTERS}
+
+
+def interval_verdicts(table: pd.DataFrame) -> list[str]:
+    """Each interval's verdict from its own counters."""
+    return [verdict_of(row[BUSY], time_split(row), row["attached"])
+            for row in table[[*COUNTERS, "attached"]].to_dict("records")]
+
+
+# --- phases ----------------------------------------------------------------------------
+
+def named_by_split(verdicts: list[str], c: Columns, threads: int) -> list[str]:
+    """Each busy run named by the split of all its intervals (it took in shorter runs of
+    other parts), so that its verdict is the largest part its words say; so is an idle or
+    unwatched run that took in enough busy intervals to keep its appliers busy QUIET_SHARE
+    of their time."""
+    out = list(verdicts)
+    for v, a, b in runs(verdicts):
+        totals = span_totals(c, a, b)
+        quiet = totals[BUSY] / 1e9 < QUIET_SHARE * threads * c.total("length_s", a, b)
+        if v in (IDLE, UNWATCHED) and quiet:
+            continue
+        out[a:b + 1] = [verdict_of(totals[BUSY], time_split(totals), 1.0)] * (b - a + 1)
+    return out
+
+
+def rounded(x: float, places: int = 6) -> float:
+    return round(float(x), places)
+
+
+def span_figures(c: Columns, a: int, b: int, threads: int, sampled: bool) -> dict:
+    """What a phase is told by, over rows a..b: its seconds and intervals, the applier
+    threads, events, busy time against the threads' time, the watched time and its split
+    (seconds, and shares of the watched time), and the share of the span its probes were
+    attached (None where never sampled). Times to the microsecond: a light replica's are
+    milliseconds."""
+    length = float(c.total("length_s", a, b))
+    totals = span_totals(c, a, b)
+    split = time_split(totals)
+    watched = sum(split.values()) if split else 0.0
+    busy_s, capacity = totals[BUSY] / 1e9, length * threads
+    share = busy_s / capacity if capacity else 0.0
+    attached = float(c.total("attached_s", a, b) / length) if sampled and length else None
+    return {"seconds": rounded(length, 3), "intervals": b - a + 1, "threads": threads, "events": totals[EVENTS],
+            "events_per_s": rounded(totals[EVENTS] / length) if length else 0.0,
+            "busy_s": rounded(busy_s), "capacity_s": rounded(capacity), "busy_share": rounded(share),
+            "saturated": share >= SATURATED, "watched_s": rounded(watched / 1e9),
+            "split_s": {p: rounded(split[p] / 1e9) for p in PARTS} if split else None,
+            "shares": {p: rounded(split[p] / watched) for p in PARTS} if split else None,
+            "attached_share": rounded(attached) if attached is not None else None}
+
+
+def start_s(table: pd.DataFrame, a: int) -> float:
+    """When row a's interval began: the snapshot before it (0 for the first)."""
+    return round(float(table.index[a - 1]), 3) if a else 0.0
+
+
+def phases(table: pd.DataFrame, threads: int, sampled: bool) -> list[dict]:
+    """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
+    figures}."""
+    if table.empty:
+        return []
+    c = Columns(table)
+    smooth = named_by_split(debounce(interval_verdicts(table), [False] * len(table), MIN_PHASE), c, threads)
+    found = []
+    for v, a, b in runs(smooth):
+        f = span_figures(c, a, b, threads, sampled)
+        found.append({"from_s": start_s(table, a), "to_s": round(float(table.index[b]), 3), "verdict": v,
+                      "detail": phase_detail(v, f), "figures": f})
+    return found
+
+
+# --- the summary -----------------------------------------------------------------------
+
+def applier_threads(rec: Recording) -> pd.DataFrame:
+    """The appliers table's replication appliers (all of its rows where none is named so),
+    busiest first; empty in recordings made before it was kept."""
+    appliers = getattr(rec, "appliers", None)
+    if appliers is None or not len(appliers):
+        return pd.DataFrame(columns=["tid", "thread", "role", "events", "apply_ns"])
+    named = appliers[appliers["role"] == APPLIER_ROLE]
+    return (named if len(named) else appliers).sort_values(["apply_ns", "tid"], ascending=[False, True])
+
+
+def as_ms(split: dict | None) -> dict:
+    return {p: (round(split[p] / 1e6, 1) if split else None) for p in PARTS}
+
+
+def lag(rec: Recording) -> dict:
+    """{lag_s_max, lag_s_max_at_s, lag_s_last, lag_note}: the replica's lag as it reported
+    it at each snapshot; the figures None, and the note why, where it was not read."""
+    rows = rec.counters[rec.counters["name"] == LAG]
+    if rows.empty:
+        return {"lag_s_max": None, "lag_s_max_at_s": None, "lag_s_last": None, "lag_note": LAG_NOTE}
+    peak = rows.loc[rows["value"].idxmax()]
+    return {"lag_s_max": int(peak["value"]), "lag_s_max_at_s": round(float(peak["t_s"]), 3),
+            "lag_s_last": int(rows.loc[rows["t_s"].idxmax(), "value"]), "lag_note": None}
+
+
+def replica_summary(rec: Recording) -> dict | None:
+    """What summary() gives under replica; None when the applier_event probe was not
+    attached, or no event was applied (the server is no replica, or its replication was
+    stopped): then nothing is said of a replica."""
+    events = rec.counter_total(EVENTS)
+    if not rec.probe_attached("applier_event") or not events:
+        return None
+    threads = applier_threads(rec)
+    totals = {name: rec.counter_total(name) for name in COUNTERS}
+    split, busy = time_split(totals), totals[BUSY]
+    watched = sum(split.values()) if split else 0.0
+    duration = rec.duration_s
+    return {
+        "applier": {
+            "tids": sorted(int(t) for t in threads["tid"]),
+            "threads": [{"tid": int(t.tid), "thread": str(t.thread), "events": int(t.events),
+                         "apply_s": round(int(t.apply_ns) / 1e9, 3)} for t in threads.itertuples()],
+            "events": events,
+            "events_per_s": round(events / duration, 3) if duration else None,
+            "busy_s": round(busy / 1e9, 3),
+            "split_ms": as_ms(split),
+            # the share of the applier's time the split covers, when it is not all of it
+            "split_watched_pct": round(100 * watched / busy, 3) if busy and watched < busy else None,
+            "coverage": coverage(rec, "applier_event")},
+        **lag(rec),
+        "phases": phases(applier_table(rec), max(1, len(threads)), attached_counter(rec) is not None)}

@@ -1,0 +1,266 @@
+"""The checker of the replica section (verdict_check.check runs it): whether what the report
+says of a replica's applier holds against the counters it comes from.
+
+- the section stands exactly where the applier_event probe was attached and the appliers
+  applied events, and its summary's figures are the counters' totals;
+- the phases tile the recording, and each verdict has a reason in its own intervals (a
+  bound phase's part is the largest of its split, an idle one has an interval without
+  applier time ...);
+- each phase's figures and each claim of its sentence, re-derived from the counters of the
+  phase's own intervals, and no number left over that no claim accounts for; every part of
+  a hundredth of the watched time or more named, saturation said where the appliers were
+  busy that much, the sampling said where the probes were detached;
+- the finding's figures, and a finding wherever one waiting part took its share;
+- the text carrying each phase's line as JSON words it.
+It sums the counters on its own rather than calling the section's code, so a rule or a
+sentence drifting from the counters is caught, not repeated. Numbers are read back with
+verdict_check's `said`, at the precision they were printed at."""
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from innostall.format.writer_tables import APPLIER_ROLE
+
+from . import verdict_check as vc  # a module import: verdict_check imports this one in turn
+from .cost import EXACT
+from .replica_time import BOUND, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, VERDICTS, WAITS, WATCHED_WHOLE
+from .wording.replica import FINDING_SHARE, PHASES_SHOWN, SHOWN_SHARE
+
+DURATION = r"({N}) (s|ms|µs)"
+UNITS = {"s": 1.0, "ms": 1e3, "µs": 1e6}
+DOING_WORDS = "|".join(re.escape(words) for words in DOING.values())
+PART_OF = {words: part for part, words in DOING.items()}
+MARGIN = 1e-4  # of a share: the words go by figures kept to six places, the checker by the counters
+
+
+def lasted(number: str, unit: str, real_s: float) -> bool:
+    """A duration as printed ('900 ms') is the true one, in seconds, to its precision."""
+    return vc.said(number, real_s * UNITS[unit])
+
+
+# --- the counters, summed on their own -------------------------------------------------
+
+def attached_name(rec) -> str | None:
+    """The cost governor's account of the applier's group, where it sampled it."""
+    for attachment in rec.meta.get("governor", {}).get("attachments", []):
+        if "applier_event" in attachment["probes"]:
+            name = f"governor.attached_ns.{attachment['group']}"
+            return name if (rec.counters["name"] == name).any() else None
+    return None
+
+
+def counts(rec) -> pd.DataFrame:
+    """The applier's counters' deltas by interval end (t_s), each interval of the recording."""
+    names = [*MEASURED.values(), "applier_events", "applier_ns", "applier_split_ns"]
+    sampled = attached_name(rec)
+    rows = rec.counters[rec.counters["name"].isin(names + ([sampled] if sampled else []))]
+    table = rows.groupby(["t_s", "name"], observed=True)["value"].sum().unstack("name", fill_value=0)
+    ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s")
+    return table.reindex(index=ends, columns=names + ([sampled] if sampled else []), fill_value=0)
+
+
+def applier_threads(rec) -> int:
+    """The applier threads a phase's busy share is told against: the appliers table's
+    replication appliers (all its rows where none is named so), at least one."""
+    appliers = getattr(rec, "appliers", None)
+    if appliers is None or not len(appliers):
+        return 1
+    return max(1, int((appliers["role"] == APPLIER_ROLE).sum()) or len(appliers))
+
+
+def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled: str | None) -> dict:
+    """What a span's figures must be, from its intervals' counters."""
+    rows = table[(table.index > from_s + vc.TOLERANCE) & (table.index <= to_s + vc.TOLERANCE)]
+    seconds = to_s - from_s
+    parts = {part: float(rows[name].sum()) / 1e9 for part, name in MEASURED.items()}
+    split_s = rows["applier_split_ns"].sum() / 1e9
+    parts["other"] = max(0.0, split_s - sum(parts.values()))
+    watched, busy = sum(parts.values()), rows["applier_ns"].sum() / 1e9
+    lengths = pd.Series(rows.index, index=rows.index).diff()
+    if len(rows):
+        lengths.iloc[0] = rows.index[0] - from_s
+    attached = (rows[sampled] / 1e9 / lengths).clip(upper=1.0) if sampled else pd.Series(1.0, index=rows.index)
+    return {"seconds": seconds, "intervals": len(rows), "threads": threads,
+            "events": int(rows["applier_events"].sum()), "events_per_s": rows["applier_events"].sum() / seconds,
+            "busy_s": busy, "capacity_s": seconds * threads, "busy_share": busy / (seconds * threads),
+            "watched_s": watched, "split_s": parts if watched else None,
+            "shares": {p: s / watched for p, s in parts.items()} if watched else None,
+            "attached_share": float((attached * lengths).sum() / seconds) if sampled else None,
+            "idle_rows": [bool(b == 0) for b in rows["applier_ns"]], "attached_rows": list(attached)}
+
+
+# --- the section -----------------------------------------------------------------------
+
+def problems(rec, told: dict, text: str) -> list[str]:
+    """Every contradiction between the replica section (JSON and text) and the counters."""
+    replica = told.get("replica")
+    events, attached = rec.counter_total("applier_events"), rec.probe_attached("applier_event")
+    if replica is None:
+        return [f"the appliers applied {events} events, yet the report says nothing of the replica"] \
+            if attached and events else []
+    if not attached or not events:
+        return ["a replica section, yet its probe (applier_event) was not attached or no event was applied"]
+    table, sampled = counts(rec), attached_name(rec)
+    threads = applier_threads(rec)
+    found = summary_problems(replica["applier"], rec) + tiling(replica["phases"], table)
+    for p in replica["phases"]:
+        real = truth(table, p["from_s"], p["to_s"], threads, sampled)
+        found += [f"replica phase {p['from_s']}–{p['to_s']} s ({p['verdict']}): {x}"
+                  for x in figure_problems(p["figures"], real) + reason_problems(p["verdict"], real)
+                  + sentence_problems(p, real)]
+    lines = text.splitlines()
+    return found + [f"the text report lacks the replica phase at {p['from_s']} s as JSON words it"
+                    for p in replica["phases"][:PHASES_SHOWN] if not any(line.endswith(f" s  {p['detail']}")
+                                                                         for line in lines)]
+
+
+def summary_problems(a: dict, rec) -> list[str]:
+    """The summary's totals against the counters', each to the precision it is kept at
+    (the split in ms to one decimal)."""
+    total = rec.counter_total
+    measured = {part: total(name) for part, name in MEASURED.items()}
+    measured["other"] = max(0, total("applier_split_ns") - sum(measured.values()))
+    duration = rec.duration_s
+    expected = {"events": total("applier_events"), "busy_s": total("applier_ns") / 1e9,
+                "events_per_s": total("applier_events") / duration if duration else None,
+                **{f"split_ms.{p}": measured[p] / 1e6 if total("applier_split_ns") else None for p in PARTS}}
+    told = {"events": a["events"], "busy_s": a["busy_s"], "events_per_s": a["events_per_s"],
+            **{f"split_ms.{p}": a["split_ms"][p] for p in PARTS}}
+    found = [f"replica applier {k} is {told[k]}, its counters say {vc.shown(v)}" for k, v in expected.items()
+             if not (vc.same(told[k], v) if told[k] is None or v is None else vc.said(f"{told[k]}", v))]
+    tids = sorted(int(t) for t in rec.appliers["tid"]) if getattr(rec, "appliers", None) is not None else []
+    if not set(a["tids"]) <= set(tids):
+        found.append(f"replica applier tids {a['tids']} are not the appliers table's {tids}")
+    return found
+
+
+def tiling(phases: list[dict], table: pd.DataFrame) -> list[str]:
+    found = [f"replica phase at {p['from_s']} s: unknown verdict {p['verdict']}" for p in phases
+             if p["verdict"] not in VERDICTS]
+    bounds = [0.0] + [p["to_s"] for p in phases]
+    if [p["from_s"] for p in phases] != bounds[:-1]:
+        found.append("the replica phases do not follow one another without gaps or overlaps")
+    if not phases or abs(bounds[-1] - table.index[-1]) > vc.TOLERANCE:
+        found.append(f"the replica phases end at {bounds[-1]} s, the recording at {table.index[-1]:.3f} s")
+    return found
+
+
+def figure_problems(figures: dict, real: dict) -> list[str]:
+    found = [f"{k} is {figures[k]}, its intervals say {vc.shown(real[k])}"
+             for k in ("seconds", "intervals", "threads", "events", "events_per_s", "busy_s", "capacity_s",
+                       "busy_share", "watched_s", "attached_share") if not vc.same(figures[k], real[k])]
+    for k in ("split_s", "shares"):
+        told, of = figures[k], real[k]
+        if (told is None) != (of is None) or (told and not all(vc.same(told[p], of[p]) for p in PARTS)):
+            found.append(f"{k} is {told}, its intervals say {vc.shown(of)}")
+    if figures["saturated"] != (real["busy_share"] >= SATURATED):
+        found.append(f"saturated is {figures['saturated']}, its appliers were busy {real['busy_share']:.1%}")
+    return found
+
+
+def reason_problems(verdict: str, real: dict) -> list[str]:
+    """A verdict with nothing in its intervals to stand on."""
+    split, pairs = real["split_s"], list(zip(real["idle_rows"], real["attached_rows"]))
+    quiet = real["busy_share"] < QUIET_SHARE + MARGIN  # else it is named by its split
+    reasons = {"idle": quiet and any(idle and seen >= WATCHED_WHOLE for idle, seen in pairs),
+               "unwatched": quiet and any(idle and seen < WATCHED_WHOLE for idle, seen in pairs),
+               "unsplit": real["busy_s"] > 0 and not split}
+    for part, bound in BOUND.items():
+        reasons[bound] = bool(split) and real["busy_s"] > 0 and split[part] >= max(split.values()) - 1e-9
+    return [] if reasons.get(verdict, False) else [f"nothing in its intervals makes it {verdict}"]
+
+
+# --- the sentence ----------------------------------------------------------------------
+
+def claims(real: dict, named: set[str]) -> list[tuple]:
+    """(pattern, test of its match) for every claim a phase's sentence makes; named
+    collects the parts it names."""
+    n, d = vc.NUMBER, DURATION.format(N=vc.NUMBER)
+
+    def part_holds(g) -> bool:
+        part = PART_OF[g[1]]
+        named.add(part)
+        return bool(real["split_s"]) and vc.said(g[0], 100 * real["shares"][part]) \
+            and lasted(g[2], g[3], real["split_s"][part])
+    return [
+        (rf"the ({n}) applier threads(?= applied)", lambda g: real["threads"] > 1 and vc.said(g[0], real["threads"])),
+        (r"the applier(?= applied)", lambda g: real["threads"] == 1),
+        (rf"applied ({n}) events \(({n})/s\)",
+         lambda g: vc.said(g[0], real["events"]) and vc.said(g[1], real["events_per_s"])),
+        (r"no event (?:applied|seen)", lambda g: real["events"] == 0 and real["busy_s"] == 0),
+        (rf"busy {d} of (?:their )?{d} \(({n})%(: saturated, (?:it|they) cannot apply faster)?\)",
+         lambda g: lasted(g[0], g[1], real["busy_s"]) and lasted(g[2], g[3], real["capacity_s"])
+         and vc.said(g[4], 100 * real["busy_share"]) and (g[5] is not None) == (real["busy_share"] >= SATURATED)),
+        (rf"of the {d} watched whole", lambda g: lasted(g[0], g[1], real["watched_s"])
+         and real["watched_s"] < real["busy_s"]),
+        (rf"({n})% (?:of it )?({DOING_WORDS}) \({d}\)", part_holds),
+        (r"its time was not split \(no event was watched whole\)",
+         lambda g: real["busy_s"] > 0 and not real["split_s"]),
+        (rf"its probes were attached ({n})% of the phase",
+         lambda g: real["attached_share"] is not None and vc.said(g[0], 100 * real["attached_share"])),
+    ]
+
+
+def sentence_problems(p: dict, real: dict) -> list[str]:
+    """Each claim of the phase's words against its intervals, every part of the split that
+    matters named, and no number left over."""
+    prefix = f"{p['verdict']}: "
+    if not p["detail"].startswith(prefix):
+        return [f"its words do not open with its verdict ('{prefix}')"]
+    text, found, named = p["detail"][len(prefix):], [], set()
+    for pattern, holds in claims(real, named):
+        for match in re.finditer(pattern, text):
+            if not holds(match.groups()):
+                found.append(f"says '{match.group(0)}': its intervals say otherwise")
+        text = re.sub(pattern, "·", text)
+    found += [f"says {x} that no claim accounts for, in '{text}'" for x in re.findall(vc.NUMBER, text)]
+    shares = real["shares"] or {}
+    found += [f"does not name {DOING[part]}, {100 * share:.1f}% of its watched time" for part, share in shares.items()
+              if share >= SHOWN_SHARE + MARGIN and part not in named]
+    if real["split_s"] and real["watched_s"] < real["busy_s"] * (1 - MARGIN) and "watched whole" not in p["detail"]:
+        found.append(f"does not say its split covers {real['watched_s']:.3f} s of its {real['busy_s']:.3f} s busy")
+    if real["attached_share"] is not None and real["attached_share"] < EXACT - MARGIN \
+            and "its probes were attached" not in p["detail"]:
+        found.append(f"does not say its probes were attached {real['attached_share']:.0%} of it")
+    return found
+
+
+# --- the finding -----------------------------------------------------------------------
+
+def whole_split(rec) -> dict | None:
+    total = rec.counter_total
+    parts = {part: total(name) / 1e9 for part, name in MEASURED.items()}
+    parts["other"] = max(0.0, total("applier_split_ns") / 1e9 - sum(parts.values()))
+    return parts if total("applier_split_ns") else None
+
+
+def finding_claims(rec) -> list[tuple]:
+    """The replica finding's (pattern, test) for verdict_check.finding_problems."""
+    n, d = vc.NUMBER, DURATION.format(N=vc.NUMBER)
+    split, busy = whole_split(rec), rec.counter_total("applier_ns") / 1e9
+    waits = "|".join(re.escape(DOING[p]) for p in WAITS)
+
+    def holds(g) -> bool:
+        part, watched = PART_OF[g[1]], sum(split.values()) if split else 0.0
+        partial = g[4] is not None
+        return bool(split) and rec.probe_attached("applier_event") and split[part] == max(split[w] for w in WAITS) \
+            and split[part] / watched >= FINDING_SHARE - MARGIN and vc.said(g[0], 100 * split[part] / watched) \
+            and lasted(g[2], g[3], split[part]) and partial == (watched < busy) \
+            and (not partial or lasted(g[4], g[5], watched)) and lasted(g[6], g[7], busy) \
+            and vc.said(g[8], rec.counter_total("applier_events"))
+    return [(rf"^The replica's applier spent ({n})% of its time ({waits}) \({d} of (?:the {d} watched whole, of )?"
+             rf"{d} busy, in ({n}) events\): ", holds)]
+
+
+def missing_finding(rec, told: dict) -> list[str]:
+    """A waiting part that took FINDING_SHARE of the watched time, with no finding saying it."""
+    split = whole_split(rec)
+    if not told.get("replica") or not split or not sum(split.values()):
+        return []
+    part = max(WAITS, key=lambda w: split[w])
+    share = split[part] / sum(split.values())
+    said = any(f.startswith("The replica's applier spent") for f in told["findings"])
+    return [f"the applier spent {share:.0%} of its watched time {DOING[part]}, and no finding says so"] \
+        if share >= FINDING_SHARE + MARGIN and not said else []

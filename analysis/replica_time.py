@@ -1,0 +1,75 @@
+"""Where a replica's applier time goes: each event's wall time (probe applier_event, one
+call of MariaDB's apply_event_and_update_pos_apply or MySQL's
+Slave_worker::slave_worker_exec_event) split into time on CPU (or runnable), latch waits,
+row-lock waits, page reads, waits for the commit order, and the rest, asleep for anything
+else (the redo log's or the binary log's sync at commit, a group commit ...); and the
+largest part, which names a phase of the replica's verdict.
+
+The split covers the events the scheduler tracepoint watched whole (applier_split_ns; it
+is sampled, so not always all of them): their parts are measured, the rest is what is left
+of that time, never below 0, exactly as purge's (purge_time.time_split). The measured parts
+of one event never overlap: a latch or row-lock wait is asleep, not on CPU, and a page read
+inside a row-lock wait is not counted twice (probes/applier.bpf.c)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+# the counters the applier's probes keep, per interval (probes/innostall.h)
+EVENTS, BUSY, WATCHED = "applier_events", "applier_ns", "applier_split_ns"
+PARTS = ("on_cpu", "latch", "row_lock", "io", "commit_order", "other")
+MEASURED = {"on_cpu": "applier_cpu_ns", "latch": "applier_latch_ns", "row_lock": "applier_row_lock_ns",
+            "io": "applier_io_ns", "commit_order": "applier_commit_wait_ns"}
+COUNTERS = (EVENTS, BUSY, WATCHED, *MEASURED.values())
+WAITS = ("latch", "row_lock", "io", "commit_order")  # the parts an applier waits in for someone
+BOUND = {"on_cpu": "cpu-bound", "latch": "latch-bound", "row_lock": "row-lock-bound", "io": "io-bound",
+         "commit_order": "commit-order-bound", "other": "off-cpu"}
+DOING = {"on_cpu": "on CPU", "latch": "waiting on latches", "row_lock": "waiting on row locks",
+         "io": "reading pages", "commit_order": "waiting for the commit order",
+         "other": "asleep for anything else"}
+# A phase with no applier time: idle when its probes were attached throughout, unwatched
+# when the cost governor detached them (nothing is known of that time); unsplit when the
+# applier was busy but the scheduler tracepoint watched none of its events whole.
+IDLE, UNWATCHED, UNSPLIT = "idle", "unwatched", "unsplit"
+VERDICTS = (*BOUND.values(), IDLE, UNWATCHED, UNSPLIT)
+SATURATED = 0.9  # busy this share of the appliers' time: they cannot apply faster
+# An idle (or unwatched) phase that took in busy intervals stays so while its appliers were
+# busy less than this share of their time; busier, it is named by its split: a phase
+# called idle must not have kept them busy half the time.
+QUIET_SHARE = 0.1
+WATCHED_WHOLE = 0.99  # attached this share of an interval: an event it lacks did not happen
+
+
+def time_split(totals: Mapping[str, float]) -> dict[str, float] | None:
+    """The watched time's parts in ns, {on_cpu, latch, row_lock, io, commit_order, other},
+    from counter totals by name (the watched time, applier_split_ns, and the measured
+    parts); None when no event was watched whole."""
+    watched = float(totals.get(WATCHED, 0))
+    if not watched:
+        return None
+    parts = {part: float(totals.get(name, 0)) for part, name in MEASURED.items()}
+    return {**parts, "other": max(0.0, watched - sum(parts.values()))}
+
+
+def largest(split: dict[str, float] | None) -> str | None:
+    """The largest part (the first of PARTS on a tie), None when nothing was split."""
+    if not split or not sum(split.values()):
+        return None
+    return max(PARTS, key=lambda part: split[part])
+
+
+def verdict_of(busy_ns: float, split: dict | None, attached: float) -> str:
+    """The verdict of some intervals from their totals: idle or unwatched without applier
+    time, unsplit when none of it was split, else the bound of its largest part."""
+    if not busy_ns:
+        return IDLE if attached >= WATCHED_WHOLE else UNWATCHED
+    part = largest(split)
+    return BOUND[part] if part else UNSPLIT
+
+
+def waiting_part(split: dict | None) -> tuple[str, float] | None:
+    """The waiting part (latch, row lock, page reads, commit order) the applier spent most
+    of its watched time in, and its share of that time; None when nothing was split."""
+    if not split or not sum(split.values()):
+        return None
+    part = max(WAITS, key=lambda p: split[p])
+    return part, split[part] / sum(split.values())

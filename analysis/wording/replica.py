@@ -1,0 +1,175 @@
+"""The replica's applier in words: its phases' details, made from their figures alone (so
+every number a line says is one of its figures, which `report --json` gives beside it and
+verdict_check checks against the counters), the text report's section, and the finding
+on what the applier waited for.
+
+Shares are of the time the scheduler tracepoint watched whole (replica_time.py); where it
+watched less than all of the applier's time, the words say of how much."""
+from __future__ import annotations
+
+from ..cost import EXACT, sampled_note
+from ..recording import Recording
+from ..replica_time import COUNTERS, DOING, PARTS, time_split, waiting_part
+from .numbers import count, seconds
+
+SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
+THREADS_SHOWN = 8  # applier threads listed in the text; JSON lists them all
+PHASES_SHOWN = 30  # a long recording's phases beyond these are in report --json
+FINDING_SHARE = 0.25  # a waiting part from which a finding says why the applier waited
+PART_LABELS = {"on_cpu": "on CPU", "latch": "latch waits", "row_lock": "row-lock waits", "io": "page reads",
+               "commit_order": "commit-order waits",
+               "other": "other (asleep for anything else: a redo or binary-log sync at commit, a group commit ...)"}
+WHY = {
+    "row_lock": "its transactions waited for row locks that other transactions held on the replica, such as a "
+                "query or a long transaction run on the replica itself (a report, a backup, a locking read) or, "
+                "with parallel appliers, workers applying transactions that change the same rows.",
+    "latch": "it contended with other threads for InnoDB's latches (hot index pages, the lock system, the "
+             "buffer pool); the latch sections name them and who held them.",
+    "io": "the pages its events changed were not in the buffer pool and were read from disk one at a time, "
+          "as with a buffer pool too small for the replica's working set, or a cold one after a restart.",
+    "commit_order": "its parallel workers had transactions ready to commit that waited for the ones before "
+                    "them to commit first (the source's commit order); a slow transaction ahead holds the "
+                    "others back, so more workers would not apply faster.",
+}
+
+
+def duration(s: float) -> str:
+    """A span of time at a precision that says something: '1.9 s', '23 ms', '40 µs'."""
+    if s >= 1 or s == 0:
+        return seconds(s)
+    return f"{s * 1e3:.0f} ms" if s >= 1e-3 else f"{s * 1e6:.0f} µs"
+
+
+def rate(per_s: float) -> str:
+    """Events per second: '411/s', '0.3/s'."""
+    return f"{per_s:,.1f}/s" if per_s < 100 else f"{count(per_s)}/s"
+
+
+def percent(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+# --- a phase ---------------------------------------------------------------------------
+
+def who(f: dict) -> str:
+    return "the applier" if f["threads"] == 1 else f"the {count(f['threads'])} applier threads"
+
+
+def work_words(f: dict, none: str) -> str:
+    """'the applier applied 1,234 events (411/s), busy 2.9 s of 3.0 s (97%: saturated, it
+    cannot apply faster)'; none when no event was applied (nor any time spent)."""
+    if not f["events"] and not f["busy_s"]:
+        return none
+    they = "it" if f["threads"] == 1 else "they"
+    full = f": saturated, {they} cannot apply faster" if f["saturated"] else ""
+    their = "" if f["threads"] == 1 else "their "
+    return (f"{who(f)} applied {count(f['events'])} events ({rate(f['events_per_s'])}), busy "
+            f"{duration(f['busy_s'])} of {their}{duration(f['capacity_s'])} ({percent(f['busy_share'])}{full})")
+
+
+def shown_parts(f: dict) -> list[str]:
+    """The parts the words name, largest first (PARTS' order on a tie)."""
+    shares = f["shares"]
+    return sorted((p for p in PARTS if shares[p] >= SHOWN_SHARE), key=lambda p: -shares[p])
+
+
+def split_words(f: dict) -> str:
+    """': 62% of it waiting on row locks (1.9 s), 20% on CPU (0.6 s), ...', or, when the
+    scheduler tracepoint watched less than all of it, '; of the 2.1 s watched whole, 62%
+    waiting on row locks (1.3 s), ...'."""
+    if f["split_s"] is None:
+        return "; its time was not split (no event was watched whole)" if f["busy_s"] else ""
+    parts = [f"{percent(f['shares'][p])} {DOING[p]} ({duration(f['split_s'][p])})" for p in shown_parts(f)]
+    if f["watched_s"] < f["busy_s"]:
+        return f"; of the {duration(f['watched_s'])} watched whole, {', '.join(parts)}"
+    first, *rest = parts
+    return ": " + ", ".join([first.replace("% ", "% of it ", 1), *rest])
+
+
+def attached_words(f: dict) -> str:
+    """'; its probes were attached 40% of the phase (the cost governor sampled them: a
+    floor)' when they were not attached throughout."""
+    share = f["attached_share"]
+    if share is None or share >= EXACT:
+        return ""
+    return f"; its probes were attached {percent(share)} of the phase (the cost governor sampled them: a floor)"
+
+
+def phase_detail(verdict: str, f: dict) -> str:
+    """A phase's line after its times: its verdict, then what the applier did and where its
+    time went."""
+    none = "no event seen" if verdict == "unwatched" else "no event applied"
+    return f"{verdict}: {work_words(f, none)}{split_words(f)}{attached_words(f)}"
+
+
+# --- the text report's section ---------------------------------------------------------
+
+def thread_lines(threads: list[dict]) -> list[str]:
+    lines = [f"    tid {t['tid']:<8} {t['thread']:<16} {t['events']:>12,} events {t['apply_s']:>10.3f} s"
+             for t in threads[:THREADS_SHOWN]]
+    if len(threads) > THREADS_SHOWN:
+        lines.append(f"    ... and {len(threads) - THREADS_SHOWN} more (report --json lists them all)")
+    return lines
+
+
+def split_line(a: dict) -> list[str]:
+    """'  its time (3.0 s watched whole): on CPU 20% (600 ms), latch waits 0% (0 s), ...'."""
+    split = a["split_ms"]
+    if split["on_cpu"] is None:
+        return ["  its time was not split: no event was watched whole"]
+    total = sum(split.values())
+    if not total:  # less than 0.05 ms watched: no share to tell
+        return ["  its time: too little watched whole to split"]
+    watched = "" if a["split_watched_pct"] is None else f", {a['split_watched_pct']:.0f}% of its busy time"
+    shares = ", ".join(f"{PART_LABELS[p]} {100 * split[p] / total:.0f}% ({duration(split[p] / 1e3)})" for p in PARTS)
+    return [f"  its time ({duration(total / 1e3)} watched whole{watched}): {shares}"]
+
+
+def replica_lines(rec: Recording, told: dict) -> list[str]:
+    """The text report's section, when the replica's applier was recorded."""
+    replica = told.get("replica")
+    if not replica:
+        return []
+    a = replica["applier"]
+    threads = a["threads"]
+    whole = " (the whole recording's)" if rec.window else ""
+    by = (f"by {len(threads)} applier thread{'s' if len(threads) != 1 else ''}{whole}" if threads
+          else "(its threads were not tabled)")
+    lines = ["", "Replica applier (the replica's threads applying replicated events)"
+             + sampled_note(rec, "applier_event"),
+             f"  {count(a['events'])} events applied ({rate(a['events_per_s'] or 0)}), busy "
+             f"{duration(a['busy_s'])} in all, {by}"]
+    lines += thread_lines(threads) + split_line(a)
+    if replica["lag_s_max"] is None:
+        lines.append(f"  replication lag: {replica['lag_note']}")
+    else:
+        lines.append(f"  replication lag, as the replica reported it at each snapshot: at most "
+                     f"{replica['lag_s_max']:,} s (at {replica['lag_s_max_at_s']:.1f} s), "
+                     f"{replica['lag_s_last']:,} s at the end")
+    phases = replica["phases"]
+    lines.append("  phases:")
+    lines += [f"  {p['from_s']:7.1f} – {p['to_s']:7.1f} s  {p['detail']}" for p in phases[:PHASES_SHOWN]]
+    if len(phases) > PHASES_SHOWN:
+        lines.append(f"  ... and {len(phases) - PHASES_SHOWN} more phases (report --json lists them all)")
+    return lines
+
+
+# --- the finding -----------------------------------------------------------------------
+
+def replica_findings(rec: Recording, told: dict) -> list[str]:
+    """What the applier waited for, when one waiting part took FINDING_SHARE of its watched
+    time or more: from the counters, not the summary's rounded milliseconds."""
+    if not told.get("replica"):
+        return []
+    totals = {name: rec.counter_total(name) for name in COUNTERS}
+    split = time_split(totals)
+    found = waiting_part(split)
+    if not found or found[1] < FINDING_SHARE:
+        return []
+    part, share = found
+    watched, busy = sum(split.values()) / 1e9, totals["applier_ns"] / 1e9
+    of = (f"of {duration(busy)} busy" if watched >= busy
+          else f"of the {duration(watched)} watched whole, of {duration(busy)} busy")
+    return [f"The replica's applier spent {percent(share)} of its time {DOING[part]} "
+            f"({duration(split[part] / 1e9)} {of}, in {count(totals['applier_events'])} events): {WHY[part]}"]
+

@@ -1,0 +1,288 @@
+"""Why the replica lags, as the report tells it (analysis/replica.py): the summary's figures,
+the phases' verdicts and words, the text section and the finding, on synthetic recordings
+written the way the recorder writes them (tests/recordings.py); the checker
+(analysis/replica_check.py, in verdict_check.check) holding them, and catching them
+tampered with; and the replica's Prometheus metrics."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+import recordings
+from innostall.analysis import html, recording, replica, replica_check, replica_time, summary, text, verdict_check
+from innostall.analysis.wording.replica import WHY
+from innostall.collector.recorder import replica_metrics
+from recordings import purge_journal
+
+S = 10**9
+ATTACHED = {"attached": True, "fallback": False, "offset": 0, "reason": None}
+APPLIER_PROBES = [{"name": "applier_event",
+                   "symbol": "_ZL32apply_event_and_update_pos_applyP9Log_eventP3THDP14rpl_group_infoi", **ATTACHED},
+                  {"name": "row_lock_wait", "symbol": "_Z9lock_waitP9que_thr_t", **ATTACHED},
+                  {"name": "commit_order_wait", "symbol": "_ZN15wait_for_commit22wait_for_prior_commit2EP3THDb",
+                   **ATTACHED}]
+SQL_THREAD = [[4001, "mariadbd", 1233, 9 * S]]
+
+
+def applied(events: int, row_lock=0.0, cpu=0.0, io=0.0, latch=0.0, commit=0.0, other=0.0, unwatched=0.0) -> dict:
+    """One interval's applier counters: each part in seconds; unwatched, seconds of events
+    the scheduler tracepoint did not watch whole (outside the split)."""
+    watched = row_lock + cpu + io + latch + commit + other
+    return {"applier_events": events, "applier_ns": round((watched + unwatched) * S),
+            "applier_split_ns": round(watched * S), "applier_cpu_ns": round(cpu * S),
+            "applier_io_ns": round(io * S), "applier_latch_ns": round(latch * S),
+            "applier_row_lock_ns": round(row_lock * S), "applier_commit_wait_ns": round(commit * S)}
+
+
+IDLE = applied(0)
+
+
+def write(tmp_path: Path, steps: list[dict], appliers=SQL_THREAD, probes=APPLIER_PROBES, name="rec",
+          lags: list[int] | None = None) -> Path:
+    records = purge_journal(steps)
+    snapshots = [r for r in records if r["type"] in ("interval", "final")]
+    for snapshot, lag in zip(snapshots, lags or []):  # the replica's own lag, as the recorder reads it
+        snapshot["server"] = {"replica_lag_s": lag}
+    if appliers is not None:  # the appliers table, from the last snapshot's latch_tables line
+        records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"], "appliers": appliers})
+    return recordings.write(tmp_path / name, records, probes=[*recordings.meta(False)["probes"], *probes])
+
+
+def row_lock_story() -> list[dict]:
+    """5 s idle, 9 s of an applier waiting on row locks (a report on the replica holding
+    them), 6 s idle."""
+    return [IDLE] * 5 + [applied(137, row_lock=0.6, cpu=0.2, io=0.1, other=0.1)] * 9 + [IDLE] * 6
+
+
+def told(directory: Path) -> dict:
+    return summary.summary(recording.load(str(directory)))
+
+
+# --- the summary -------------------------------------------------------------------------
+
+def test_the_summary_gives_the_appliers_events_busy_time_and_split(tmp_path):
+    said = told(write(tmp_path, row_lock_story()))["replica"]
+    a = said["applier"]
+    assert a["tids"] == [4001]
+    assert a["threads"] == [{"tid": 4001, "thread": "mariadbd", "events": 1233, "apply_s": 9.0}]
+    assert (a["events"], a["events_per_s"], a["busy_s"]) == (1233, 61.65, 9.0)
+    assert a["split_ms"] == {"on_cpu": 1800.0, "latch": 0.0, "row_lock": 5400.0, "io": 900.0,
+                             "commit_order": 0.0, "other": 900.0}
+    assert a["split_watched_pct"] is None and a["coverage"] == 1.0
+    assert (said["lag_s_max"], said["lag_s_last"]) == (None, None)
+    assert said["lag_note"].startswith("not read: innostall reads it over SQL")
+
+
+def test_the_lag_is_the_replicas_own_at_each_snapshot(tmp_path):
+    lags = [0] * 5 + list(range(1, 10)) + [6, 3, 0, 0, 0, 0]
+    rec = recording.load(str(write(tmp_path, row_lock_story(), lags=lags)))
+    said = summary.summary(rec)["replica"]
+    assert (said["lag_s_max"], said["lag_s_max_at_s"], said["lag_s_last"], said["lag_note"]) == (9, 14.0, 0, None)
+    assert "  replication lag, as the replica reported it at each snapshot: at most 9 s (at 14.0 s), 0 s at the end" \
+        in text.render_text(rec).splitlines()
+
+
+def test_nothing_is_said_of_a_replica_without_its_probe_or_its_events(tmp_path):
+    unprobed = write(tmp_path, row_lock_story(), probes=[], name="unprobed")
+    quiet = write(tmp_path, [IDLE] * 6, name="quiet")
+    for directory in (unprobed, quiet):
+        rec = recording.load(str(directory))
+        assert summary.summary(rec)["replica"] is None
+        assert "Replica applier" not in text.render_text(rec)
+        assert verdict_check.check(str(directory)) == []
+
+
+# --- the phases --------------------------------------------------------------------------
+
+def test_a_row_lock_bound_stretch_between_idle_ones(tmp_path):
+    phases = told(write(tmp_path, row_lock_story()))["replica"]["phases"]
+    assert [(p["from_s"], p["to_s"], p["verdict"]) for p in phases] == [
+        (0.0, 5.0, "idle"), (5.0, 14.0, "row-lock-bound"), (14.0, 20.0, "idle")]
+    assert phases[0]["detail"] == "idle: no event applied"
+    assert phases[1]["detail"] == (
+        "row-lock-bound: the applier applied 1,233 events (137/s), busy 9.0 s of 9.0 s (100%: saturated, it "
+        "cannot apply faster): 60% of it waiting on row locks (5.4 s), 20% on CPU (1.8 s), 10% reading pages "
+        "(900 ms), 10% asleep for anything else (900 ms)")
+    f = phases[1]["figures"]
+    assert (f["events"], f["busy_s"], f["capacity_s"], f["saturated"]) == (1233, 9.0, 9.0, True)
+    assert f["split_s"]["row_lock"] == 5.4 and f["shares"]["row_lock"] == 0.6
+
+
+def test_a_short_spike_joins_its_phase_which_is_named_by_its_whole_split(tmp_path):
+    """Two I/O-bound intervals inside a row-lock-bound stretch: too short for a phase, they
+    join it, and the phase's split (row locks still the most) names it."""
+    lock, reads = applied(100, row_lock=0.7, cpu=0.2), applied(40, io=0.8, cpu=0.1)
+    directory = write(tmp_path, [IDLE] * 3 + [lock] * 4 + [reads] * 2 + [lock] * 4 + [IDLE] * 3)
+    phases = told(directory)["replica"]["phases"]
+    assert [p["verdict"] for p in phases] == ["idle", "row-lock-bound", "idle"]
+    assert phases[1]["detail"].endswith(
+        "62% of it waiting on row locks (5.6 s), 20% on CPU (1.8 s), 18% reading pages (1.6 s)")
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_a_burst_in_an_idle_stretch_stays_idle_but_a_busy_flapping_one_is_named_by_its_split(tmp_path):
+    """Two busy seconds in 20 idle ones keep the applier busy 4% of the time: the stretch
+    is idle and says what it applied. Busy every other second, it is busy half the time:
+    named by its split, never idle."""
+    burst = applied(60, row_lock=0.5, cpu=0.3)
+    burst_at_9 = write(tmp_path, [IDLE] * 9 + [burst] * 2 + [IDLE] * 9, name="burst")
+    quiet = told(burst_at_9)["replica"]["phases"]
+    assert [(p["verdict"], p["detail"]) for p in quiet] == [(
+        "idle", "idle: the applier applied 120 events (6.0/s), busy 1.6 s of 20.0 s (8%): 62% of it waiting on "
+                "row locks (1.0 s), 38% on CPU (600 ms)")]
+    assert verdict_check.check(str(burst_at_9)) == []
+    directory = write(tmp_path, [burst, IDLE] * 6, name="flapping")
+    flapping = told(directory)["replica"]["phases"]
+    assert [p["verdict"] for p in flapping] == ["row-lock-bound"]
+    assert "busy 4.8 s of 12.0 s (40%)" in flapping[0]["detail"]
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_parallel_appliers_waiting_for_the_commit_order_are_not_saturated(tmp_path):
+    workers = [[5000 + i, "mariadbd", 300, 2 * S] for i in range(4)]
+    directory = write(tmp_path, [applied(400, commit=1.2, cpu=0.6, other=0.2)] * 6, appliers=workers)
+    said = told(directory)
+    [phase] = said["replica"]["phases"]
+    assert phase["detail"] == (
+        "commit-order-bound: the 4 applier threads applied 2,400 events (400/s), busy 12.0 s of their 24.0 s "
+        "(50%): 60% of it waiting for the commit order (7.2 s), 30% on CPU (3.6 s), 10% asleep for anything "
+        "else (1.2 s)")
+    assert said["replica"]["applier"]["tids"] == [5000, 5001, 5002, 5003]
+    [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
+    assert finding.startswith("The replica's applier spent 60% of its time waiting for the commit order "
+                              "(7.2 s of 12.0 s busy, in 2,400 events): ")
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
+    """The scheduler tracepoint watched 0.6 s of each 0.9 s busy; the cost governor had the
+    applier's probes attached for half of the last 4 intervals, which saw no event."""
+    steps = [{**applied(50, latch=0.4, cpu=0.2, unwatched=0.3), "governor.attached_ns.applier": S}] * 6
+    steps += [{**IDLE, "governor.attached_ns.applier": S // 2}] * 4
+    directory = write(tmp_path, steps)
+    said = told(directory)
+    a = said["replica"]["applier"]
+    assert a["split_watched_pct"] == 66.667 and a["coverage"] == 0.8
+    busy, unwatched = said["replica"]["phases"]
+    assert busy["verdict"] == "latch-bound" and unwatched["verdict"] == "unwatched"
+    assert busy["detail"] == ("latch-bound: the applier applied 300 events (50.0/s), busy 5.4 s of 6.0 s (90%: "
+                              "saturated, it cannot apply faster); of the 3.6 s watched whole, 67% waiting on "
+                              "latches (2.4 s), 33% on CPU (1.2 s)")
+    assert unwatched["detail"] == ("unwatched: no event seen; its probes were attached 50% of the phase (the "
+                                   "cost governor sampled them: a floor)")
+    report = text.render_text(recording.load(str(directory)))
+    assert "Replica applier (the replica's threads applying replicated events) [sampled: attached 80% of the time" \
+        in report
+    assert verdict_check.check(str(directory)) == []
+
+
+# --- the text, the finding, the checker --------------------------------------------------
+
+def test_the_text_section_tells_the_threads_the_split_and_the_phases(tmp_path):
+    report = text.render_text(recording.load(str(write(tmp_path, row_lock_story()))))
+    section = report[report.index("\nReplica applier"):].splitlines()
+    assert section[1:4] == [
+        "Replica applier (the replica's threads applying replicated events)",
+        "  1,233 events applied (61.6/s), busy 9.0 s in all, by 1 applier thread",
+        "    tid 4001     mariadbd                1,233 events      9.000 s"]
+    assert section[4].startswith("  its time (9.0 s watched whole): on CPU 20% (1.8 s), latch waits 0% (0.0 s), "
+                                 "row-lock waits 60% (5.4 s), page reads 10% (900 ms)")
+    assert any(line.startswith("  replication lag: not read: ") for line in section)
+    assert "      5.0 –    14.0 s  row-lock-bound: the applier applied 1,233 events (137/s), busy 9.0 s of 9.0 s " \
+           "(100%: saturated, it cannot apply faster): 60% of it waiting on row locks (5.4 s), 20% on CPU (1.8 s), " \
+           "10% reading pages (900 ms), 10% asleep for anything else (900 ms)" in section
+    assert any(line.startswith("  finding: The replica's applier spent 60% of its time waiting on row locks "
+                               "(5.4 s of 9.0 s busy, in 1,233 events): ") for line in section)
+
+
+def test_the_finding_names_the_waiting_part_and_why(tmp_path):
+    said = told(write(tmp_path, row_lock_story()))
+    [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
+    assert finding.endswith(WHY["row_lock"])
+    busy_on_cpu = told(write(tmp_path, [applied(10, cpu=0.8, io=0.2)] * 4, name="cpu"))
+    assert not any(f.startswith("The replica's applier") for f in busy_on_cpu["findings"])
+    assert [p["verdict"] for p in busy_on_cpu["replica"]["phases"]] == ["cpu-bound"]
+
+
+def test_the_checker_holds_the_report_and_catches_it_tampered_with(tmp_path):
+    directory = write(tmp_path, row_lock_story())
+    assert verdict_check.check(str(directory)) == []
+    rec = recording.load(str(directory))
+    said = summary.summary(rec)
+    report = text.render_text(rec)
+    assert replica_check.problems(rec, said, report) == []
+
+    def tampered(change) -> list[str]:
+        copied = copy.deepcopy(said)
+        change(copied["replica"])
+        return replica_check.problems(rec, copied, report)
+
+    def detail(old: str, new: str):
+        def change(r):
+            r["phases"][1]["detail"] = r["phases"][1]["detail"].replace(old, new)
+        return change
+    assert any("says '60% of it waiting on row locks (4.4 s)'" in p for p in tampered(detail("(5.4 s)", "(4.4 s)")))
+    assert any("says 'applied 1,233 events (173/s)'" in p for p in tampered(detail("(137/s)", "(173/s)")))
+    assert any("busy 9.0 s of 9.0 s (100%)'" in p for p in tampered(detail(": saturated, it cannot apply faster", "")))
+    assert any("does not name reading pages" in p for p in tampered(detail(", 10% reading pages (900 ms)", "")))
+    assert any("says 3 that no claim accounts for" in p for p in tampered(detail("(900 ms)", "(900 ms) in 3 bursts")))
+    assert any("nothing in its intervals makes it io-bound" in p
+               for p in tampered(lambda r: r["phases"][1].update(verdict="io-bound", detail=r["phases"][1]["detail"]
+                                                                 .replace("row-lock-bound", "io-bound"))))
+    assert any("events is 1000" in p for p in tampered(lambda r: r["phases"][1]["figures"].update(events=1000)))
+    assert any("busy_s is 8.0" in p for p in tampered(lambda r: r["applier"].update(busy_s=8.0)))
+    assert any("do not follow one another" in p for p in tampered(lambda r: r["phases"][2].update(from_s=15.0)))
+    assert any("the text report lacks the replica phase at 5.0 s" in p
+               for p in replica_check.problems(rec, said, report.replace("(137/s)", "(138/s)")))
+
+
+def test_the_checker_catches_a_finding_tampered_with_or_missing(tmp_path):
+    directory = write(tmp_path, row_lock_story())
+    rec = recording.load(str(directory))
+    said = summary.summary(rec)
+    assert verdict_check.finding_problems(said, rec) == []
+    [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
+    for old, new in (("60%", "70%"), ("(5.4 s", "(4.4 s"), ("1,233 events", "1,234 events"),
+                     ("waiting on row locks", "reading pages")):
+        wrong = {**said, "findings": [finding.replace(old, new)]}
+        assert verdict_check.finding_problems(wrong, rec), (old, new)
+    without = {**said, "findings": [f for f in said["findings"] if f != finding]}
+    assert replica_check.missing_finding(rec, without)
+
+
+# --- Prometheus ---------------------------------------------------------------------------
+
+def test_the_replica_metrics_carry_the_counters_split_by_part():
+    counters = {name: 0 for name in replica_time.COUNTERS}
+    counters.update(applied(1233, row_lock=5.4, cpu=1.8, io=0.9, other=0.9, unwatched=1.0))
+
+    class Replica:
+        def collect(self):
+            yield from replica_metrics.replica_families(counters)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Replica())
+    samples = {(s.name, s.labels.get("part")): s.value for family in
+               text_string_to_metric_families(generate_latest(registry).decode()) for s in family.samples}
+    assert samples[("innostall_replica_applier_events_total", None)] == 1233
+    assert samples[("innostall_replica_applier_busy_seconds_total", None)] == 10.0
+    split = {part: v for (name, part), v in samples.items() if name == "innostall_replica_applier_split_seconds_total"}
+    assert split == {"on_cpu": 1.8, "latch": 0.0, "row_lock": 5.4, "io": 0.9, "commit_order": 0.0,
+                     "other": split["other"]}
+    assert abs(split["other"] - 0.9) < 1e-9
+    assert list(replica_metrics.replica_families({"purge_batches": 3})) == []
+
+
+def test_the_metrics_and_the_report_split_the_time_alike():
+    assert replica_metrics.MEASURED == replica_time.MEASURED
+    assert set(replica_metrics.split_seconds({})) == set(replica_time.PARTS)
+    assert set(WHY) == set(replica_time.WAITS)
+    assert replica.LAG_NOTE.startswith("not read: ")
+
+
+def test_the_html_shows_the_section_and_its_phases(tmp_path):
+    page = html.render_html(recording.load(str(write(tmp_path, row_lock_story()))))
+    assert "<h3>Replica applier</h3>" in page
+    assert "5.0 –    14.0 s  row-lock-bound: the applier applied 1,233 events" in page
