@@ -28,7 +28,8 @@ from .cost import coverage, group_of
 from .interval_columns import Columns
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
-from .replica_time import BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, time_split, verdict_of
+from .replica_time import (BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, applier_deltas,
+                           applier_totals, time_split, verdict_of)
 from .report_tables import counter_names, interval_lengths
 from .timeline import per_interval
 from .wording.replica import phase_detail
@@ -51,13 +52,14 @@ def attached_counter(rec: Recording) -> str | None:
 
 def applier_table(rec: Recording) -> pd.DataFrame:
     """One row per interval (index t_s, its end; every interval of the recording, those
-    without applier counters at 0): the applier's counters' deltas, length_s and attached
+    without applier counters at 0): the applier's counters' deltas with its events in
+    progress (replica_time.applier_deltas), length_s and attached
     (the share of the interval its probes were attached, 1.0 where never sampled) and
     attached_s (those seconds)."""
     sampled = attached_counter(rec)
-    names = [*COUNTERS, *([sampled] if sampled else [])]
-    ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s", dtype="float64")
-    table = per_interval(rec, names).reindex(ends, fill_value=0)
+    table = applier_deltas(rec)
+    if sampled:
+        table[sampled] = per_interval(rec, [sampled]).reindex(table.index, fill_value=0)[sampled]
     table["length_s"] = interval_lengths(table)
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
     table["attached"] = ((table[sampled] / (table["length_s"] * 1e9)).clip(upper=1.0) if sampled else 1.0)
@@ -171,11 +173,11 @@ def replica_summary(rec: Recording) -> dict | None:
     """What summary() gives under replica; None when the applier_event probe was not
     attached, or no event was applied (the server is no replica, or its replication was
     stopped): then nothing is said of a replica."""
-    events = rec.counter_total(EVENTS)
-    if not rec.probe_attached("applier_event") or not events:
-        return None
+    totals = applier_totals(rec)
+    events = totals[EVENTS]
+    if not rec.probe_attached("applier_event") or not (events or totals[BUSY]):
+        return None  # (one event applied all along, stalled, is a replica too)
     threads = applier_threads(rec)
-    totals = {name: rec.counter_total(name) for name in COUNTERS}
     split, busy = time_split(totals), totals[BUSY]
     watched = sum(split.values()) if split else 0.0
     duration = rec.duration_s

@@ -25,7 +25,8 @@ from innostall.format.writer_tables import APPLIER_ROLE
 
 from . import verdict_check as vc  # a module import: verdict_check imports this one in turn
 from .cost import EXACT
-from .replica_time import BOUND, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, VERDICTS, WAITS, WATCHED_WHOLE
+from .replica_time import (BOUND, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, VERDICTS, WAITS, WATCHED_WHOLE,
+                           applier_deltas, applier_totals)
 from .wording.replica import FINDING_SHARE, PHASES_SHOWN, SHOWN_SHARE
 
 DURATION = r"({N}) (s|ms|µs)"
@@ -52,13 +53,15 @@ def attached_name(rec) -> str | None:
 
 
 def counts(rec) -> pd.DataFrame:
-    """The applier's counters' deltas by interval end (t_s), each interval of the recording."""
-    names = [*MEASURED.values(), "applier_events", "applier_ns", "applier_split_ns"]
+    """The applier's counters' deltas by interval end (t_s), each interval of the recording,
+    with the events in progress at each snapshot (replica_time.applier_deltas: the
+    measurement's own definition, which the words must follow)."""
+    table = applier_deltas(rec)
     sampled = attached_name(rec)
-    rows = rec.counters[rec.counters["name"].isin(names + ([sampled] if sampled else []))]
-    table = rows.groupby(["t_s", "name"], observed=True)["value"].sum().unstack("name", fill_value=0)
-    ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s")
-    return table.reindex(index=ends, columns=names + ([sampled] if sampled else []), fill_value=0)
+    if sampled:
+        rows = rec.counters[rec.counters["name"] == sampled]
+        table[sampled] = rows.groupby("t_s")["value"].sum().reindex(table.index, fill_value=0)
+    return table
 
 
 def applier_threads(rec) -> int:
@@ -96,11 +99,12 @@ def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled
 def problems(rec, told: dict, text: str) -> list[str]:
     """Every contradiction between the replica section (JSON and text) and the counters."""
     replica = told.get("replica")
-    events, attached = rec.counter_total("applier_events"), rec.probe_attached("applier_event")
+    totals, attached = applier_totals(rec), rec.probe_attached("applier_event")
+    events, busy = totals["applier_events"], totals["applier_ns"]
     if replica is None:
         return [f"the appliers applied {events} events, yet the report says nothing of the replica"] \
-            if attached and events else []
-    if not attached or not events:
+            if attached and (events or busy) else []
+    if not attached or not (events or busy):
         return ["a replica section, yet its probe (applier_event) was not attached or no event was applied"]
     table, sampled = counts(rec), attached_name(rec)
     threads = applier_threads(rec)
@@ -119,7 +123,7 @@ def problems(rec, told: dict, text: str) -> list[str]:
 def summary_problems(a: dict, rec) -> list[str]:
     """The summary's totals against the counters', each to the precision it is kept at
     (the split in ms to one decimal)."""
-    total = rec.counter_total
+    total = applier_totals(rec).get
     measured = {part: total(name) for part, name in MEASURED.items()}
     measured["other"] = max(0, total("applier_split_ns") - sum(measured.values()))
     duration = rec.duration_s
@@ -230,7 +234,7 @@ def sentence_problems(p: dict, real: dict) -> list[str]:
 # --- the finding -----------------------------------------------------------------------
 
 def whole_split(rec) -> dict | None:
-    total = rec.counter_total
+    total = applier_totals(rec).get
     parts = {part: total(name) / 1e9 for part, name in MEASURED.items()}
     parts["other"] = max(0.0, total("applier_split_ns") / 1e9 - sum(parts.values()))
     return parts if total("applier_split_ns") else None
@@ -239,7 +243,7 @@ def whole_split(rec) -> dict | None:
 def finding_claims(rec) -> list[tuple]:
     """The replica finding's (pattern, test) for verdict_check.finding_problems."""
     n, d = vc.NUMBER, DURATION.format(N=vc.NUMBER)
-    split, busy = whole_split(rec), rec.counter_total("applier_ns") / 1e9
+    split, busy = whole_split(rec), applier_totals(rec)["applier_ns"] / 1e9
     waits = "|".join(re.escape(DOING[p]) for p in WAITS)
 
     def holds(g) -> bool:
@@ -249,7 +253,7 @@ def finding_claims(rec) -> list[tuple]:
             and split[part] / watched >= FINDING_SHARE - MARGIN and vc.said(g[0], 100 * split[part] / watched) \
             and lasted(g[2], g[3], split[part]) and partial == (watched < busy) \
             and (not partial or lasted(g[4], g[5], watched)) and lasted(g[6], g[7], busy) \
-            and vc.said(g[8], rec.counter_total("applier_events"))
+            and vc.said(g[8], applier_totals(rec)["applier_events"])
     return [(rf"^The replica's applier spent ({n})% of its time ({waits}) \({d} of (?:the {d} watched whole, of )?"
              rf"{d} busy, in ({n}) events\): ", holds)]
 

@@ -14,12 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import pandas as pd
+
 # the counters the applier's probes keep, per interval (probes/innostall.h)
 EVENTS, BUSY, WATCHED = "applier_events", "applier_ns", "applier_split_ns"
 PARTS = ("on_cpu", "latch", "row_lock", "io", "commit_order", "other")
 MEASURED = {"on_cpu": "applier_cpu_ns", "latch": "applier_latch_ns", "row_lock": "applier_row_lock_ns",
             "io": "applier_io_ns", "commit_order": "applier_commit_wait_ns"}
 COUNTERS = (EVENTS, BUSY, WATCHED, *MEASURED.values())
+# The events being applied at each snapshot, their time so far (the loader's gauges): an
+# interval's growth of them is the time its unfinished events took in it. Added to the
+# counters (which take an event's whole time when it ends), a stall inside one long event
+# shows in the intervals it lasted, and one still going at the end is counted so far.
+OPEN = {BUSY: "applier_open_ns", WATCHED: "applier_open_split_ns",
+        **{name: name.replace("applier_", "applier_open_", 1) for name in MEASURED.values()}}
 WAITS = ("latch", "row_lock", "io", "commit_order")  # the parts an applier waits in for someone
 BOUND = {"on_cpu": "cpu-bound", "latch": "latch-bound", "row_lock": "row-lock-bound", "io": "io-bound",
          "commit_order": "commit-order-bound", "other": "off-cpu"}
@@ -73,3 +81,21 @@ def waiting_part(split: dict | None) -> tuple[str, float] | None:
         return None
     part = max(WAITS, key=lambda p: split[p])
     return part, split[part] / sum(split.values())
+
+
+def applier_deltas(rec) -> pd.DataFrame:
+    """Per interval (index t_s, every snapshot of the recording): the applier's counters'
+    deltas, each time counter with its events in progress added (OPEN: its gauge's level
+    at the interval's end less the level at the one before)."""
+    from .timeline import per_interval
+    ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s", dtype="float64")
+    table = per_interval(rec, [*COUNTERS, *OPEN.values()]).reindex(ends, fill_value=0)
+    for name, gauge in OPEN.items():
+        table[name] = table[name] + table[gauge] - table[gauge].shift(1, fill_value=0)
+    return table[list(COUNTERS)]
+
+
+def applier_totals(rec) -> dict[str, int]:
+    """The counters over the recording, the events still being applied at its end so far."""
+    table = applier_deltas(rec)
+    return {name: int(table[name].sum()) for name in COUNTERS}

@@ -13,7 +13,9 @@
  * commit order of a parallel applier: wait_for_commit::wait_for_prior_commit2,
  * Commit_order_manager::wait). At the span's end its time goes into the applier_* counters,
  * split only when the sleep tracepoint watched it whole; and into the thread's row of
- * applier_threads, from which the report names the applier threads.
+ * applier_threads, from which the report names the applier threads. An event still being
+ * applied at a snapshot is read there by the loader (applier_open_* gauges): a stall in
+ * progress shows in the intervals it lasts, not only in the one it ends in.
  *
  * Return probes are safe: these functions report errors by return codes; an exception
  * leaving them would end the applier thread with or without us (MySQL's worker catches
@@ -94,16 +96,16 @@ int BPF_KRETPROBE(applier_event_exit)
 	return 0;
 }
 
-/* A wait inside the thread's event: row lock or commit order (enum below). */
-enum applier_wait { WAIT_ROW_LOCK, WAIT_COMMIT_ORDER };
-
-static __always_inline int wait_begin(void)
+/* A wait inside the thread's event: row lock or commit order (innostall.h enum applier_wait). */
+static __always_inline int wait_begin(enum applier_wait kind)
 {
 	__u32 tid = current_tid();
 	struct purge_span *span = bpf_map_lookup_elem(&applier_start, &tid);
 
-	if (span && !span->wait_since)
+	if (span && !span->wait_since) {
+		span->wait_kind = kind;
 		span->wait_since = bpf_ktime_get_ns();
+	}
 	return 0;
 }
 
@@ -128,7 +130,7 @@ SEC("uprobe")
 int BPF_KPROBE(row_lock_wait_enter)
 {
 	count_hit(ctx);
-	return wait_begin();
+	return wait_begin(WAIT_ROW_LOCK);
 }
 
 SEC("uretprobe")
@@ -142,7 +144,7 @@ SEC("uprobe")
 int BPF_KPROBE(commit_order_wait_enter)
 {
 	count_hit(ctx);
-	return wait_begin();
+	return wait_begin(WAIT_COMMIT_ORDER);
 }
 
 SEC("uretprobe")

@@ -67,6 +67,10 @@
  * their wall time; applier_split_ns the time of those the sleep tracepoint watched whole,
  * split into time not asleep (cpu), page reads, latch waits, row-lock waits and waits for
  * the commit order (the rest asleep for other reasons: a log or binary-log sync, say).
+ * applier_open_* are the events being applied at the snapshot and their time so far, each
+ * part as its counter above (set by the loader from applier_start): the report adds an
+ * interval's growth of them to its counters, so a long event's time falls in the
+ * intervals it took.
  * log_room_waits_open and log_room_wait_open_ns are the writers waiting for the log at the
  * snapshot and how long they have waited so far: set by the loader from flush.bpf.c's open
  * waits just before it prints (a stall in progress is seen before it ends, and one that
@@ -184,7 +188,15 @@
 	X(CNT_APPLIER_LATCH_NS, "applier_latch_ns", "total", "ns")                \
 	X(CNT_APPLIER_ROW_LOCK_NS, "applier_row_lock_ns", "total", "ns")          \
 	X(CNT_APPLIER_COMMIT_WAIT_NS, "applier_commit_wait_ns", "total", "ns")    \
-	X(CNT_APPLIER_THREADS_FULL, "applier_threads_full", "loss", "events")
+	X(CNT_APPLIER_THREADS_FULL, "applier_threads_full", "loss", "events")     \
+	X(CNT_APPLIER_OPEN_EVENTS, "applier_open_events", "gauge", "events")     \
+	X(CNT_APPLIER_OPEN_NS, "applier_open_ns", "gauge", "ns")                  \
+	X(CNT_APPLIER_OPEN_SPLIT_NS, "applier_open_split_ns", "gauge", "ns")      \
+	X(CNT_APPLIER_OPEN_CPU_NS, "applier_open_cpu_ns", "gauge", "ns")          \
+	X(CNT_APPLIER_OPEN_IO_NS, "applier_open_io_ns", "gauge", "ns")            \
+	X(CNT_APPLIER_OPEN_LATCH_NS, "applier_open_latch_ns", "gauge", "ns")      \
+	X(CNT_APPLIER_OPEN_ROW_LOCK_NS, "applier_open_row_lock_ns", "gauge", "ns") \
+	X(CNT_APPLIER_OPEN_COMMIT_WAIT_NS, "applier_open_commit_wait_ns", "gauge", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -329,6 +341,30 @@ struct redo_writer {
 	__u16 stack_tries; /* a stack the map could not take (its bucket held another) is retried */
 	char comm[COMM_LEN];
 };
+
+/* A thread inside purge work: the coordinator's batch (trx_purge) or a worker's task; or
+ * inside a replica's applier applying one event (applier.bpf.c), whose time is split the
+ * same way. sched.bpf.c adds up the time it sleeps meanwhile; the rest of the span it was
+ * on a CPU or waiting for one. (The task's sum_exec_runtime would not do: the scheduler
+ * brings it up to date only at ticks and switches, so a task of a few microseconds between
+ * a wake and a sleep reads 0.) Kept in maps.bpf.h's batch_start, worker_start and
+ * applier_start; the loader reads the applier's (json_output.c). */
+struct purge_span {
+	__u64 start_ns;
+	__u64 asleep_ns; /* slept so far */
+	__u64 asleep_since; /* when it last went to sleep; 0 while it runs */
+	__u64 window; /* window_token() at entry: a worker's task may be sampled */
+	__u64 sleeps; /* the sleep tracepoint's group_token() at entry: its split into CPU, I/O
+		       * and latch time counts only if the tracepoint watched it whole */
+	__u64 io_ns, latch_ns; /* page reads and latch waits inside it */
+	__u64 row_lock_ns, commit_ns; /* an applier's waits for row locks and the commit order */
+	__u64 wait_since; /* when such a wait began; 0 outside one */
+	__u32 wait_kind; /* which: enum applier_wait (below), while wait_since is set */
+	__u32 pad;
+};
+
+/* What an applier's event waits for inside it (applier.bpf.c; struct purge_span's wait_kind). */
+enum applier_wait { WAIT_ROW_LOCK, WAIT_COMMIT_ORDER };
 
 /* One applier thread's events (applier.bpf.c's applier_threads map, keyed by thread id). */
 struct applier_thread {

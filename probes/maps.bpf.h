@@ -34,23 +34,6 @@ SHARED struct {
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
-/* A thread inside purge work: the coordinator's batch (trx_purge) or a worker's task; or
- * inside a replica's applier applying one event (applier.bpf.c), whose time is split the
- * same way. sched.bpf.c adds up the time it sleeps meanwhile; the rest of the span it was
- * on a CPU or waiting for one. (The task's sum_exec_runtime would not do: the scheduler brings it
- * up to date only at ticks and switches, so a task of a few microseconds between a wake
- * and a sleep reads 0.) */
-struct purge_span {
-	__u64 start_ns;
-	__u64 asleep_ns; /* slept so far */
-	__u64 asleep_since; /* when it last went to sleep; 0 while it runs */
-	__u64 window; /* window_token() at entry: a worker's task may be sampled */
-	__u64 sleeps; /* the sleep tracepoint's group_token() at entry: its split into CPU, I/O
-		       * and latch time counts only if the tracepoint watched it whole */
-	__u64 io_ns, latch_ns; /* page reads and latch waits inside it */
-	__u64 row_lock_ns, commit_ns; /* an applier's waits for row locks and the commit order */
-	__u64 wait_since; /* when such a wait began; 0 outside one */
-};
 
 /* The scheduler tracepoint's sampling group (sched.bpf.c; 0: never sampled), set by the
  * recorder. */

@@ -286,3 +286,46 @@ def test_the_html_shows_the_section_and_its_phases(tmp_path):
     page = html.render_html(recording.load(str(write(tmp_path, row_lock_story()))))
     assert "<h3>Replica applier</h3>" in page
     assert "5.0 –    14.0 s  row-lock-bound: the applier applied 1,233 events" in page
+
+
+def with_open_event(records: list[dict], opens: dict[int, float]) -> list[dict]:
+    """The loader's gauges of an event being applied: at snapshot k (1-based), opens[k]
+    seconds so far, all of it waiting on a row lock but its first 0.1 s on CPU."""
+    snapshots = [r for r in records if r["type"] in ("interval", "final")]
+    for k, snapshot in enumerate(snapshots, start=1):
+        so_far = opens.get(k, 0.0)
+        snapshot["counters"].update({
+            "applier_open_events": int(so_far > 0), "applier_open_ns": round(so_far * S),
+            "applier_open_split_ns": round(so_far * S), "applier_open_cpu_ns": round(min(so_far, 0.1) * S),
+            "applier_open_io_ns": 0, "applier_open_latch_ns": 0, "applier_open_commit_wait_ns": 0,
+            "applier_open_row_lock_ns": round(max(so_far - 0.1, 0) * S)})
+    return records
+
+
+def test_an_event_stalled_on_a_row_lock_is_told_in_the_intervals_it_lasted(tmp_path):
+    # 3 s idle; one event waits 3.8 s on a row lock, seen in progress at the 4th, 5th and 6th
+    # snapshots and ending in the 7th interval (its whole time counted there); 3 s idle
+    steps = [IDLE] * 6 + [applied(1, row_lock=3.8, cpu=0.2)] + [IDLE] * 3
+    records = with_open_event(purge_journal(steps), {4: 1.0, 5: 2.0, 6: 3.0})
+    records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"], "appliers": SQL_THREAD})
+    directory = recordings.write(tmp_path / "rec", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
+    rec = recording.load(str(directory))
+    table = replica_time.applier_deltas(rec)
+    assert list(table["applier_ns"] / S) == [0, 0, 0, 1.0, 1.0, 1.0, 1.0, 0, 0, 0]
+    assert list((table["applier_row_lock_ns"] / S).round(6)) == [0, 0, 0, 0.9, 1.0, 1.0, 0.9, 0, 0, 0]
+    said = summary.summary(rec)["replica"]
+    assert (said["applier"]["busy_s"], said["applier"]["split_ms"]["row_lock"]) == (4.0, 3800.0)
+    assert [(p["from_s"], p["to_s"], p["verdict"]) for p in said["phases"]] == \
+        [(0.0, 3.0, "idle"), (3.0, 7.0, "row-lock-bound"), (7.0, 10.0, "idle")]
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_an_event_still_stalled_at_the_end_is_counted_so_far(tmp_path):
+    steps = [IDLE] * 6
+    records = with_open_event(purge_journal(steps), {4: 1.0, 5: 2.0, 6: 3.0})
+    directory = recordings.write(tmp_path / "rec", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
+    said = summary.summary(recording.load(str(directory)))["replica"]
+    assert (said["applier"]["events"], said["applier"]["busy_s"], said["applier"]["split_ms"]["row_lock"]) == \
+        (0, 3.0, 2900.0)
+    assert said["phases"][-1]["verdict"] == "row-lock-bound"
+    assert verdict_check.check(str(directory)) == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..cost import EXACT, sampled_note
 from ..recording import Recording
-from ..replica_time import COUNTERS, DOING, PARTS, time_split, waiting_part
+from ..replica_time import DOING, PARTS, applier_totals, time_split, waiting_part
 from .numbers import count, seconds
 
 SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
@@ -161,7 +161,7 @@ def replica_findings(rec: Recording, told: dict) -> list[str]:
     time or more: from the counters, not the summary's rounded milliseconds."""
     if not told.get("replica"):
         return []
-    totals = {name: rec.counter_total(name) for name in COUNTERS}
+    totals = applier_totals(rec)
     split = time_split(totals)
     found = waiting_part(split)
     if not found or found[1] < FINDING_SHARE:

@@ -144,6 +144,43 @@ static bool block_write_wait(const union open_wait *open, const struct governor 
 	return open->latch.page_io == PAGE_IO_WRITE && attacher_in_window(&gov->attacher, open->latch.window);
 }
 
+/* The events the replica's appliers are applying now (applier.bpf.c), begun in their group's
+ * current window, and their time so far, split as applier_event_exit splits a whole one:
+ * gauges from which the report puts a long event's time in the intervals it took. */
+static void gauge_open_applier(int spans_fd, const struct governor *gov, int counters_fd)
+{
+	__u64 now = now_ns(CLOCK_MONOTONIC), sum[CNT_APPLIER_OPEN_COMMIT_WAIT_NS - CNT_APPLIER_OPEN_EVENTS + 1] = {};
+	__u64 elapsed, asleep, waited;
+	struct purge_span span;
+	__u32 tid, prev, id;
+	bool more;
+
+	for (more = !bpf_map_get_next_key(spans_fd, NULL, &tid); more;
+	     more = !bpf_map_get_next_key(spans_fd, &prev, &tid)) {
+		prev = tid;
+		if (bpf_map_lookup_elem(spans_fd, &tid, &span) || span.start_ns > now ||
+		    !attacher_in_window(&gov->attacher, span.window))
+			continue;
+		elapsed = now - span.start_ns;
+		sum[0]++;
+		sum[CNT_APPLIER_OPEN_NS - CNT_APPLIER_OPEN_EVENTS] += elapsed;
+		if (!attacher_in_window(&gov->attacher, span.sleeps))
+			continue; /* its split is not known whole, as at its end */
+		asleep = span.asleep_ns + (span.asleep_since && span.asleep_since < now ? now - span.asleep_since : 0);
+		waited = span.wait_since && span.wait_since < now ? now - span.wait_since : 0;
+		sum[CNT_APPLIER_OPEN_SPLIT_NS - CNT_APPLIER_OPEN_EVENTS] += elapsed;
+		sum[CNT_APPLIER_OPEN_CPU_NS - CNT_APPLIER_OPEN_EVENTS] += elapsed > asleep ? elapsed - asleep : 0;
+		sum[CNT_APPLIER_OPEN_IO_NS - CNT_APPLIER_OPEN_EVENTS] += span.io_ns;
+		sum[CNT_APPLIER_OPEN_LATCH_NS - CNT_APPLIER_OPEN_EVENTS] += span.latch_ns;
+		sum[CNT_APPLIER_OPEN_ROW_LOCK_NS - CNT_APPLIER_OPEN_EVENTS] +=
+			span.row_lock_ns + (span.wait_kind == WAIT_ROW_LOCK ? waited : 0);
+		sum[CNT_APPLIER_OPEN_COMMIT_WAIT_NS - CNT_APPLIER_OPEN_EVENTS] +=
+			span.commit_ns + (span.wait_kind == WAIT_COMMIT_ORDER ? waited : 0);
+	}
+	for (id = CNT_APPLIER_OPEN_EVENTS; id <= CNT_APPLIER_OPEN_COMMIT_WAIT_NS; id++)
+		bpf_map_update_elem(counters_fd, &id, &sum[id - CNT_APPLIER_OPEN_EVENTS], BPF_ANY);
+}
+
 static void note_open_waits(struct innostall_bpf *obj, const struct governor *gov)
 {
 	int counters_fd = bpf_map__fd(obj->maps.counters);
@@ -154,6 +191,7 @@ static void note_open_waits(struct innostall_bpf *obj, const struct governor *go
 			 CNT_FREE_PAGE_WAITS_OPEN, CNT_FREE_PAGE_OPEN_NS);
 	gauge_open_waits(bpf_map__fd(obj->maps.latch_waits), block_write_wait, gov, counters_fd,
 			 CNT_BLOCK_WRITE_WAITS_OPEN, CNT_BLOCK_WRITE_OPEN_NS);
+	gauge_open_applier(bpf_map__fd(obj->maps.applier_start), gov, counters_fd);
 }
 
 void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)

@@ -432,10 +432,12 @@ static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct
 				print_latch_tables(obj);
 			/* After a stall (a reader that stopped reading blocks our writes), the
 			 * snapshot just printed covers the missed intervals: skip them rather
-			 * than print one empty interval for each. */
+			 * than print one empty interval for each. So too the next one, when it
+			 * would come within half an interval: a snapshot taken late (a busy
+			 * machine) is not followed by a sliver of an interval. */
 			do
 				next += env.interval_ms * 1000000ULL;
-			while (next <= now_ns(CLOCK_MONOTONIC));
+			while (next <= now_ns(CLOCK_MONOTONIC) + env.interval_ms * 500000ULL);
 		}
 		if (ferror(stdout))
 			return "output-closed";
