@@ -238,7 +238,7 @@ def summary_rows(rec: Recording, summary: dict) -> list[dict]:
     for metric, phases in (("purge.phases", summary["purge"]["phases"]),
                            ("replica.phases", (summary.get("replica") or {}).get("phases", []))):
         if len(phases) > PHASES_SHOWN:
-            said = f"{len(phases):,} phases: the sections above show the first {PHASES_SHOWN}; report --json lists them all"
+            said = f"{len(phases):,} phases: the verdict above shows the first {PHASES_SHOWN}; report --json lists them all"
             rows = [{**r, "value": said} if r["metric"] == metric else r for r in rows]
     return rows
 

@@ -28,8 +28,8 @@ from .cost import coverage, group_of
 from .interval_columns import Columns
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
-from .replica_time import (BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, applier_deltas,
-                           applier_totals, time_split, verdict_of)
+from .replica_time import (BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, WATCHED_WHOLE,
+                           applier_deltas, applier_totals, time_split, verdict_of)
 from .report_tables import counter_names, interval_lengths
 from .timeline import per_interval
 from .wording.replica import phase_detail
@@ -64,7 +64,16 @@ def applier_table(rec: Recording) -> pd.DataFrame:
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
     table["attached"] = ((table[sampled] / (table["length_s"] * 1e9)).clip(upper=1.0) if sampled else 1.0)
     table["attached_s"] = table["attached"] * table["length_s"]  # summed over a phase: its share attached
+    table["seen"] = seen_throughout(table["attached"])
     return table
+
+
+def seen_throughout(attached: pd.Series) -> pd.Series:
+    """1.0 for an interval whose applier probes were attached through it and through every
+    one before it, else 0.0: once they were detached, an event begun meanwhile may still be
+    going (a stall on a row lock lasts as long as its holder), unseen, so an interval
+    without applier time is unwatched, never idle."""
+    return (attached >= WATCHED_WHOLE).cummin().astype("float64")
 
 
 def span_totals(c: Columns, a: int, b: int) -> dict[str, int]:
@@ -75,8 +84,8 @@ def span_totals(c: Columns, a: int, b: int) -> dict[str, int]:
 
 def interval_verdicts(table: pd.DataFrame) -> list[str]:
     """Each interval's verdict from its own counters."""
-    return [verdict_of(row[BUSY], time_split(row), row["attached"])
-            for row in table[[*COUNTERS, "attached"]].to_dict("records")]
+    return [verdict_of(row[BUSY], time_split(row), row["seen"])
+            for row in table[[*COUNTERS, "seen"]].to_dict("records")]
 
 
 # --- phases ----------------------------------------------------------------------------

@@ -61,6 +61,12 @@ def counts(rec) -> pd.DataFrame:
     if sampled:
         rows = rec.counters[rec.counters["name"] == sampled]
         table[sampled] = rows.groupby("t_s")["value"].sum().reindex(table.index, fill_value=0)
+        lengths = pd.Series(table.index, index=table.index).diff().fillna(table.index[0])
+        attached = (table[sampled] / 1e9 / lengths).clip(upper=1.0)
+    else:
+        attached = pd.Series(1.0, index=table.index)
+    # attached through it and every interval before: else an unseen event may be going on
+    table["seen"] = (attached >= WATCHED_WHOLE).cummin().astype("float64")
     return table
 
 
@@ -91,7 +97,7 @@ def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled
             "watched_s": watched, "split_s": parts if watched else None,
             "shares": {p: s / watched for p, s in parts.items()} if watched else None,
             "attached_share": float((attached * lengths).sum() / seconds) if sampled else None,
-            "idle_rows": [bool(b == 0) for b in rows["applier_ns"]], "attached_rows": list(attached)}
+            "idle_rows": [bool(b == 0) for b in rows["applier_ns"]], "attached_rows": list(rows["seen"])}
 
 
 # --- the section -----------------------------------------------------------------------

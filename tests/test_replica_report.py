@@ -171,7 +171,8 @@ def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
     assert busy["detail"] == ("latch-bound: the applier applied 300 events (50.0/s), busy 5.4 s of 6.0 s (90%: "
                               "saturated, it cannot apply faster); of the 3.6 s watched whole, 67% waiting on "
                               "latches (2.4 s), 33% on CPU (1.2 s)")
-    assert unwatched["detail"] == ("unwatched: no event seen; its probes were attached 50% of the phase (the "
+    assert unwatched["detail"] == ("unwatched: no event seen (its probes were detached at times: an event begun "
+                                   "then, a stall, may have gone on unseen); its probes were attached 50% of the phase (the "
                                    "cost governor sampled them: a floor)")
     report = text.render_text(recording.load(str(directory)))
     assert "Replica applier (the replica's threads applying replicated events) [sampled: attached 80% of the time" \

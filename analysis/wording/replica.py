@@ -98,7 +98,8 @@ def attached_words(f: dict) -> str:
 def phase_detail(verdict: str, f: dict) -> str:
     """A phase's line after its times: its verdict, then what the applier did and where its
     time went."""
-    none = "no event seen" if verdict == "unwatched" else "no event applied"
+    none = ("no event seen (its probes were detached at times: an event begun then, a stall, may have gone on "
+            "unseen)" if verdict == "unwatched" else "no event applied")
     return f"{verdict}: {work_words(f, none)}{split_words(f)}{attached_words(f)}"
 
 

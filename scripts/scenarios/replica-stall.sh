@@ -57,7 +57,7 @@ connect
   die "$server is not replicating (scripts/replica.sh $primary setup)"
 
 applied() {  # the events the replica says it applied (MariaDB), or "" where it does not say
-  client_cmd -e "SHOW ALL SLAVES STATUS\G" 2>/dev/null | sed -n 's/^ *Executed_log_entries: //p'
+  client_cmd --column-names -e "SHOW ALL SLAVES STATUS\G" 2>/dev/null | sed -n 's/^ *Executed_log_entries: //p'
 }
 
 mark "start epoch=$((start_us / 1000000)).$(printf '%06d' $((start_us % 1000000))) server=$version"
