@@ -109,10 +109,10 @@ def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
                                 "statements": "literals kept" if keep_literals else "fingerprinted"}
 
 
-def replica_lag(target: Target, asked: "Asked") -> LagReader | None:
+def replica_lag(target: Target, probes: list[ResolvedProbe], asked: "Asked") -> LagReader | None:
     """The replica's lag as it reports it, read each interval over a session of its own,
-    where we may log in and the server is a replica."""
-    if not asked.use_sql:
+    where the applier is traced, we may log in and the server is a replica."""
+    if not asked.use_sql or not any(p.ok and p.name == "applier_event" for p in probes):
         return None
     session, _ = sql.connect(target.pid, asked.sql_dsn)
     return LagReader.start(session, asked.interval_s) if session else None
@@ -244,7 +244,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     state = open_state(target.pid, state_places) if state_places else None
-    lag = replica_lag(target, asked)
+    lag = replica_lag(target, probes, asked)
     journal = Journal(os.path.join(out_dir, JOURNAL))
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
