@@ -28,8 +28,8 @@ from .cost import coverage, group_of
 from .interval_columns import Columns
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
-from .replica_time import (BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, WATCHED_WHOLE,
-                           applier_deltas, applier_totals, time_split, verdict_of)
+from .replica_time import (BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, applier_deltas,
+                           applier_totals, seen_throughout, time_split, verdict_of)
 from .report_tables import counter_names, interval_lengths
 from .timeline import per_interval
 from .wording.replica import phase_detail
@@ -67,13 +67,6 @@ def applier_table(rec: Recording) -> pd.DataFrame:
     table["seen"] = seen_throughout(table["attached"])
     return table
 
-
-def seen_throughout(attached: pd.Series) -> pd.Series:
-    """1.0 for an interval whose applier probes were attached through it and through every
-    one before it, else 0.0: once they were detached, an event begun meanwhile may still be
-    going (a stall on a row lock lasts as long as its holder), unseen, so an interval
-    without applier time is unwatched, never idle."""
-    return (attached >= WATCHED_WHOLE).cummin().astype("float64")
 
 
 def span_totals(c: Columns, a: int, b: int) -> dict[str, int]:

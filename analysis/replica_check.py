@@ -26,7 +26,7 @@ from innostall.format.writer_tables import APPLIER_ROLE
 from . import verdict_check as vc  # a module import: verdict_check imports this one in turn
 from .cost import EXACT
 from .replica_time import (BOUND, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, VERDICTS, WAITS, WATCHED_WHOLE,
-                           applier_deltas, applier_totals)
+                           applier_deltas, applier_totals, seen_throughout)
 from .wording.replica import FINDING_SHARE, PHASES_SHOWN, SHOWN_SHARE
 
 DURATION = r"({N}) (s|ms|µs)"
@@ -65,8 +65,7 @@ def counts(rec) -> pd.DataFrame:
         attached = (table[sampled] / 1e9 / lengths).clip(upper=1.0)
     else:
         attached = pd.Series(1.0, index=table.index)
-    # attached through it and every interval before: else an unseen event may be going on
-    table["seen"] = (attached >= WATCHED_WHOLE).cummin().astype("float64")
+    table["seen"] = seen_throughout(attached)
     return table
 
 

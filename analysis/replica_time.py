@@ -99,3 +99,11 @@ def applier_totals(rec) -> dict[str, int]:
     """The counters over the recording, the events still being applied at its end so far."""
     table = applier_deltas(rec)
     return {name: int(table[name].sum()) for name in COUNTERS}
+
+
+def seen_throughout(attached: pd.Series) -> pd.Series:
+    """1.0 for an interval whose applier probes were attached through it and through every
+    one before it, else 0.0: once they were detached, an event begun meanwhile may still be
+    going (a stall on a row lock lasts as long as its holder), unseen, so an interval
+    without applier time is unwatched, never idle."""
+    return (attached >= WATCHED_WHOLE).cummin().astype("float64")

@@ -35,14 +35,9 @@ struct {
 SEC("uprobe")
 int BPF_KPROBE(applier_event_enter)
 {
-	struct purge_span span = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx),
-				   .sleeps = group_token(sleep_group) };
-	__u32 tid = current_tid();
-
 	count_hit(ctx);
-	if (!traced_process())
-		return 0;
-	purge_span_start(&applier_start, tid, &span);
+	if (traced_process())
+		span_begin(ctx, &applier_start, current_tid());
 	return 0;
 }
 

@@ -294,6 +294,15 @@ static __always_inline void purge_span_start(void *map, __u32 tid, struct purge_
 		bpf_map_update_elem(map, &tid, span, BPF_EXIST);
 }
 
+/* A span begun now, in the window of the probe running (ctx), its sleeps watched from now. */
+static __always_inline void span_begin(void *ctx, void *map, __u32 tid)
+{
+	struct purge_span span = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx),
+				   .sleeps = group_token(sleep_group) };
+
+	purge_span_start(map, tid, &span);
+}
+
 static __always_inline void purge_span_drop(void *map, __u32 *tid)
 {
 	if (!bpf_map_delete_elem(map, tid))

@@ -34,14 +34,6 @@ static __always_inline __u64 *records_slot(void)
 	return bpf_map_lookup_elem(&batch_records, &zero);
 }
 
-static __always_inline void span_begin(void *ctx, void *map, __u32 tid)
-{
-	struct purge_span span = { .start_ns = bpf_ktime_get_ns(), .window = window_token(ctx),
-				   .sleeps = group_token(sleep_group) };
-
-	purge_span_start(map, tid, &span);
-}
-
 /* Wall time of a span that began on this thread: NULL if it began before we attached.
  * Page reads and latch waits inside it were added to it as they ended. */
 static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *wall_ns)
