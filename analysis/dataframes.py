@@ -21,6 +21,8 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
                    wrote redo (with the redo_write probe)
         flush_waits  kind, thread, role, stack, waits, wait_us: writers' waits for flushing
         appliers   tid, thread, role, events, apply_ns: a replica's applier threads
+        work_latches  owner, name, kind, mode, waits, wait_us: the latches purge's work and
+                   the applier's waited on
         read_views interval, t_s, tid, opened_s, age_s, history_at_open, stack, connection_id,
                    user, statement, source, open: the oldest read views at each snapshot
         purge      one row per interval: the history (its level, and history_end at the
@@ -45,6 +47,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "redo_writers": rec.redo_writers,
         "flush_waits": rec.flush_waits,
         "appliers": rec.appliers,
+        "work_latches": rec.work_latches,
         "purge": purge.purge_table(rec),
         "intervals": report_tables.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),

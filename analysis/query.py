@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from innostall.format import files as regular_files, journal as fmt
 from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
                                             redo_writers_table)
+from innostall.format.work_latches import WORK_LATCHES, work_latches_table
 from innostall.errors import UserError
 
 if TYPE_CHECKING:
@@ -28,7 +29,8 @@ TABLES = {"counters": (fmt.COUNTERS, "counters"), "hists": (fmt.HISTS, "hists"),
           "wait_stacks": (fmt.WAIT_STACKS, "wait_stacks"), "read_views": (fmt.READ_VIEWS, "read_views"),
           "latches": (fmt.LATCHES, "latches"), "latch_timeline": (fmt.LATCH_TIMELINE, "latch_timeline"),
           "latch_stacks": (fmt.LATCH_STACKS, "latch_stacks"), "redo_writers": (REDO_WRITERS, "redo_writers"),
-          "flush_waits": (FLUSH_WAITS, "flush_waits"), "appliers": (APPLIERS, "appliers")}
+          "flush_waits": (FLUSH_WAITS, "flush_waits"), "appliers": (APPLIERS, "appliers"),
+          "work_latches": (WORK_LATCHES, "work_latches")}
 RECORDING_COLUMNS = ["recording", "host", "path", "family", "version", "pid", "start", "duration_s",
                      "interval_s", "deep_walk_threshold", "format_version", "complete", "end_reason"]
 
@@ -192,7 +194,8 @@ def empty_table(name: str) -> pd.DataFrame:
              "latch_timeline": lambda: fmt.latch_timeline_table([]),
              "latch_stacks": lambda: fmt.latch_stacks_table([], format_1()),
              "redo_writers": lambda: redo_writers_table([]), "flush_waits": lambda: flush_waits_table([]),
-             "appliers": lambda: appliers_table([])}[name]()
+             "appliers": lambda: appliers_table([]),
+             "work_latches": lambda: work_latches_table([], format_1())}[name]()
 
 
 def empty_view(name: str) -> str:

@@ -11,6 +11,7 @@ from innostall.errors import UserError
 from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
                                             redo_writers_table)
 from innostall.format.safe_text import safe_strings
+from innostall.format.work_latches import WORK_LATCHES, work_latches_table
 from innostall.format.schema import Schema
 
 from . import bounds
@@ -42,8 +43,11 @@ class Recording:
     redo_writers: pd.DataFrame = field(default_factory=lambda: redo_writers_table([]))
     # every thread that wrote redo: tid, thread, role, stack, bytes, purge_bytes, writes
     flush_waits: pd.DataFrame = field(default_factory=lambda: flush_waits_table([]))
-    appliers: pd.DataFrame = field(default_factory=lambda: appliers_table([]))
     # writers' waits for flushing: kind, thread, role, stack, waits, wait_us
+    appliers: pd.DataFrame = field(default_factory=lambda: appliers_table([]))
+    # a replica's applier threads: tid, thread, role, events, apply_ns
+    work_latches: pd.DataFrame | None = None
+    # the latches purge's work and the applier's waited on: owner, name, kind, mode, waits, wait_us
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
     window: dict | None = None  # a window of the recording (window.py): where it lies in it
     # sums the views ask for dozens of times: (the table they were summed from, the sums)
@@ -56,6 +60,8 @@ class Recording:
             self.latch_stacks = fmt.latch_stacks_table([], self.schema)
         if self.latch_holders is None:
             self.latch_holders = fmt.holders_table([], self.schema)
+        if self.work_latches is None:
+            self.work_latches = work_latches_table([], self.schema)
 
     def summed(self, table: str, by: list[str], column: str) -> pd.Series:
         """A table's column summed by some of its columns, once per table (a test may put
@@ -111,14 +117,15 @@ def optional_tables(schema: Schema) -> dict:
             "latch_stacks": (fmt.LATCH_STACKS, lambda records: fmt.latch_stacks_table(records, schema)),
             "latch_holders": (fmt.HOLDERS, lambda records: fmt.holders_table(records, schema)),
             "redo_writers": (REDO_WRITERS, redo_writers_table),
-            "flush_waits": (FLUSH_WAITS, flush_waits_table), "appliers": (APPLIERS, appliers_table)}
+            "flush_waits": (FLUSH_WAITS, flush_waits_table), "appliers": (APPLIERS, appliers_table),
+            "work_latches": (WORK_LATCHES, lambda records: work_latches_table(records, schema))}
 
 
 # the journal lines each optional table is built from
 BUILT_FROM = {"walks": "deep_walk", "pages": "latch_tables", "wait_stacks": "latch_tables",
               "read_views": "read_views", "latches": "latches", "latch_timeline": "latches",
               "latch_stacks": "latch_tables", "latch_holders": "latch_tables", "redo_writers": "latch_tables",
-              "flush_waits": "latch_tables", "appliers": "latch_tables"}
+              "flush_waits": "latch_tables", "appliers": "latch_tables", "work_latches": "latch_tables"}
 
 
 def load(path: str) -> Recording:

@@ -1,17 +1,19 @@
 """Why a replica lags: its applier threads at work, from the applier_event probe and the
 waits charged to its events (probes/applier.bpf.c; replica_time.py splits their time). The
 summary says how many events the appliers applied, how busy they were, where their time
-went, and cuts the recording into phases, each with a verdict: the largest part of the
-applier's time (cpu-bound, latch-bound, row-lock-bound, io-bound, commit-order-bound,
+went, and cuts the recording into phases, each with a verdict: the part of the applier's
+time that names it (replica_time.named_part: the largest waiting part from a tenth of the
+time, else the largest; cpu-bound, latch-bound, row-lock-bound, io-bound, commit-order-bound,
 off-cpu), or idle (no applier time), unwatched (no applier time while the cost governor had
 its probes detached: nothing is known) and unsplit (busy, but no event watched whole).
 
 Each interval gets a verdict from its own counters; a run shorter than MIN_PHASE intervals
 then joins its longer neighbour (phases.debounce), and a busy phase is named again by the
-split of all its intervals, so its verdict is the largest part its words give (an idle
+split of all its intervals, so its verdict is the part its words give first (an idle
 one too, once the busy intervals it took in kept its appliers busy QUIET_SHARE of their
-time). Runs named the same are one phase: the largest part of two spans, each the largest
-in its own, is the largest in both.
+time). Runs named the same are one phase: a part that names each of two spans names both
+(a share is their weighted mean: the largest in each is the largest in both, and a tenth
+of each is a tenth of both).
 
 Busy share. A phase's applier time is told against the time its threads had: its seconds
 times the applier threads seen (the appliers table, the whole recording's; at least one).
@@ -33,6 +35,7 @@ from .replica_time import (BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SAT
 from .report_tables import counter_names, interval_lengths
 from .timeline import per_interval
 from .wording.replica import phase_detail
+from .work_latches import work_latches
 
 # The replica's own lag (Seconds_Behind_Master/Source), read over SQL each interval
 # (collector/server/replica_lag.py); absent where innostall could not log in.
@@ -85,7 +88,7 @@ def interval_verdicts(table: pd.DataFrame) -> list[str]:
 
 def named_by_split(verdicts: list[str], c: Columns, threads: int) -> list[str]:
     """Each busy run named by the split of all its intervals (it took in shorter runs of
-    other parts), so that its verdict is the largest part its words say; so is an idle or
+    other parts), so that its verdict is the part its words say first; so is an idle or
     unwatched run that took in enough busy intervals to keep its appliers busy QUIET_SHARE
     of their time."""
     out = list(verdicts)
@@ -194,6 +197,8 @@ def replica_summary(rec: Recording) -> dict | None:
             "split_ms": as_ms(split),
             # the share of the applier's time the split covers, when it is not all of it
             "split_watched_pct": round(100 * watched / busy, 3) if busy and watched < busy else None,
-            "coverage": coverage(rec, "applier_event")},
+            "coverage": coverage(rec, "applier_event"),
+            # every latch wait inside its events, split or not, and the latches it waited on most
+            "latches": work_latches(rec, APPLIER_ROLE)},
         **lag(rec),
         "phases": phases(applier_table(rec), max(1, len(threads)), attached_counter(rec) is not None)}

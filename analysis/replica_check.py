@@ -4,7 +4,7 @@ says of a replica's applier holds against the counters it comes from.
 - the section stands exactly where the applier_event probe was attached and the appliers
   applied events, and its summary's figures are the counters' totals;
 - the phases tile the recording, and each verdict has a reason in its own intervals (a
-  bound phase's part is the largest of its split, an idle one has an interval without
+  bound phase's part names its split (replica_time.named_part's rule), an idle one has an interval without
   applier time ...);
 - each phase's figures and each claim of its sentence, re-derived from the counters of the
   phase's own intervals, and no number left over that no claim accounts for; every part of
@@ -25,8 +25,8 @@ from innostall.format.writer_tables import APPLIER_ROLE
 
 from . import verdict_check as vc  # a module import: verdict_check imports this one in turn
 from .cost import EXACT
-from .replica_time import (BOUND, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, VERDICTS, WAITS, WATCHED_WHOLE,
-                           applier_deltas, applier_totals, seen_throughout)
+from .replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, VERDICTS, WAITS,
+                           WATCHED_WHOLE, applier_deltas, applier_totals, seen_throughout)
 from .wording.replica import FINDING_SHARE, PHASES_SHOWN, SHOWN_SHARE
 
 DURATION = r"({N}) (s|ms|µs)"
@@ -80,7 +80,11 @@ def applier_threads(rec) -> int:
 
 def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled: str | None) -> dict:
     """What a span's figures must be, from its intervals' counters."""
-    rows = table[(table.index > from_s + vc.TOLERANCE) & (table.index <= to_s + vc.TOLERANCE)]
+    inside = (table.index > from_s + vc.TOLERANCE) & (table.index <= to_s + vc.TOLERANCE)
+    rows = table[inside]
+    if len(rows):  # the snapshots' own times: the phase's from_s and to_s are rounded to the ms
+        before = table.index[:inside.argmax()]
+        from_s, to_s = (float(before[-1]) if len(before) else 0.0), float(rows.index[-1])
     seconds = to_s - from_s
     parts = {part: float(rows[name].sum()) / 1e9 for part, name in MEASURED.items()}
     split_s = rows["applier_split_ns"].sum() / 1e9
@@ -176,8 +180,17 @@ def reason_problems(verdict: str, real: dict) -> list[str]:
     reasons = {"idle": quiet and any(idle and seen >= WATCHED_WHOLE for idle, seen in pairs),
                "unwatched": quiet and any(idle and seen < WATCHED_WHOLE for idle, seen in pairs),
                "unsplit": real["busy_s"] > 0 and not split}
+    watched = sum(split.values()) if split else 0.0
+    cause = max((split[w] for w in WAITS), default=0.0) if split else 0.0
+    # a tenth of the time someone in its way (within the margin either side of the line)
+    may_name, must_name = (watched > 0 and cause >= CAUSE_SHARE * watched * (1 + m) for m in (-MARGIN, MARGIN))
     for part, bound in BOUND.items():
-        reasons[bound] = bool(split) and real["busy_s"] > 0 and split[part] >= max(split.values()) - 1e-9
+        if not split or not real["busy_s"] > 0:
+            reasons[bound] = False
+        elif part in WAITS and split[part] >= cause - 1e-9 and may_name:
+            reasons[bound] = True
+        else:  # no waiting part names it: the largest part
+            reasons[bound] = not must_name and split[part] >= max(split.values()) - 1e-9
     return [] if reasons.get(verdict, False) else [f"nothing in its intervals makes it {verdict}"]
 
 
@@ -245,7 +258,36 @@ def whole_split(rec) -> dict | None:
     return parts if total("applier_split_ns") else None
 
 
-def finding_claims(rec) -> list[tuple]:
+def named_a_phase(told: dict, part: str) -> bool:
+    """Whether a phase's verdict names the part (the phases are checked on their own)."""
+    return any(p["verdict"] == BOUND[part] for p in (told.get("replica") or {}).get("phases", []))
+
+
+def applier_latches(rec) -> tuple[pd.DataFrame, float]:
+    """The applier's latch waits by latch name (ms), and their total."""
+    table = rec.work_latches
+    mine = table[table["owner"] == APPLIER_ROLE]
+    by_name = mine.groupby("name", observed=True)["wait_us"].sum() / 1e3
+    return by_name, float(by_name.sum())
+
+
+def latch_words_hold(rec, g) -> bool:
+    """'The latch it waited on longest: NAME (X ms of the Y ms it waited on latches, released
+    most by THREAD (ROLE))': the heaviest of the applier's latches, its time and the total,
+    and a thread among those that released it."""
+    name, x, y, holder = g
+    by_name, total = applier_latches(rec)
+    if name not in by_name.index or by_name[name] < by_name.max() * (1 - MARGIN):
+        return False
+    if not (vc.said(x.replace(",", ""), by_name[name]) and vc.said(y.replace(",", ""), total)):
+        return False
+    holders = rec.latch_holders
+    return holder is None or bool(len(holders)) and any(
+        holder in (t, f"{t} ({r})") for t, r in zip(holders.loc[holders["name"] == name, "thread"],
+                                                    holders.loc[holders["name"] == name, "role"]))
+
+
+def finding_claims(rec, told: dict) -> list[tuple]:
     """The replica finding's (pattern, test) for verdict_check.finding_problems."""
     n, d = vc.NUMBER, DURATION.format(N=vc.NUMBER)
     split, busy = whole_split(rec), applier_totals(rec)["applier_ns"] / 1e9
@@ -254,22 +296,28 @@ def finding_claims(rec) -> list[tuple]:
     def holds(g) -> bool:
         part, watched = PART_OF[g[1]], sum(split.values()) if split else 0.0
         partial = g[4] is not None
-        return bool(split) and rec.probe_attached("applier_event") and split[part] == max(split[w] for w in WAITS) \
-            and split[part] / watched >= FINDING_SHARE - MARGIN and vc.said(g[0], 100 * split[part] / watched) \
+        largest = bool(split) and split[part] == max(split[w] for w in WAITS) \
+            and split[part] / watched >= FINDING_SHARE - MARGIN
+        return bool(split) and rec.probe_attached("applier_event") and (largest or named_a_phase(told, part)) \
+            and vc.said(g[0], 100 * split[part] / watched) \
             and lasted(g[2], g[3], split[part]) and partial == (watched < busy) \
             and (not partial or lasted(g[4], g[5], watched)) and lasted(g[6], g[7], busy) \
-            and vc.said(g[8], applier_totals(rec)["applier_events"])
+            and vc.said(g[8], applier_totals(rec)["applier_events"]) \
+            and (g[9] is None or part == "latch" and latch_words_hold(rec, g[9:]))
     return [(rf"^The replica's applier spent ({n})% of its time ({waits}) \({d} of (?:the {d} watched whole, of )?"
-             rf"{d} busy, in ({n}) events\): ", holds)]
+             rf"{d} busy, in ({n}) events\): .*?(?: The latch it waited on longest: (.+) \(([\d,.]+) ms of the "
+             rf"([\d,.]+) ms it waited on latches(?:, released most by (.+))?\)\.)?$", holds)]
 
 
 def missing_finding(rec, told: dict) -> list[str]:
-    """A waiting part that took FINDING_SHARE of the watched time, with no finding saying it."""
+    """A waiting part that took FINDING_SHARE of the watched time, or named a phase, with no
+    finding saying it."""
     split = whole_split(rec)
     if not told.get("replica") or not split or not sum(split.values()):
         return []
     part = max(WAITS, key=lambda w: split[w])
     share = split[part] / sum(split.values())
-    said = any(f.startswith("The replica's applier spent") for f in told["findings"])
-    return [f"the applier spent {share:.0%} of its watched time {DOING[part]}, and no finding says so"] \
-        if share >= FINDING_SHARE + MARGIN and not said else []
+    wanted = ([part] if share >= FINDING_SHARE + MARGIN else []) + [p for p in WAITS if named_a_phase(told, p)]
+    said = [f for f in told["findings"] if f.startswith("The replica's applier spent")]
+    return [f"the applier spent {split[p] / sum(split.values()):.0%} of its watched time {DOING[p]}, and no finding "
+            f"says so" for p in dict.fromkeys(wanted) if not any(DOING[p] in f.split(" (")[0] for f in said)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from innostall.format import writing
+from innostall.format.writer_tables import PURGE_ONLY
 from innostall.names import demangle, is_address_name, short_frame
 
 from .cost import cost_summary, coverage
@@ -15,6 +16,7 @@ from .recording import Recording
 from .redo import redo_summary
 from .replica import replica_summary
 from .wording.findings import all_findings
+from .work_latches import work_latches
 
 OTHER_LATCHES = "other"  # the wait mode of every latch but a buffer block's (innostall.h)
 
@@ -246,6 +248,7 @@ def measured(rec: Recording) -> dict:
             "records_coverage": coverage(rec, "purge_record"),
             "dml_delay_coverage": coverage(rec, "dml_delay"),
             **purge_story(rec),
+            "latches": work_latches(rec, PURGE_ONLY),
         },
         "version_walk": version_walk_summary(rec),
         "undo": undo_summary(rec),

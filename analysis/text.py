@@ -15,6 +15,7 @@ from .wording.numbers import latency, seconds, shorten
 from .holders import top_holders
 from .redo import redo_lines
 from .wording.replica import replica_findings, replica_lines
+from .wording.work_latches import work_latch_lines
 from .pinning import statements_note
 from .recording import Recording
 from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
@@ -301,6 +302,7 @@ def render_purge(rec: Recording, s: dict) -> list[str]:
     lines += split_line("batch time (coordinator)", s["batch_time_ms"], watched.get("batch"))
     lines += split_line(f"worker time ({s['worker_tasks']:,} tasks)", s["worker_time_ms"],
                         watched.get("worker"))
+    lines += work_latch_lines(s["latches"], "its batches and tasks")
     lines += pinning_lines(s["pinned_by"], s.get("statements"))
     if rec.probe_attached("purge_record"):
         lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"

@@ -400,7 +400,7 @@ def finding_problems(told: dict, rec) -> list[str]:
         (rf"^Threads waited ({NUMBER}) s for a free page in the buffer pool \(({NUMBER}) waits(?:: (.*))?\): ",
          lambda g: said(g[0], total("free_page_wait_ns") / 1e9) and said(g[1], total("free_page_waits"))
          and roles_hold(g[2], rec.flush_waits, "free page")),
-        *replica_check.finding_claims(rec),
+        *replica_check.finding_claims(rec, told),
     ]
     problems = []
     for finding in told["findings"]:

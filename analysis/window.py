@@ -22,7 +22,8 @@ CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$")
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|min|h)?$")
 UNIT_S = {None: 1, "s": 1, "m": 60, "min": 60, "h": 3600}
 # the tables kept for the whole recording only: left whole in a window's report
-WHOLE_ONLY = ("pages", "wait_stacks", "latches", "latch_stacks", "latch_holders", "redo_writers", "flush_waits", "appliers")
+WHOLE_ONLY = ("pages", "wait_stacks", "latches", "latch_stacks", "latch_holders", "redo_writers", "flush_waits",
+              "appliers", "work_latches")
 
 
 def seconds_into(text: str, meta: dict, option: str) -> float:

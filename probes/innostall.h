@@ -458,6 +458,18 @@ struct latch_key {
 	__u32 kind; /* enum latch_kind */
 };
 
+/* Whose work a thread is doing when it waits (maps.bpf.h, work_owner_of): a latch wait
+ * inside purge's batch or task, or inside a replica applier's event, is summed again by
+ * latch under its owner (latch.bpf.c's work_latches), so that the report names the
+ * latches that purge and the applier waited on, not only how long. */
+enum work_owner { WORK_NONE = 0, WORK_PURGE = 1, WORK_APPLIER = 2 };
+
+struct work_latch_key {
+	struct latch_key latch;
+	__u32 owner; /* enum work_owner */
+	__u32 pad;
+};
+
 struct latch_sum {
 	__u64 count;
 	__u64 total_ns;

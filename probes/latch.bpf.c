@@ -63,6 +63,15 @@ struct {
 	__type(value, struct wait_sum);
 } latch_stacks SEC(".maps");
 
+/* The latches that purge's work and the applier's waited on (enum work_owner): the report
+ * names them beside the latch share of their time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct work_latch_key);
+	__type(value, struct wait_sum);
+} work_latches SEC(".maps");
+
 static __always_inline __u32 be32(__u32 v)
 {
 	return __builtin_bswap32(v);
@@ -149,6 +158,15 @@ static __always_inline bool rw_lock_block_page(__u64 latch, struct page_key *pag
 	return !bpf_probe_read_user(page, sizeof(*page), (void *)(latch - layout.block_lock));
 }
 
+/* The wait again under the work it interrupted, if purge's or the applier's. */
+static __always_inline void work_latch_add(struct latch_key *key, __u64 ns)
+{
+	struct work_latch_key owned = { .latch = *key, .owner = work_owner_of(current_tid()) };
+
+	if (owned.owner != WORK_NONE)
+		sum_add(&work_latches, &owned, ns, CNT_LATCH_MAP_FULL);
+}
+
 /* One wait on one latch: its sums and log2 histogram, and its waiter's stack. A map full
  * of other latches costs the wait's attribution, counted in latch_map_full. */
 static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 ns,
@@ -157,6 +175,8 @@ static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 
 	struct big_keys *big = big_keys_here();
 	struct latch_sum *sum = bpf_map_lookup_elem(&latches, key), fresh = {};
 	__u32 slot = log2_u64(ns / 1000);
+
+	work_latch_add(key, ns);
 
 	if (slot >= LATCH_SLOTS)
 		slot = LATCH_SLOTS - 1;

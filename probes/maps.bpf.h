@@ -309,6 +309,15 @@ static __always_inline void purge_span_drop(void *map, __u32 *tid)
 		purge_spans_add(-1);
 }
 
+/* Whose work the thread is doing: purge's (its coordinator's batch or a worker's task),
+ * the replica applier's (an event), or none. */
+static __always_inline enum work_owner work_owner_of(__u32 tid)
+{
+	if (purge_span_of(tid))
+		return WORK_PURGE;
+	return bpf_map_lookup_elem(&applier_start, &tid) ? WORK_APPLIER : WORK_NONE;
+}
+
 /* Add ns of page reads or latch waits to the work the thread is doing, if any: purge's
  * coordinator's batch or a worker's task, or the replica applier's event. */
 static __always_inline void purge_charge(__u32 tid, bool io, __u64 ns)

@@ -98,7 +98,8 @@ def test_export_into_an_unwritable_place_is_one_line(tmp_path):
 
 def test_load_frames_in_one_call(tmp_path):
     frames = analysis.load_frames(str(recordings.synthetic(tmp_path / "rec")))
-    assert set(frames) == {"counters", "hists", "walks", "pages", "wait_stacks", "read_views", "latch_holders", "redo_writers", "flush_waits", "appliers", "purge",
+    assert set(frames) == {"counters", "hists", "walks", "pages", "wait_stacks", "read_views", "latch_holders", "redo_writers", "flush_waits", "appliers", "work_latches",
+                           "purge",
                            "intervals", "probes", "summary"}
     assert all(isinstance(f, pd.DataFrame) for f in frames.values())
     assert frames["intervals"]["purge_batches"].sum() == 905

@@ -203,9 +203,78 @@ def test_the_finding_names_the_waiting_part_and_why(tmp_path):
     said = told(write(tmp_path, row_lock_story()))
     [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
     assert finding.endswith(WHY["row_lock"])
-    busy_on_cpu = told(write(tmp_path, [applied(10, cpu=0.8, io=0.2)] * 4, name="cpu"))
+    busy_on_cpu = told(write(tmp_path, [applied(10, cpu=0.95, io=0.05)] * 4, name="cpu"))
     assert not any(f.startswith("The replica's applier") for f in busy_on_cpu["findings"])
     assert [p["verdict"] for p in busy_on_cpu["replica"]["phases"]] == ["cpu-bound"]
+
+
+BLOCK = 8 << 32 | 4  # block 8:4, the root of sbtest1's clustered index
+LATCH_ROWS = [[1, BLOCK, 1, 1017, 1_019_100_000, 60_000_000, 0x7f0012340000, [0] * 24, "block 8:4 sbtest/sbtest1 PRIMARY",
+               "block"],
+              [0, 0x5600aa10, 2, 568, 26_400_000, 2_000_000, 0x5600aa10, [0] * 24, "log_sys.latch", "srw_lock"]]
+
+
+def backup_story(tmp_path) -> Path:
+    """An applier mostly on CPU and asleep in its commits' syncs, until a backup-like scan
+    on the replica holds the root page of the table it changes: from 5 to 13 s its latch
+    waits rise to 15% of its time and its events fall by half, on CPU and asleep still
+    larger. Its latch waits are tabled by latch, with the scan's connection as the holder."""
+    before, during = applied(20_000, cpu=0.45, latch=0.02, other=0.5), applied(10_000, cpu=0.33, latch=0.15, other=0.5)
+    records = purge_journal([before] * 5 + [during] * 8 + [before] * 7)
+    snapshots = [r for r in records if r["type"] in ("interval", "final")]
+    records.insert(records.index(snapshots[-1]), {"type": "latches", "latches": LATCH_ROWS})
+    records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"], "appliers": SQL_THREAD,
+                        "work_latches": [[2, 1, BLOCK, 1, 1017, 1_019_100_000], [2, 0, 0x5600aa10, 2, 568, 26_400_000],
+                                         [1, 0, 0x5600aa10, 2, 398, 51_200_000]],
+                        "holders": [[0x7f0012340000, 1, "mariadbd", 1000, 994_600_000, "handle_one_connection;do_command",
+                                     "block 8:4 sbtest/sbtest1 PRIMARY"]]})
+    return recordings.write(tmp_path / "backup", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
+
+
+def test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_latch(tmp_path):
+    directory = backup_story(tmp_path)
+    said = told(directory)
+    phases = said["replica"]["phases"]
+    assert [(p["from_s"], p["to_s"], p["verdict"]) for p in phases] == [
+        (0.0, 5.0, "off-cpu"), (5.0, 13.0, "latch-bound"), (13.0, 20.0, "off-cpu")]
+    assert phases[1]["detail"] == (
+        "latch-bound: the applier applied 80,000 events (10,000/s), busy 7.8 s of 8.0 s (98%: saturated, it cannot "
+        "apply faster): 15% of it waiting on latches (1.2 s), 51% asleep for anything else (4.0 s), 34% on CPU (2.6 s)")
+    latches = said["replica"]["applier"]["latches"]
+    assert (latches["waits"], latches["wait_ms"]) == (1585, 1045.5)
+    assert latches["latches"][0] == {"name": "block 8:4 sbtest/sbtest1 PRIMARY", "kind": "block", "waits": 1017,
+                                     "wait_ms": 1019.1, "holders": [{"role": "user connection", "thread": "mariadbd",
+                                                                     "waits": 1000, "wait_ms": 994.6}]}
+    assert said["purge"]["latches"]["latches"][0]["name"] == "log_sys.latch"
+    [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
+    assert finding.endswith(" The latch it waited on longest: block 8:4 sbtest/sbtest1 PRIMARY (1,019.1 ms of the "
+                            "1,045.5 ms it waited on latches, released most by mariadbd (user connection)).")
+    assert verdict_check.check(str(directory)) == []
+    report = text.render_text(recording.load(str(directory)))
+    assert "    block 8:4 sbtest/sbtest1 PRIMARY         block      1,019.1 ms    1,017 waits  released most by " \
+           "mariadbd (user connection) 994.6 ms" in report
+
+
+def test_the_checker_holds_the_cause_rule_and_the_latch_words(tmp_path):
+    directory = backup_story(tmp_path)
+    rec = recording.load(str(directory))
+    said = summary.summary(rec)
+    report = text.render_text(rec)
+
+    def renamed(verdict: str) -> dict:
+        copied = copy.deepcopy(said)
+        copied["replica"]["phases"][1].update(verdict=verdict, detail=copied["replica"]["phases"][1]["detail"]
+                                              .replace("latch-bound", verdict))
+        return copied
+    assert any("nothing in its intervals makes it off-cpu" in p
+               for p in replica_check.problems(rec, renamed("off-cpu"), report))
+    [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
+    for old, new in (("1,019.1 ms of", "1,119.1 ms of"), ("block 8:4 sbtest/sbtest1 PRIMARY (", "log_sys.latch ("),
+                     ("mariadbd (user connection)", "mariadbd (purge worker)")):
+        wrong = {**said, "findings": [finding.replace(old, new)]}
+        assert verdict_check.finding_problems(wrong, rec), (old, new)
+    without = {**said, "findings": []}
+    assert replica_check.missing_finding(rec, without)
 
 
 def test_the_checker_holds_the_report_and_catches_it_tampered_with(tmp_path):

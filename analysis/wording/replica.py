@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from ..cost import EXACT, sampled_note
 from ..recording import Recording
-from ..replica_time import DOING, PARTS, applier_totals, time_split, waiting_part
+from ..replica_time import BOUND, DOING, PARTS, WAITS, applier_totals, time_split, waiting_part
 from .numbers import count, seconds
+from .work_latches import heaviest_latch_words, work_latch_lines
 
 SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
 THREADS_SHOWN = 8  # applier threads listed in the text; JSON lists them all
@@ -24,7 +25,7 @@ WHY = {
                 "query or a long transaction run on the replica itself (a report, a backup, a locking read) or, "
                 "with parallel appliers, workers applying transactions that change the same rows.",
     "latch": "it contended with other threads for InnoDB's latches (hot index pages, the lock system, the "
-             "buffer pool); the latch sections name them and who held them.",
+             "buffer pool).",
     "io": "the pages its events changed were not in the buffer pool and were read from disk one at a time, "
           "as with a buffer pool too small for the replica's working set, or a cold one after a restart.",
     "commit_order": "its parallel workers had transactions ready to commit that waited for the ones before "
@@ -67,19 +68,21 @@ def work_words(f: dict, none: str) -> str:
             f"{duration(f['busy_s'])} of {their}{duration(f['capacity_s'])} ({percent(f['busy_share'])}{full})")
 
 
-def shown_parts(f: dict) -> list[str]:
-    """The parts the words name, largest first (PARTS' order on a tie)."""
+def shown_parts(f: dict, verdict: str) -> list[str]:
+    """The parts the words name: the one the verdict names first, then largest first
+    (PARTS' order on a tie)."""
     shares = f["shares"]
-    return sorted((p for p in PARTS if shares[p] >= SHOWN_SHARE), key=lambda p: -shares[p])
+    return sorted((p for p in PARTS if shares[p] >= SHOWN_SHARE),
+                  key=lambda p: (BOUND[p] != verdict, -shares[p]))
 
 
-def split_words(f: dict) -> str:
+def split_words(f: dict, verdict: str) -> str:
     """': 62% of it waiting on row locks (1.9 s), 20% on CPU (0.6 s), ...', or, when the
     scheduler tracepoint watched less than all of it, '; of the 2.1 s watched whole, 62%
     waiting on row locks (1.3 s), ...'."""
     if f["split_s"] is None:
         return "; its time was not split (no event was watched whole)" if f["busy_s"] else ""
-    parts = [f"{percent(f['shares'][p])} {DOING[p]} ({duration(f['split_s'][p])})" for p in shown_parts(f)]
+    parts = [f"{percent(f['shares'][p])} {DOING[p]} ({duration(f['split_s'][p])})" for p in shown_parts(f, verdict)]
     if f["watched_s"] < f["busy_s"]:
         return f"; of the {duration(f['watched_s'])} watched whole, {', '.join(parts)}"
     first, *rest = parts
@@ -100,7 +103,7 @@ def phase_detail(verdict: str, f: dict) -> str:
     time went."""
     none = ("no event seen (its probes were detached at times: an event begun then, a stall, may have gone on "
             "unseen)" if verdict == "unwatched" else "no event applied")
-    return f"{verdict}: {work_words(f, none)}{split_words(f)}{attached_words(f)}"
+    return f"{verdict}: {work_words(f, none)}{split_words(f, verdict)}{attached_words(f)}"
 
 
 # --- the text report's section ---------------------------------------------------------
@@ -140,7 +143,7 @@ def replica_lines(rec: Recording, told: dict) -> list[str]:
              + sampled_note(rec, "applier_event"),
              f"  {count(a['events'])} events applied ({rate(a['events_per_s'] or 0)}), busy "
              f"{duration(a['busy_s'])} in all, {by}"]
-    lines += thread_lines(threads) + split_line(a)
+    lines += thread_lines(threads) + split_line(a) + work_latch_lines(a["latches"], "its events")
     if replica["lag_s_max"] is None:
         lines.append(f"  replication lag: {replica['lag_note']}")
     else:
@@ -157,20 +160,29 @@ def replica_lines(rec: Recording, told: dict) -> list[str]:
 
 # --- the finding -----------------------------------------------------------------------
 
+def finding_parts(split: dict | None, phases: list[dict]) -> list[str]:
+    """The waiting parts a finding explains: the largest, when it took FINDING_SHARE of the
+    watched time, and each that named a phase."""
+    found = waiting_part(split)
+    parts = [found[0]] if found and found[1] >= FINDING_SHARE else []
+    return parts + [p for p in WAITS if p not in parts and any(ph["verdict"] == BOUND[p] for ph in phases)]
+
+
 def replica_findings(rec: Recording, told: dict) -> list[str]:
-    """What the applier waited for, when one waiting part took FINDING_SHARE of its watched
-    time or more: from the counters, not the summary's rounded milliseconds."""
+    """What the applier waited for (finding_parts): from the counters, not the summary's
+    rounded milliseconds."""
     if not told.get("replica"):
         return []
     totals = applier_totals(rec)
     split = time_split(totals)
-    found = waiting_part(split)
-    if not found or found[1] < FINDING_SHARE:
-        return []
-    part, share = found
-    watched, busy = sum(split.values()) / 1e9, totals["applier_ns"] / 1e9
-    of = (f"of {duration(busy)} busy" if watched >= busy
-          else f"of the {duration(watched)} watched whole, of {duration(busy)} busy")
-    return [f"The replica's applier spent {percent(share)} of its time {DOING[part]} "
-            f"({duration(split[part] / 1e9)} {of}, in {count(totals['applier_events'])} events): {WHY[part]}"]
+    out = []
+    for part in finding_parts(split, told["replica"]["phases"]):
+        watched, busy = sum(split.values()) / 1e9, totals["applier_ns"] / 1e9
+        of = (f"of {duration(busy)} busy" if watched >= busy
+              else f"of the {duration(watched)} watched whole, of {duration(busy)} busy")
+        named = heaviest_latch_words(told["replica"]["applier"]["latches"]) if part == "latch" else ""
+        out.append(f"The replica's applier spent {percent(split[part] / sum(split.values()))} of its time "
+                   f"{DOING[part]} ({duration(split[part] / 1e9)} {of}, in {count(totals['applier_events'])} events): "
+                   f"{WHY[part]}{named}")
+    return out
 

@@ -351,6 +351,25 @@ static void print_latch_stacks(int stacks_fd, int traces_fd)
 	}
 }
 
+/* [owner, kind, id, mode, waits, ns] per latch waited on inside purge's work (owner 1) or
+ * a replica applier's event (2) (latch.bpf.c's work_latches) */
+static void print_work_latches(int latches_fd)
+{
+	struct work_latch_key key, prev;
+	struct wait_sum sum;
+	bool first = true, more;
+
+	for (more = !bpf_map_get_next_key(latches_fd, NULL, &key); more;
+	     more = !bpf_map_get_next_key(latches_fd, &prev, &key)) {
+		prev = key;
+		if (bpf_map_lookup_elem(latches_fd, &key, &sum))
+			continue;
+		printf("%s[%u,%u,%llu,%u,%llu,%llu]", first ? "" : ",", key.owner, key.latch.kind,
+		       key.latch.id, key.latch.mode, sum.count, sum.total_ns);
+		first = false;
+	}
+}
+
 /* [tid, thread name, bytes, purge's bytes, writes, [stack of its first write outside purge]]
  * per thread that wrote redo (redo.bpf.c) */
 static void print_redo_writers(int writers_fd, int traces_fd)
@@ -433,6 +452,8 @@ void print_latch_tables(struct innostall_bpf *obj)
 	print_flush_waits(bpf_map__fd(obj->maps.flush_waits), traces_fd);
 	printf("],\"appliers\":[");
 	print_appliers(bpf_map__fd(obj->maps.applier_threads));
+	printf("],\"work_latches\":[");
+	print_work_latches(bpf_map__fd(obj->maps.work_latches));
 	printf("]}\n");
 	fflush(stdout);
 }

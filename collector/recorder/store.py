@@ -14,6 +14,7 @@ import sys
 from innostall.format import journal as fmt
 from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
                                             redo_writers_table)
+from innostall.format.work_latches import WORK_LATCHES, work_latches_table
 from innostall.errors import UserError
 
 from . import idle
@@ -57,6 +58,7 @@ def write_tables(directory: str) -> None:
     redo_writers_table(records).to_parquet(os.path.join(directory, REDO_WRITERS), index=False)
     flush_waits_table(records).to_parquet(os.path.join(directory, FLUSH_WAITS), index=False)
     appliers_table(records).to_parquet(os.path.join(directory, APPLIERS), index=False)
+    work_latches_table(records, schema).to_parquet(os.path.join(directory, WORK_LATCHES), index=False)
 
 
 SAY_AFTER_S = 1.0  # tables that take longer than this are said to be written, and how to skip them

@@ -336,6 +336,7 @@ seconds_since() {  # seconds_since US: the time since that moment, to a hundredt
   printf '%d.%02d' $((us / 1000000)) $((us % 1000000 / 10000))
 }
 
+scans=0  # the scans scans_until ran
 scans_until() {  # scans_until T SQL PAUSE: scans PAUSE s apart; the one running at T is interrupted
   local n=0 end next began
   end=$(at_t "$1")
@@ -351,6 +352,7 @@ scans_until() {  # scans_until T SQL PAUSE: scans PAUSE s apart; the one running
       mark "scan $n interrupted (KILL QUERY) to commit on time"
     fi
   done
+  scans=$n
 }
 
 session_thread() {  # the OS thread id serving the session, where the server tells it (else empty)
