@@ -21,8 +21,8 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
                    wrote redo (with the redo_write probe)
         flush_waits  kind, thread, role, stack, waits, wait_us: writers' waits for flushing
         appliers   tid, thread, role, events, apply_ns: a replica's applier threads
-        work_latches  owner, name, kind, mode, waits, wait_us: the latches purge's work and
-                   the applier's waited on
+        work_latches  interval, t_s, owner, name, kind, mode, waits, wait_us: the latches
+                   purge's work and the applier's waited on, per interval
         read_views interval, t_s, tid, opened_s, age_s, history_at_open, stack, connection_id,
                    user, statement, source, open: the oldest read views at each snapshot
         purge      one row per interval: the history (its level, and history_end at the

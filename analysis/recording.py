@@ -125,7 +125,7 @@ def optional_tables(schema: Schema) -> dict:
 BUILT_FROM = {"walks": "deep_walk", "pages": "latch_tables", "wait_stacks": "latch_tables",
               "read_views": "read_views", "latches": "latches", "latch_timeline": "latches",
               "latch_stacks": "latch_tables", "latch_holders": "latch_tables", "redo_writers": "latch_tables",
-              "flush_waits": "latch_tables", "appliers": "latch_tables", "work_latches": "latch_tables"}
+              "flush_waits": "latch_tables", "appliers": "latch_tables", "work_latches": "work_latches"}
 
 
 def load(path: str) -> Recording:

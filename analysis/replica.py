@@ -21,6 +21,8 @@ From SATURATED of it the appliers were busy all along and could not apply faster
 applier busy all the time is the replica's bottleneck, whatever it waits on."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from innostall.format.journal import SERVER_STATE
@@ -30,12 +32,12 @@ from .cost import coverage, group_of
 from .interval_columns import Columns
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
-from .replica_time import (BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, applier_deltas,
+from .replica_time import (BOUND, BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, applier_deltas,
                            applier_totals, seen_throughout, time_split, verdict_of)
 from .report_tables import counter_names, interval_lengths
 from .timeline import per_interval
 from .wording.replica import phase_detail
-from .work_latches import work_latches
+from .work_latches import heaviest, owned_between, work_latches
 
 # The replica's own lag (Seconds_Behind_Master/Source), read over SQL each interval
 # (collector/server/replica_lag.py); absent where innostall could not log in.
@@ -132,9 +134,11 @@ def start_s(table: pd.DataFrame, a: int) -> float:
     return round(float(table.index[a - 1]), 3) if a else 0.0
 
 
-def phases(table: pd.DataFrame, threads: int, sampled: bool) -> list[dict]:
+def phases(table: pd.DataFrame, threads: int, sampled: bool,
+           latch_between: Callable[[float, float], dict | None] = lambda a, b: None) -> list[dict]:
     """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
-    figures}."""
+    figures}; a latch-bound phase's figures name the latch its intervals waited on most
+    (latch_between(from, to): {name, wait_s}), the others' None."""
     if table.empty:
         return []
     c = Columns(table)
@@ -142,6 +146,8 @@ def phases(table: pd.DataFrame, threads: int, sampled: bool) -> list[dict]:
     found = []
     for v, a, b in runs(smooth):
         f = span_figures(c, a, b, threads, sampled)
+        f["latch"] = latch_between(float(table.index[a - 1]) if a else 0.0, float(table.index[b])) \
+            if v == BOUND["latch"] else None
         found.append({"from_s": start_s(table, a), "to_s": round(float(table.index[b]), 3), "verdict": v,
                       "detail": phase_detail(v, f), "figures": f})
     return found
@@ -201,4 +207,5 @@ def replica_summary(rec: Recording) -> dict | None:
             # every latch wait inside its events, split or not, and the latches it waited on most
             "latches": work_latches(rec, APPLIER_ROLE)},
         **lag(rec),
-        "phases": phases(applier_table(rec), max(1, len(threads)), attached_counter(rec) is not None)}
+        "phases": phases(applier_table(rec), max(1, len(threads)), attached_counter(rec) is not None,
+                         lambda a, b: heaviest(owned_between(rec, APPLIER_ROLE, a, b)))}

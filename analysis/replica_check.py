@@ -78,8 +78,10 @@ def applier_threads(rec) -> int:
     return max(1, int((appliers["role"] == APPLIER_ROLE).sum()) or len(appliers))
 
 
-def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled: str | None) -> dict:
-    """What a span's figures must be, from its intervals' counters."""
+def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled: str | None,
+          work: pd.DataFrame) -> dict:
+    """What a span's figures must be, from its intervals' counters; latch_s, the applier's
+    latch waits by latch name in them (work: its work_latches rows)."""
     inside = (table.index > from_s + vc.TOLERANCE) & (table.index <= to_s + vc.TOLERANCE)
     rows = table[inside]
     if len(rows):  # the snapshots' own times: the phase's from_s and to_s are rounded to the ms
@@ -100,7 +102,9 @@ def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled
             "watched_s": watched, "split_s": parts if watched else None,
             "shares": {p: s / watched for p, s in parts.items()} if watched else None,
             "attached_share": float((attached * lengths).sum() / seconds) if sampled else None,
-            "idle_rows": [bool(b == 0) for b in rows["applier_ns"]], "attached_rows": list(rows["seen"])}
+            "idle_rows": [bool(b == 0) for b in rows["applier_ns"]], "attached_rows": list(rows["seen"]),
+            "latch_s": work[(work["t_s"] > from_s + 1e-6) & (work["t_s"] <= to_s + 1e-6)]
+            .groupby("name", observed=True)["wait_us"].sum() / 1e6}
 
 
 # --- the section -----------------------------------------------------------------------
@@ -116,10 +120,10 @@ def problems(rec, told: dict, text: str) -> list[str]:
     if not attached or not (events or busy):
         return ["a replica section, yet its probe (applier_event) was not attached or no event was applied"]
     table, sampled = counts(rec), attached_name(rec)
-    threads = applier_threads(rec)
+    threads, work = applier_threads(rec), rec.work_latches[rec.work_latches["owner"] == APPLIER_ROLE]
     found = summary_problems(replica["applier"], rec) + tiling(replica["phases"], table)
     for p in replica["phases"]:
-        real = truth(table, p["from_s"], p["to_s"], threads, sampled)
+        real = truth(table, p["from_s"], p["to_s"], threads, sampled, work)
         found += [f"replica phase {p['from_s']}–{p['to_s']} s ({p['verdict']}): {x}"
                   for x in figure_problems(p["figures"], real) + reason_problems(p["verdict"], real)
                   + sentence_problems(p, real)]
@@ -168,6 +172,10 @@ def figure_problems(figures: dict, real: dict) -> list[str]:
         told, of = figures[k], real[k]
         if (told is None) != (of is None) or (told and not all(vc.same(told[p], of[p]) for p in PARTS)):
             found.append(f"{k} is {told}, its intervals say {vc.shown(of)}")
+    latch = figures.get("latch")
+    if latch and not (latch["name"] in real["latch_s"].index and vc.same(latch["wait_s"], real["latch_s"][latch["name"]])
+                      and real["latch_s"][latch["name"]] >= real["latch_s"].max() * (1 - MARGIN)):
+        found.append(f"latch is {latch}, its intervals' heaviest is {real['latch_s'].idxmax() if len(real['latch_s']) else None}")
     if figures["saturated"] != (real["busy_share"] >= SATURATED):
         found.append(f"saturated is {figures['saturated']}, its appliers were busy {real['busy_share']:.1%}")
     return found
@@ -220,6 +228,9 @@ def claims(real: dict, named: set[str]) -> list[tuple]:
         (rf"({n})% (?:of it )?({DOING_WORDS}) \({d}\)", part_holds),
         (r"its time was not split \(no event was watched whole\)",
          lambda g: real["busy_s"] > 0 and not real["split_s"]),
+        (rf"; the latch it waited on most: (.+?) \({d}\)(?=;|$)",
+         lambda g: g[0] in real["latch_s"].index and real["latch_s"][g[0]] >= real["latch_s"].max() * (1 - MARGIN)
+         and lasted(g[1], g[2], real["latch_s"][g[0]])),
         (rf"its probes were attached ({n})% of the phase",
          lambda g: real["attached_share"] is not None and vc.said(g[0], 100 * real["attached_share"])),
     ]
@@ -238,6 +249,8 @@ def sentence_problems(p: dict, real: dict) -> list[str]:
                 found.append(f"says '{match.group(0)}': its intervals say otherwise")
         text = re.sub(pattern, "·", text)
     found += [f"says {x} that no claim accounts for, in '{text}'" for x in re.findall(vc.NUMBER, text)]
+    if (p["verdict"] == BOUND["latch"] and real["latch_s"].sum() > 0) != ("the latch it waited on most" in p["detail"]):
+        found.append("names the latch it waited on most only, and always, where it is latch-bound and one was tabled")
     shares = real["shares"] or {}
     found += [f"does not name {DOING[part]}, {100 * share:.1f}% of its watched time" for part, share in shares.items()
               if share >= SHOWN_SHARE + MARGIN and part not in named]

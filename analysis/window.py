@@ -23,7 +23,7 @@ DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|min|h)?$")
 UNIT_S = {None: 1, "s": 1, "m": 60, "min": 60, "h": 3600}
 # the tables kept for the whole recording only: left whole in a window's report
 WHOLE_ONLY = ("pages", "wait_stacks", "latches", "latch_stacks", "latch_holders", "redo_writers", "flush_waits",
-              "appliers", "work_latches")
+              "appliers")
 
 
 def seconds_into(text: str, meta: dict, option: str) -> float:
@@ -100,7 +100,8 @@ def window(rec: Recording, start: str | None, end: str | None) -> Recording:
             "recording_s": round(rec.duration_s, 3), "whole_only": list(WHOLE_ONLY)}
     return dataclasses.replace(rec, meta=meta, counters=intervals(rec.counters), hists=intervals(rec.hists),
                                walks=walks.reset_index(drop=True), read_views=views,
-                               latch_timeline=intervals(rec.latch_timeline), window=told)
+                               latch_timeline=intervals(rec.latch_timeline), work_latches=intervals(rec.work_latches),
+                               window=told)
 
 
 def window_words(told: dict) -> str:

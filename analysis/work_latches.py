@@ -25,6 +25,25 @@ def holders_of(rec, name: str) -> list[dict]:
             .itertuples()]
 
 
+def heaviest(rows: pd.DataFrame) -> dict | None:
+    """{name, wait_s}: the latch of these work_latches rows with the most waiting, None
+    when none (the first name on a tie)."""
+    if rows.empty:
+        return None
+    by_name = rows.groupby("name", observed=True)["wait_us"].sum()
+    top = by_name[by_name == by_name.max()].index.min()
+    return {"name": str(top), "wait_s": round(float(by_name[top]) / 1e6, 6)}
+
+
+def owned_between(rec, owner: str, from_s: float, to_s: float) -> pd.DataFrame:
+    """The owner's work_latches rows of the intervals ending after from_s and by to_s."""
+    table = rec.work_latches
+    if table is None or table.empty:
+        return table
+    t = table["t_s"]
+    return table[(table["owner"] == owner) & (t > from_s + 1e-6) & (t <= to_s + 1e-6)]
+
+
 def work_latches(rec, owner: str, shown: int = 5) -> dict:
     """{waits, wait_ms, latches: [{name, kind, waits, wait_ms, holders}]}: every latch wait
     inside that owner's work, and its heaviest latches by waiting time."""

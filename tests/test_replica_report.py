@@ -223,9 +223,12 @@ def backup_story(tmp_path) -> Path:
     records = purge_journal([before] * 5 + [during] * 8 + [before] * 7)
     snapshots = [r for r in records if r["type"] in ("interval", "final")]
     records.insert(records.index(snapshots[-1]), {"type": "latches", "latches": LATCH_ROWS})
+    for i in (4, 12, 19):  # the applier's waits, cumulative, before the snapshots ending at 5, 13 and 20 s
+        done = {4: 0.02, 12: 0.9, 19: 1.0}[i]
+        records.insert(records.index(snapshots[i]), {"type": "work_latches", "mono_ns": snapshots[i]["mono_ns"], "latches": [
+            [2, 1, BLOCK, 1, round(1017 * done), round(1_019_100_000 * done)],
+            [2, 0, 0x5600aa10, 2, round(568 * done), round(26_400_000 * done)], [1, 0, 0x5600aa10, 2, 398, 51_200_000]]})
     records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"], "appliers": SQL_THREAD,
-                        "work_latches": [[2, 1, BLOCK, 1, 1017, 1_019_100_000], [2, 0, 0x5600aa10, 2, 568, 26_400_000],
-                                         [1, 0, 0x5600aa10, 2, 398, 51_200_000]],
                         "holders": [[0x7f0012340000, 1, "mariadbd", 1000, 994_600_000, "handle_one_connection;do_command",
                                      "block 8:4 sbtest/sbtest1 PRIMARY"]]})
     return recordings.write(tmp_path / "backup", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
@@ -239,7 +242,10 @@ def test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_lat
         (0.0, 5.0, "off-cpu"), (5.0, 13.0, "latch-bound"), (13.0, 20.0, "off-cpu")]
     assert phases[1]["detail"] == (
         "latch-bound: the applier applied 80,000 events (10,000/s), busy 7.8 s of 8.0 s (98%: saturated, it cannot "
-        "apply faster): 15% of it waiting on latches (1.2 s), 51% asleep for anything else (4.0 s), 34% on CPU (2.6 s)")
+        "apply faster): 15% of it waiting on latches (1.2 s), 51% asleep for anything else (4.0 s), 34% on CPU (2.6 s); "
+        "the latch it waited on most: block 8:4 sbtest/sbtest1 PRIMARY (897 ms)")
+    assert phases[1]["figures"]["latch"] == {"name": "block 8:4 sbtest/sbtest1 PRIMARY", "wait_s": 0.896808}
+    assert phases[0]["figures"]["latch"] is None
     latches = said["replica"]["applier"]["latches"]
     assert (latches["waits"], latches["wait_ms"]) == (1585, 1045.5)
     assert latches["latches"][0] == {"name": "block 8:4 sbtest/sbtest1 PRIMARY", "kind": "block", "waits": 1017,
@@ -268,6 +274,16 @@ def test_the_checker_holds_the_cause_rule_and_the_latch_words(tmp_path):
         return copied
     assert any("nothing in its intervals makes it off-cpu" in p
                for p in replica_check.problems(rec, renamed("off-cpu"), report))
+
+    def detail(old: str, new: str) -> list[str]:
+        copied = copy.deepcopy(said)
+        copied["replica"]["phases"][1]["detail"] = copied["replica"]["phases"][1]["detail"].replace(old, new)
+        return replica_check.problems(rec, copied, report)
+    assert any("says '; the latch it waited on most: log_sys.latch (897 ms)'" in p
+               for p in detail("block 8:4 sbtest/sbtest1 PRIMARY (", "log_sys.latch ("))
+    assert any("says '; the latch it waited on most: block 8:4 sbtest/sbtest1 PRIMARY (1.0 s)'" in p
+               for p in detail("(897 ms)", "(1.0 s)"))
+    assert any("names the latch it waited on most only" in p for p in detail("; the latch it waited on most", " —"))
     [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
     for old, new in (("1,019.1 ms of", "1,119.1 ms of"), ("block 8:4 sbtest/sbtest1 PRIMARY (", "log_sys.latch ("),
                      ("mariadbd (user connection)", "mariadbd (purge worker)")):

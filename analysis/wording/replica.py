@@ -98,12 +98,19 @@ def attached_words(f: dict) -> str:
     return f"; its probes were attached {percent(share)} of the phase (the cost governor sampled them: a floor)"
 
 
+def latch_words(f: dict) -> str:
+    """'; the latch it waited on most: block 8:4 sbtest/sbtest1 PRIMARY (590 ms)' in a
+    latch-bound phase whose latch waits were tabled."""
+    latch = f.get("latch")
+    return f"; the latch it waited on most: {latch['name']} ({duration(latch['wait_s'])})" if latch else ""
+
+
 def phase_detail(verdict: str, f: dict) -> str:
     """A phase's line after its times: its verdict, then what the applier did and where its
     time went."""
     none = ("no event seen (its probes were detached at times: an event begun then, a stall, may have gone on "
             "unseen)" if verdict == "unwatched" else "no event applied")
-    return f"{verdict}: {work_words(f, none)}{split_words(f, verdict)}{attached_words(f)}"
+    return f"{verdict}: {work_words(f, none)}{split_words(f, verdict)}{latch_words(f)}{attached_words(f)}"
 
 
 # --- the text report's section ---------------------------------------------------------

@@ -351,25 +351,6 @@ static void print_latch_stacks(int stacks_fd, int traces_fd)
 	}
 }
 
-/* [owner, kind, id, mode, waits, ns] per latch waited on inside purge's work (owner 1) or
- * a replica applier's event (2) (latch.bpf.c's work_latches) */
-static void print_work_latches(int latches_fd)
-{
-	struct work_latch_key key, prev;
-	struct wait_sum sum;
-	bool first = true, more;
-
-	for (more = !bpf_map_get_next_key(latches_fd, NULL, &key); more;
-	     more = !bpf_map_get_next_key(latches_fd, &prev, &key)) {
-		prev = key;
-		if (bpf_map_lookup_elem(latches_fd, &key, &sum))
-			continue;
-		printf("%s[%u,%u,%llu,%u,%llu,%llu]", first ? "" : ",", key.owner, key.latch.kind,
-		       key.latch.id, key.latch.mode, sum.count, sum.total_ns);
-		first = false;
-	}
-}
-
 /* [tid, thread name, bytes, purge's bytes, writes, [stack of its first write outside purge]]
  * per thread that wrote redo (redo.bpf.c) */
 static void print_redo_writers(int writers_fd, int traces_fd)
@@ -452,45 +433,89 @@ void print_latch_tables(struct innostall_bpf *obj)
 	print_flush_waits(bpf_map__fd(obj->maps.flush_waits), traces_fd);
 	printf("],\"appliers\":[");
 	print_appliers(bpf_map__fd(obj->maps.applier_threads));
-	printf("],\"work_latches\":[");
-	print_work_latches(bpf_map__fd(obj->maps.work_latches));
 	printf("]}\n");
 	fflush(stdout);
 }
 
 /* The wait count of each latch as last printed, so that each interval prints only the
  * latches waited for since: under a scan, thousands of pages may hold a wait or two each, and
- * printing them all every second would fill the journal. Open addressing, twice the map. */
+ * printing them all every second would fill the journal. Open addressing, twice the map
+ * (latches or work_latches) it follows, so it never fills. */
 #define PRINTED_SLOTS 16384
+#define PRINTED_WORK_SLOTS 8192
 
-static struct printed_latch {
-	struct latch_key key;
+struct printed {
+	unsigned char key[sizeof(struct work_latch_key)]; /* the larger of the two keys */
 	__u64 count;
 	bool used;
-} printed[PRINTED_SLOTS];
+};
 
-/* The slot for key: its own, or the free one it would take (the table never fills: it has
- * twice the map's entries). */
-static struct printed_latch *printed_slot(const struct latch_key *key)
+static struct printed printed_latches[PRINTED_SLOTS], printed_work[PRINTED_WORK_SLOTS];
+
+/* The slot for key (of len bytes, whose first member is a struct latch_key): its own, or
+ * the free one it would take. */
+static struct printed *printed_slot(struct printed *table, unsigned int slots, const void *key, size_t len)
 {
-	__u64 h = (key->id ^ (__u64)key->mode << 56 ^ (__u64)key->kind << 60) * 0x9E3779B97F4A7C15ULL;
-	unsigned int i = h >> 50, n;
+	const struct latch_key *latch = key;
+	__u64 h = (latch->id ^ (__u64)latch->mode << 56 ^ (__u64)latch->kind << 60) * 0x9E3779B97F4A7C15ULL;
+	unsigned int i = (h >> 32) % slots, n;
 
-	for (n = 0; n < PRINTED_SLOTS; n++, i = (i + 1) % PRINTED_SLOTS)
-		if (!printed[i].used || !memcmp(&printed[i].key, key, sizeof(*key)))
-			return &printed[i];
+	if (len == sizeof(struct work_latch_key))
+		i = (i + ((const struct work_latch_key *)key)->owner) % slots;
+	for (n = 0; n < slots; n++, i = (i + 1) % slots)
+		if (!table[i].used || !memcmp(table[i].key, key, len))
+			return &table[i];
 	return NULL;
+}
+
+/* Whether the entry's count changed since it was last printed, noting it printed now. */
+static bool changed(struct printed *table, unsigned int slots, const void *key, size_t len, __u64 count)
+{
+	struct printed *seen = printed_slot(table, slots, key, len);
+
+	if (seen && seen->used && seen->count == count)
+		return false;
+	if (seen) {
+		memcpy(seen->key, key, len);
+		seen->count = count;
+		seen->used = true;
+	}
+	return true;
+}
+
+/* The latches purge's work (owner 1) and a replica applier's events (2) waited on since the
+ * last line, cumulative, before each snapshot (latch.bpf.c's work_latches): [owner, kind,
+ * id, mode, waits, ns]. The report names the latches of each phase from them. */
+static void print_work_latches(struct innostall_bpf *obj)
+{
+	int fd = bpf_map__fd(obj->maps.work_latches);
+	struct work_latch_key key, prev;
+	struct wait_sum sum;
+	bool first = true, more;
+
+	printf("{\"type\":\"work_latches\",\"mono_ns\":%llu,\"latches\":[", now_ns(CLOCK_MONOTONIC));
+	for (more = !bpf_map_get_next_key(fd, NULL, &key); more;
+	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
+		prev = key;
+		if (bpf_map_lookup_elem(fd, &key, &sum) ||
+		    !changed(printed_work, PRINTED_WORK_SLOTS, &key, sizeof(key), sum.count))
+			continue;
+		printf("%s[%u,%u,%llu,%u,%llu,%llu]", first ? "" : ",", key.owner, key.latch.kind,
+		       key.latch.id, key.latch.mode, sum.count, sum.total_ns);
+		first = false;
+	}
+	printf("]}\n");
 }
 
 /* Every latch waited for since the last line, cumulative, before each snapshot (the snapshot
  * that follows owns it): [kind, id, mode, waits, ns, max_ns, address, [log2 us slots up to
- * the last used]]. A latch not printed is unchanged. */
+ * the last used]]. A latch not printed is unchanged. Then the same of purge's and the
+ * applier's work (print_work_latches). */
 void print_latches(struct innostall_bpf *obj)
 {
 	int fd = bpf_map__fd(obj->maps.latches);
 	struct latch_key key, prev;
 	struct latch_sum sum;
-	struct printed_latch *seen;
 	bool first = true, more;
 	int s, used;
 
@@ -500,11 +525,8 @@ void print_latches(struct innostall_bpf *obj)
 		prev = key;
 		if (bpf_map_lookup_elem(fd, &key, &sum))
 			continue;
-		seen = printed_slot(&key);
-		if (seen && seen->used && seen->count == sum.count)
+		if (!changed(printed_latches, PRINTED_SLOTS, &key, sizeof(key), sum.count))
 			continue;
-		if (seen)
-			*seen = (struct printed_latch){ key, sum.count, true };
 		printf("%s[%u,%llu,%u,%llu,%llu,%llu,%llu,[", first ? "" : ",", key.kind, key.id,
 		       key.mode, sum.count, sum.total_ns, sum.max_ns, sum.latch);
 		first = false;
@@ -515,6 +537,7 @@ void print_latches(struct innostall_bpf *obj)
 		printf("]]");
 	}
 	printf("]}\n");
+	print_work_latches(obj);
 }
 
 int print_event(void *ctx, void *data, size_t size)

@@ -42,8 +42,9 @@
                       role, stack, waits, wait_us (writer_tables.py; whole recording)
     appliers.parquet  a replica's applier threads: tid, thread, role, events, apply_ns
                       (writer_tables.py; whole recording)
-    work_latches.parquet  the latches purge's work and the applier's waited on: owner,
-                      name, kind, mode, waits, wait_us (work_latches.py; whole recording)
+    work_latches.parquet  the latches purge's work and the applier's waited on, per
+                      interval: interval, t_s, owner, name, kind, mode, waits, wait_us
+                      (work_latches.py)
     read_views.parquet  the oldest read views open at each snapshot (at most 8, oldest first),
                       one row per interval and view: interval, t_s, tid, opened_s (seconds
                       from the attach, negative when opened before it), age_s, history_at_open

@@ -202,8 +202,8 @@ SHAPES = {
         "holders": list_of(row(identity, MODE, text, count, count, text, text, optional=1), MAX_ROWS),
         "redo_writers": list_of(row(TID, text, count, count, count, text), MAX_ROWS),
         "flush_waits": list_of(row(small(256), text, count, count, text), MAX_ROWS),
-        "appliers": list_of(row(TID, text, count, count), MAX_ROWS),
-        "work_latches": list_of(row(small(256), small(256), identity, MODE, count, count), MAX_ROWS)}),
+        "appliers": list_of(row(TID, text, count, count), MAX_ROWS)}),
+    "work_latches": fields({"latches": list_of(row(small(256), small(256), identity, MODE, count, count), MAX_ROWS)}),
     "end": fields({}, {"reason": nullable(text)}),
 }
 

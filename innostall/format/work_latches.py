@@ -1,36 +1,51 @@
-"""work_latches.parquet: the latches that purge's work and a replica's applier waited on,
-by name, from the journal's last latch_tables line (probes/latch.bpf.c's work_latches: a
-latch wait inside purge's batch or task, or inside an applier's event, summed again under
-that work). The report names them beside the latch share of that work's time; their
-holders are in latch_holders, by the same names.
+"""work_latches.parquet: the latches that purge's work and a replica's applier waited on, by
+name and interval, from the journal's work_latches lines (probes/latch.bpf.c's
+work_latches: a latch wait inside purge's batch or task, or inside an applier's event,
+summed again under that work; the loader prints the entries that changed, cumulative,
+just before each snapshot, which owns them). The report names the latches of each phase
+and of the whole recording; their holders are in latch_holders, by the same names.
 
+    interval, t_s  the interval (its end, seconds from the attach)
     owner          "purge" or "replication applier"
     name, kind     the latch, as latches.parquet names it (a buffer block's by its page)
     mode           the wait's mode (S, X, SX, other)
-    waits, wait_us its waits inside that work and their time (whole recording)"""
+    waits, wait_us its waits inside that work in the interval, and their time"""
 from __future__ import annotations
 
-from innostall.format.journal import UNNAMED, latch_names_of, latest_latch_tables, lock_site_names, mode_name
+from innostall.format.journal import UNNAMED, journal_start, latch_names_of, lock_site_names, mode_name
 from innostall.format.schema import Schema
 from innostall.format.writer_tables import APPLIER_ROLE, PURGE_ONLY
 
 WORK_LATCHES = "work_latches.parquet"
-WORK_LATCH_COLUMNS = {"owner": "string", "name": "string", "kind": "string", "mode": "string",
-                      "waits": "int64", "wait_us": "float64"}
+WORK_LATCH_COLUMNS = {"interval": "int32", "t_s": "float64", "owner": "string", "name": "string", "kind": "string",
+                      "mode": "string", "waits": "int64", "wait_us": "float64"}
 OWNERS = {1: PURGE_ONLY, 2: APPLIER_ROLE}  # probes/innostall.h enum work_owner
+KEY = ["interval", "t_s", "owner", "name", "kind", "mode"]
 
 
 def work_latches_table(records: list[dict], schema: Schema):
-    """One row per owner, latch name and mode (a latch's pages, or its addresses over a
-    restart of its owner, summed under its name)."""
+    """One row per interval, owner, latch name and mode with waits in it: the deltas of
+    the cumulative rows (a latch's pages, or its addresses, summed under its name)."""
     import pandas as pd
     modes, names = schema.wait_modes, latch_names_of(records, lock_site_names(records))
-    rows = []
-    for owner, kind, ident, mode, waits, ns in latest_latch_tables(records).get("work_latches", []):
-        name, label = names.get((kind, ident), (UNNAMED, "latch"))
-        rows.append((OWNERS.get(owner, f"owner {owner}"), name, label, mode_name(modes, mode), waits, ns / 1000))
+    start = journal_start(records) if records else 0
+    rows, pending, interval, before = [], None, 0, {}
+    for r in records:
+        kind = r.get("type")
+        if kind == "work_latches":
+            pending = r
+        elif kind in ("interval", "final"):
+            t = (r["mono_ns"] - start) / 1e9
+            for owner, latch_kind, ident, mode, waits, ns in (pending or {}).get("latches", []):
+                key = (owner, latch_kind, ident, mode)
+                was = before.get(key, (0, 0))
+                if waits > was[0]:
+                    name, label = names.get((latch_kind, ident), (UNNAMED, "latch"))
+                    rows.append((interval, t, OWNERS.get(owner, f"owner {owner}"), name, label,
+                                 mode_name(modes, mode), waits - was[0], (ns - was[1]) / 1000))
+                before[key] = (waits, ns)
+            pending, interval = None, interval + 1
     df = pd.DataFrame(rows, columns=list(WORK_LATCH_COLUMNS)).astype(WORK_LATCH_COLUMNS)
     if not len(df):
         return df
-    return (df.groupby(["owner", "name", "kind", "mode"], as_index=False, observed=True)[["waits", "wait_us"]].sum()
-            .astype(WORK_LATCH_COLUMNS))
+    return df.groupby(KEY, as_index=False, observed=True)[["waits", "wait_us"]].sum().astype(WORK_LATCH_COLUMNS)
