@@ -101,12 +101,14 @@ def waiting_part(split: dict | None) -> tuple[str, float] | None:
 def applier_deltas(rec) -> pd.DataFrame:
     """Per interval (index t_s, every snapshot of the recording): the applier's counters'
     deltas, each time counter with its events in progress added (OPEN: its gauge's level
-    at the interval's end less the level at the one before)."""
+    at the interval's end less the level at the one before; for a window's first, the
+    level at the window's start)."""
     from .timeline import per_interval
     ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s", dtype="float64")
     table = per_interval(rec, [*COUNTERS, *OPEN.values()]).reindex(ends, fill_value=0)
+    before = (rec.window or {}).get("gauges_before", {})  # a window's: the level at its start
     for name, gauge in OPEN.items():
-        table[name] = table[name] + table[gauge] - table[gauge].shift(1, fill_value=0)
+        table[name] = table[name] + table[gauge] - table[gauge].shift(1, fill_value=before.get(gauge, 0))
     return table[list(COUNTERS)]
 
 

@@ -96,8 +96,11 @@ def window(rec: Recording, start: str | None, end: str | None) -> Recording:
     if isinstance(start_ns, int):
         meta["start_real_ns"] = start_ns + round(shift * 1e9)
         meta["stop_real_ns"] = start_ns + round(float(inside.iloc[-1]) * 1e9)
+    # the gauges' levels at the window's start, for the views that tell their growth
+    last_before = rec.counters[(rec.counters["interval"] == first - 1) & rec.counters["name"].isin(rec.schema.gauges)]
     told = {"from_s": round(shift, 3), "to_s": round(float(inside.iloc[-1]), 3),
-            "recording_s": round(rec.duration_s, 3), "whole_only": list(WHOLE_ONLY)}
+            "recording_s": round(rec.duration_s, 3), "whole_only": list(WHOLE_ONLY),
+            "gauges_before": {str(n): int(v) for n, v in zip(last_before["name"], last_before["value"])}}
     return dataclasses.replace(rec, meta=meta, counters=intervals(rec.counters), hists=intervals(rec.hists),
                                walks=walks.reset_index(drop=True), read_views=views,
                                latch_timeline=intervals(rec.latch_timeline), work_latches=intervals(rec.work_latches),

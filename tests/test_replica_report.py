@@ -12,7 +12,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import recordings
-from innostall.analysis import html, recording, replica, replica_check, replica_time, summary, text, verdict_check
+from innostall.analysis import (html, recording, replica, replica_check, replica_time, summary, text, verdict_check,
+                                 window)
 from innostall.analysis.wording.replica import WHY
 from innostall.collector.recorder import replica_metrics
 from recordings import purge_journal
@@ -404,6 +405,10 @@ def test_an_event_stalled_on_a_row_lock_is_told_in_the_intervals_it_lasted(tmp_p
     assert [(p["from_s"], p["to_s"], p["verdict"]) for p in said["phases"]] == \
         [(0.0, 3.0, "idle"), (3.0, 7.0, "row-lock-bound"), (7.0, 10.0, "idle")]
     assert verdict_check.check(str(directory)) == []
+    # a window from 5 s counts the stall from there: its level then is no growth of the window's
+    windowed = replica_time.applier_deltas(window.window(rec, "5", None))
+    assert list(windowed["applier_ns"] / S) == [1.0, 1.0, 0, 0, 0]
+    assert list((windowed["applier_row_lock_ns"] / S).round(6)) == [1.0, 0.9, 0, 0, 0]
 
 
 def test_an_event_still_stalled_at_the_end_is_counted_so_far(tmp_path):

@@ -337,16 +337,23 @@ class SqlSession:
             return False
 
     def find_thread_table(self) -> tuple[ThreadTable, str | None]:
-        if self.works("SELECT TID FROM information_schema.PROCESSLIST LIMIT 0"):
+        """Where connections' OS thread ids are: MariaDB's PROCESSLIST.TID, else
+        performance_schema.threads. MySQL is asked for the latter first: there any statement
+        naming information_schema.PROCESSLIST writes a page to disk (MySQL 9.7.4: one each
+        time, even LIMIT 0), a write of our own at the attach."""
+        mariadb = "mariadb" in str(self.server).lower()
+        if mariadb and self.works("SELECT TID FROM information_schema.PROCESSLIST LIMIT 0"):
             return PROCESSLIST_TID, None
         try:
             ps_on = bool(int(self.query("SELECT @@GLOBAL.performance_schema")[0][0]))
         except pymysql.MySQLError:  # built without it
             ps_on = False
+        if ps_on and self.works("SELECT THREAD_OS_ID FROM performance_schema.threads LIMIT 0"):
+            return PS_THREADS, None
+        if not mariadb and self.works("SELECT TID FROM information_schema.PROCESSLIST LIMIT 0"):
+            return PROCESSLIST_TID, None
         if not ps_on:
             return PROCESSLIST, "performance_schema is off, so OS threads cannot be matched to connections"
-        if self.works("SELECT THREAD_OS_ID FROM performance_schema.threads LIMIT 0"):
-            return PS_THREADS, None
         return PROCESSLIST, f"{self.server} shows no connection's OS thread id"
 
     def columns(self, who: str, trx: str) -> str:
