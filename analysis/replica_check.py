@@ -304,12 +304,12 @@ def finding_claims(rec, told: dict) -> list[tuple]:
     """The replica finding's (pattern, test) for verdict_check.finding_problems."""
     n, d = vc.NUMBER, DURATION.format(N=vc.NUMBER)
     split, busy = whole_split(rec), applier_totals(rec)["applier_ns"] / 1e9
-    waits = "|".join(re.escape(DOING[p]) for p in WAITS)
+    waits = "|".join(re.escape(DOING[p]) for p in (*WAITS, "redo"))
 
     def holds(g) -> bool:
         part, watched = PART_OF[g[1]], sum(split.values()) if split else 0.0
         partial = g[4] is not None
-        largest = bool(split) and split[part] == max(split[w] for w in WAITS) \
+        largest = bool(split) and (part == "redo" or split[part] == max(split[w] for w in WAITS)) \
             and split[part] / watched >= FINDING_SHARE - MARGIN
         return bool(split) and rec.probe_attached("applier_event") and (largest or named_a_phase(told, part)) \
             and vc.said(g[0], 100 * split[part] / watched) \
@@ -328,9 +328,10 @@ def missing_finding(rec, told: dict) -> list[str]:
     split = whole_split(rec)
     if not told.get("replica") or not split or not sum(split.values()):
         return []
+    watched = sum(split.values())
     part = max(WAITS, key=lambda w: split[w])
-    share = split[part] / sum(split.values())
-    wanted = ([part] if share >= FINDING_SHARE + MARGIN else []) + [p for p in WAITS if named_a_phase(told, p)]
+    wanted = [p for p in (part, "redo") if split[p] / watched >= FINDING_SHARE + MARGIN] \
+        + [p for p in (*WAITS, "redo") if named_a_phase(told, p)]
     said = [f for f in told["findings"] if f.startswith("The replica's applier spent")]
     return [f"the applier spent {split[p] / sum(split.values()):.0%} of its watched time {DOING[p]}, and no finding "
             f"says so" for p in dict.fromkeys(wanted) if not any(DOING[p] in f.split(" (")[0] for f in said)]

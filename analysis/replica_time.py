@@ -1,8 +1,10 @@
 """Where a replica's applier time goes: each event's wall time (probe applier_event, one
 call of MariaDB's apply_event_and_update_pos_apply or MySQL's
 Slave_worker::slave_worker_exec_event) split into time on CPU (or runnable), latch waits,
-row-lock waits, page reads, waits for the commit order, and the rest, asleep for anything
-else (the redo log's or the binary log's sync at commit, a group commit ...); and the part
+row-lock waits, page reads, waits for the redo log to be written up to its commit
+(log_write_up_to: with innodb_flush_log_at_trx_commit=1, an fsync), waits for the commit
+order, and the rest, asleep for anything else (the binary log's sync at commit, a group
+commit's wait for its leader ...); and the part
 that names a phase of the replica's verdict: the largest waiting part once it takes
 CAUSE_SHARE of the time, else the largest part. An applier's own work (on CPU) and its
 commits' syncs (the rest) are always there, often its largest parts; what slows it beyond
@@ -23,9 +25,9 @@ import pandas as pd
 
 # the counters the applier's probes keep, per interval (probes/innostall.h)
 EVENTS, BUSY, WATCHED = "applier_events", "applier_ns", "applier_split_ns"
-PARTS = ("on_cpu", "latch", "row_lock", "io", "commit_order", "other")
+PARTS = ("on_cpu", "latch", "row_lock", "io", "redo", "commit_order", "other")
 MEASURED = {"on_cpu": "applier_cpu_ns", "latch": "applier_latch_ns", "row_lock": "applier_row_lock_ns",
-            "io": "applier_io_ns", "commit_order": "applier_commit_wait_ns"}
+            "io": "applier_io_ns", "redo": "applier_redo_ns", "commit_order": "applier_commit_wait_ns"}
 COUNTERS = (EVENTS, BUSY, WATCHED, *MEASURED.values())
 # The events being applied at each snapshot, their time so far (the loader's gauges): an
 # interval's growth of them is the time its unfinished events took in it. Added to the
@@ -34,12 +36,14 @@ COUNTERS = (EVENTS, BUSY, WATCHED, *MEASURED.values())
 OPEN = {BUSY: "applier_open_ns", WATCHED: "applier_open_split_ns",
         **{name: name.replace("applier_", "applier_open_", 1) for name in MEASURED.values()}}
 WAITS = ("latch", "row_lock", "io", "commit_order")  # the parts an applier waits in for someone
+# (the redo log's write at commit is its own work's cost, as its time on CPU: it names a
+# phase only as the largest part)
 CAUSE_SHARE = 0.1  # a waiting part this share of the time names the phase, larger parts or not
 BOUND = {"on_cpu": "cpu-bound", "latch": "latch-bound", "row_lock": "row-lock-bound", "io": "io-bound",
-         "commit_order": "commit-order-bound", "other": "off-cpu"}
+         "redo": "redo-bound", "commit_order": "commit-order-bound", "other": "off-cpu"}
 DOING = {"on_cpu": "on CPU", "latch": "waiting on latches", "row_lock": "waiting on row locks",
-         "io": "reading pages", "commit_order": "waiting for the commit order",
-         "other": "asleep for anything else"}
+         "io": "reading pages", "redo": "waiting for the redo log at commit",
+         "commit_order": "waiting for the commit order", "other": "asleep for anything else"}
 # A phase with no applier time: idle when its probes were attached throughout, unwatched
 # when the cost governor detached them (nothing is known of that time); unsplit when the
 # applier was busy but the scheduler tracepoint watched none of its events whole.

@@ -11,7 +11,8 @@
  * transaction on the replica holds (MariaDB lock_wait, MySQL and older MariaDB
  * lock_wait_suspend_thread), and for the transactions before it to commit first (the
  * commit order of a parallel applier: wait_for_commit::wait_for_prior_commit2,
- * Commit_order_manager::wait). At the span's end its time goes into the applier_* counters,
+ * Commit_order_manager::wait); a third it shares with every committing thread, for the
+ * redo log to be written up to its commit (log_write_up_to). At the span's end its time goes into the applier_* counters,
  * split only when the sleep tracepoint watched it whole; and into the thread's row of
  * applier_threads, from which the report names the applier threads. An event still being
  * applied at a snapshot is read there by the loader (applier_open_* gauges): a stall in
@@ -84,6 +85,7 @@ int BPF_KRETPROBE(applier_event_exit)
 			counter_add(CNT_APPLIER_LATCH_NS, span->latch_ns);
 			counter_add(CNT_APPLIER_ROW_LOCK_NS, span->row_lock_ns);
 			counter_add(CNT_APPLIER_COMMIT_WAIT_NS, span->commit_ns);
+			counter_add(CNT_APPLIER_REDO_NS, span->redo_ns);
 		}
 		thread_add(tid, wall_ns);
 	}
@@ -110,14 +112,16 @@ static __always_inline int wait_end(enum applier_wait kind)
 	struct purge_span *span = bpf_map_lookup_elem(&applier_start, &tid);
 	__u64 ns;
 
-	if (!span || !span->wait_since)
+	if (!span || !span->wait_since || span->wait_kind != kind) /* an inner wait of another kind */
 		return 0;
 	ns = bpf_ktime_get_ns() - span->wait_since;
 	span->wait_since = 0;
 	if (kind == WAIT_ROW_LOCK)
 		span->row_lock_ns += ns;
-	else
+	else if (kind == WAIT_COMMIT_ORDER)
 		span->commit_ns += ns;
+	else
+		span->redo_ns += ns;
 	return 0;
 }
 
@@ -147,4 +151,21 @@ int BPF_KRETPROBE(commit_order_wait_exit)
 {
 	count_hit(ctx);
 	return wait_end(WAIT_COMMIT_ORDER);
+}
+
+/* log_write_up_to: the redo log written, and with innodb_flush_log_at_trx_commit=1 flushed,
+ * up to the commit (or a wait for the thread that does it). Every committing thread calls
+ * it, so on a busy server it fires at every commit; only an applier's is kept. */
+SEC("uprobe")
+int BPF_KPROBE(redo_wait_enter)
+{
+	count_hit(ctx);
+	return wait_begin(WAIT_REDO);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(redo_wait_exit)
+{
+	count_hit(ctx);
+	return wait_end(WAIT_REDO);
 }

@@ -65,8 +65,9 @@
  * sleep tracepoint watched whole, which the three counters after each split (purge.bpf.c).
  * applier_* are a replica's applier threads applying events (applier.bpf.c): how many and
  * their wall time; applier_split_ns the time of those the sleep tracepoint watched whole,
- * split into time not asleep (cpu), page reads, latch waits, row-lock waits and waits for
- * the commit order (the rest asleep for other reasons: a log or binary-log sync, say).
+ * split into time not asleep (cpu), page reads, latch waits, row-lock waits, waits for
+ * the commit order and for the redo log to be written up to its commit (applier_redo_ns;
+ * the rest asleep for other reasons: a binary-log sync, say).
  * applier_open_* are the events being applied at the snapshot and their time so far, each
  * part as its counter above (set by the loader from applier_start): the report adds an
  * interval's growth of them to its counters, so a long event's time falls in the
@@ -188,6 +189,7 @@
 	X(CNT_APPLIER_LATCH_NS, "applier_latch_ns", "total", "ns")                \
 	X(CNT_APPLIER_ROW_LOCK_NS, "applier_row_lock_ns", "total", "ns")          \
 	X(CNT_APPLIER_COMMIT_WAIT_NS, "applier_commit_wait_ns", "total", "ns")    \
+	X(CNT_APPLIER_REDO_NS, "applier_redo_ns", "total", "ns")                  \
 	X(CNT_APPLIER_THREADS_FULL, "applier_threads_full", "loss", "events")     \
 	X(CNT_APPLIER_OPEN_EVENTS, "applier_open_events", "gauge", "events")     \
 	X(CNT_APPLIER_OPEN_NS, "applier_open_ns", "gauge", "ns")                  \
@@ -196,7 +198,8 @@
 	X(CNT_APPLIER_OPEN_IO_NS, "applier_open_io_ns", "gauge", "ns")            \
 	X(CNT_APPLIER_OPEN_LATCH_NS, "applier_open_latch_ns", "gauge", "ns")      \
 	X(CNT_APPLIER_OPEN_ROW_LOCK_NS, "applier_open_row_lock_ns", "gauge", "ns") \
-	X(CNT_APPLIER_OPEN_COMMIT_WAIT_NS, "applier_open_commit_wait_ns", "gauge", "ns")
+	X(CNT_APPLIER_OPEN_COMMIT_WAIT_NS, "applier_open_commit_wait_ns", "gauge", "ns") \
+	X(CNT_APPLIER_OPEN_REDO_NS, "applier_open_redo_ns", "gauge", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -358,13 +361,14 @@ struct purge_span {
 		       * and latch time counts only if the tracepoint watched it whole */
 	__u64 io_ns, latch_ns; /* page reads and latch waits inside it */
 	__u64 row_lock_ns, commit_ns; /* an applier's waits for row locks and the commit order */
+	__u64 redo_ns; /* and for the redo log to be written (and flushed) up to its commit */
 	__u64 wait_since; /* when such a wait began; 0 outside one */
 	__u32 wait_kind; /* which: enum applier_wait (below), while wait_since is set */
 	__u32 pad;
 };
 
 /* What an applier's event waits for inside it (applier.bpf.c; struct purge_span's wait_kind). */
-enum applier_wait { WAIT_ROW_LOCK, WAIT_COMMIT_ORDER };
+enum applier_wait { WAIT_ROW_LOCK, WAIT_COMMIT_ORDER, WAIT_REDO };
 
 /* One applier thread's events (applier.bpf.c's applier_threads map, keyed by thread id). */
 struct applier_thread {

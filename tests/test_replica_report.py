@@ -28,14 +28,16 @@ APPLIER_PROBES = [{"name": "applier_event",
 SQL_THREAD = [[4001, "mariadbd", 1233, 9 * S]]
 
 
-def applied(events: int, row_lock=0.0, cpu=0.0, io=0.0, latch=0.0, commit=0.0, other=0.0, unwatched=0.0) -> dict:
+def applied(events: int, row_lock=0.0, cpu=0.0, io=0.0, latch=0.0, commit=0.0, other=0.0, unwatched=0.0,
+            redo=0.0) -> dict:
     """One interval's applier counters: each part in seconds; unwatched, seconds of events
     the scheduler tracepoint did not watch whole (outside the split)."""
-    watched = row_lock + cpu + io + latch + commit + other
+    watched = row_lock + cpu + io + latch + commit + other + redo
     return {"applier_events": events, "applier_ns": round((watched + unwatched) * S),
             "applier_split_ns": round(watched * S), "applier_cpu_ns": round(cpu * S),
             "applier_io_ns": round(io * S), "applier_latch_ns": round(latch * S),
-            "applier_row_lock_ns": round(row_lock * S), "applier_commit_wait_ns": round(commit * S)}
+            "applier_row_lock_ns": round(row_lock * S), "applier_commit_wait_ns": round(commit * S),
+            "applier_redo_ns": round(redo * S)}
 
 
 IDLE = applied(0)
@@ -70,7 +72,7 @@ def test_the_summary_gives_the_appliers_events_busy_time_and_split(tmp_path):
     assert a["tids"] == [4001]
     assert a["threads"] == [{"tid": 4001, "thread": "mariadbd", "events": 1233, "apply_s": 9.0}]
     assert (a["events"], a["events_per_s"], a["busy_s"]) == (1233, 61.65, 9.0)
-    assert a["split_ms"] == {"on_cpu": 1800.0, "latch": 0.0, "row_lock": 5400.0, "io": 900.0,
+    assert a["split_ms"] == {"on_cpu": 1800.0, "latch": 0.0, "row_lock": 5400.0, "io": 900.0, "redo": 0.0,
                              "commit_order": 0.0, "other": 900.0}
     assert a["split_watched_pct"] is None and a["coverage"] == 1.0
     assert (said["lag_s_max"], said["lag_s_last"]) == (None, None)
@@ -294,6 +296,25 @@ def test_the_checker_holds_the_cause_rule_and_the_latch_words(tmp_path):
     assert replica_check.missing_finding(rec, without)
 
 
+def test_commits_waiting_for_the_redo_log_name_the_phase_unless_someone_is_in_the_way(tmp_path):
+    """A single applier whose commits wait for the redo log's sync: redo-bound, and a finding
+    says why; a latch part of a tenth of its time still names the phase it is in."""
+    syncing, hindered = applied(3000, cpu=0.3, redo=0.6, latch=0.02), applied(1500, cpu=0.25, redo=0.6, latch=0.12)
+    directory = write(tmp_path, [syncing] * 5 + [hindered] * 4 + [syncing] * 5)
+    said = told(directory)
+    assert [(p["from_s"], p["verdict"]) for p in said["replica"]["phases"]] == [
+        (0.0, "redo-bound"), (5.0, "latch-bound"), (9.0, "redo-bound")]
+    assert said["replica"]["phases"][0]["detail"].endswith(
+        ": 65% of it waiting for the redo log at commit (3.0 s), 33% on CPU (1.5 s), 2% waiting on latches (100 ms)")
+    [redo] = [f for f in said["findings"] if "waiting for the redo log at commit" in f.split(":")[0]]
+    assert redo.startswith("The replica's applier spent 64% of its time waiting for the redo log at commit (8.4 s of "
+                           "13.1 s busy, in 36,000 events): ") and redo.endswith(WHY["redo"])
+    assert verdict_check.check(str(directory)) == []
+    without = {**said, "findings": [f for f in said["findings"] if f != redo]}
+    assert any("waiting for the redo log at commit, and no finding" in p
+               for p in replica_check.missing_finding(recording.load(str(directory)), without))
+
+
 def test_the_checker_holds_the_report_and_catches_it_tampered_with(tmp_path):
     directory = write(tmp_path, row_lock_story())
     assert verdict_check.check(str(directory)) == []
@@ -356,7 +377,7 @@ def test_the_replica_metrics_carry_the_counters_split_by_part():
     assert samples[("innostall_replica_applier_events_total", None)] == 1233
     assert samples[("innostall_replica_applier_busy_seconds_total", None)] == 10.0
     split = {part: v for (name, part), v in samples.items() if name == "innostall_replica_applier_split_seconds_total"}
-    assert split == {"on_cpu": 1.8, "latch": 0.0, "row_lock": 5.4, "io": 0.9, "commit_order": 0.0,
+    assert split == {"on_cpu": 1.8, "latch": 0.0, "row_lock": 5.4, "io": 0.9, "redo": 0.0, "commit_order": 0.0,
                      "other": split["other"]}
     assert abs(split["other"] - 0.9) < 1e-9
     assert list(replica_metrics.replica_families({"purge_batches": 3})) == []
@@ -365,7 +386,7 @@ def test_the_replica_metrics_carry_the_counters_split_by_part():
 def test_the_metrics_and_the_report_split_the_time_alike():
     assert replica_metrics.MEASURED == replica_time.MEASURED
     assert set(replica_metrics.split_seconds({})) == set(replica_time.PARTS)
-    assert set(WHY) == set(replica_time.WAITS)
+    assert set(WHY) == {*replica_time.WAITS, "redo"}
     assert replica.LAG_NOTE.startswith("not read: ")
 
 

@@ -18,8 +18,8 @@ THREADS_SHOWN = 8  # applier threads listed in the text; JSON lists them all
 PHASES_SHOWN = 30  # a long recording's phases beyond these are in report --json
 FINDING_SHARE = 0.25  # a waiting part from which a finding says why the applier waited
 PART_LABELS = {"on_cpu": "on CPU", "latch": "latch waits", "row_lock": "row-lock waits", "io": "page reads",
-               "commit_order": "commit-order waits",
-               "other": "other (asleep for anything else: a redo or binary-log sync at commit, a group commit ...)"}
+               "redo": "redo-log waits at commit", "commit_order": "commit-order waits",
+               "other": "other (asleep for anything else: a binary-log sync at commit, a group commit ...)"}
 WHY = {
     "row_lock": "its transactions waited for row locks that other transactions held on the replica, such as a "
                 "query or a long transaction run on the replica itself (a report, a backup, a locking read) or, "
@@ -28,6 +28,11 @@ WHY = {
              "buffer pool).",
     "io": "the pages its events changed were not in the buffer pool and were read from disk one at a time, "
           "as with a buffer pool too small for the replica's working set, or a cold one after a restart.",
+    "redo": "each transaction it applied waited at its commit for the redo log to be written, and with "
+            "innodb_flush_log_at_trx_commit=1 flushed to disk: one sync per transaction, one transaction at a time "
+            "for a single applier, so the disk's sync latency caps its rate. Parallel appliers share a sync "
+            "among the transactions committing together; innodb_flush_log_at_trx_commit=2 (a replica that "
+            "can be rebuilt from its source may lose its last second) or a disk with a faster sync shorten it.",
     "commit_order": "its parallel workers had transactions ready to commit that waited for the ones before "
                     "them to commit first (the source's commit order); a slow transaction ahead holds the "
                     "others back, so more workers would not apply faster.",
@@ -168,11 +173,13 @@ def replica_lines(rec: Recording, told: dict) -> list[str]:
 # --- the finding -----------------------------------------------------------------------
 
 def finding_parts(split: dict | None, phases: list[dict]) -> list[str]:
-    """The waiting parts a finding explains: the largest, when it took FINDING_SHARE of the
-    watched time, and each that named a phase."""
+    """The parts a finding explains: the largest waiting part, and the redo log's waits,
+    each when it took FINDING_SHARE of the watched time, and each that named a phase."""
     found = waiting_part(split)
     parts = [found[0]] if found and found[1] >= FINDING_SHARE else []
-    return parts + [p for p in WAITS if p not in parts and any(ph["verdict"] == BOUND[p] for ph in phases)]
+    if split and sum(split.values()) and split["redo"] / sum(split.values()) >= FINDING_SHARE:
+        parts.append("redo")
+    return parts + [p for p in (*WAITS, "redo") if p not in parts and any(ph["verdict"] == BOUND[p] for ph in phases)]
 
 
 def replica_findings(rec: Recording, told: dict) -> list[str]:

@@ -37,6 +37,7 @@ class ResolvedProbe:
     group_setting: str | None = None  # BPF setting told this probe's group number
     bpftrace_with: dict[str, str] = field(default_factory=dict)  # placeholder -> probe
     path: str | None = None  # the library the offsets are in (`library`); None: the server
+    replica_only: bool = False  # left out where the server says it is no replica (the catalog's)
 
     @property
     def ok(self) -> bool:
@@ -267,7 +268,8 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
                               entry["cost"], dict(entry["programs"]), bpftrace=entry.get("bpftrace"),
                               group=entry.get("group", name),
                               group_setting=entry.get("group_setting"),
-                              bpftrace_with=dict(entry.get("bpftrace_with", {})))
+                              bpftrace_with=dict(entry.get("bpftrace_with", {})),
+                              replica_only=entry.get("replica_only", False))
         variants = ordered_variants(entry["variant"], target)
         if entry.get("needs_layout") and not known_layout:
             probe.reason = (f"block and latch structs of {target.label} are neither in its DWARF "

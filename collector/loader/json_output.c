@@ -149,7 +149,7 @@ static bool block_write_wait(const union open_wait *open, const struct governor 
  * gauges from which the report puts a long event's time in the intervals it took. */
 static void gauge_open_applier(int spans_fd, const struct governor *gov, int counters_fd)
 {
-	__u64 now = now_ns(CLOCK_MONOTONIC), sum[CNT_APPLIER_OPEN_COMMIT_WAIT_NS - CNT_APPLIER_OPEN_EVENTS + 1] = {};
+	__u64 now = now_ns(CLOCK_MONOTONIC), sum[CNT_APPLIER_OPEN_REDO_NS - CNT_APPLIER_OPEN_EVENTS + 1] = {};
 	__u64 elapsed, asleep, waited;
 	struct purge_span span;
 	__u32 tid, prev, id;
@@ -176,8 +176,10 @@ static void gauge_open_applier(int spans_fd, const struct governor *gov, int cou
 			span.row_lock_ns + (span.wait_kind == WAIT_ROW_LOCK ? waited : 0);
 		sum[CNT_APPLIER_OPEN_COMMIT_WAIT_NS - CNT_APPLIER_OPEN_EVENTS] +=
 			span.commit_ns + (span.wait_kind == WAIT_COMMIT_ORDER ? waited : 0);
+		sum[CNT_APPLIER_OPEN_REDO_NS - CNT_APPLIER_OPEN_EVENTS] +=
+			span.redo_ns + (span.wait_kind == WAIT_REDO ? waited : 0);
 	}
-	for (id = CNT_APPLIER_OPEN_EVENTS; id <= CNT_APPLIER_OPEN_COMMIT_WAIT_NS; id++)
+	for (id = CNT_APPLIER_OPEN_EVENTS; id <= CNT_APPLIER_OPEN_REDO_NS; id++)
 		bpf_map_update_elem(counters_fd, &id, &sum[id - CNT_APPLIER_OPEN_EVENTS], BPF_ANY);
 }
 

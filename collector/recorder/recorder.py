@@ -23,7 +23,7 @@ from ..discovery.discover import ResolvedProbe, layout
 from ..discovery.target import Target
 from ..loader import loader
 from ..server import latch_names, sql
-from ..server.replica_lag import LagReader
+from ..server.replica_lag import LagReader, replicates
 from ..server.state import open_state, state_plan
 from ..server.view_names import ViewNames
 from . import idle, store
@@ -118,6 +118,29 @@ def replica_lag(target: Target, probes: list[ResolvedProbe], asked: "Asked") -> 
     return LagReader.start(session, asked.interval_s) if session else None
 
 
+NOT_A_REPLICA = ("not attached: the server replicates from no source (its replica status is empty), and on a "
+                 "primary this probe would trap every commit for nothing")
+
+
+def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked: "Asked") -> None:
+    """The probes only a replica needs (the catalog's replica_only) left out where the server
+    says it replicates from no source. Where it cannot be asked (--no-sql, no login, no
+    privilege) they stay: the cost governor bounds what they cost."""
+    wanted = [p for p in probes if p.ok and p.replica_only]
+    if not wanted or not asked.use_sql or target.pid is None:
+        return
+    session, _ = sql.connect(target.pid, asked.sql_dsn)
+    if session is None:
+        return
+    try:
+        replicating = replicates(session)
+    finally:
+        session.close()
+    if replicating is False:
+        for p in wanted:
+            p.offsets, p.reason = [], NOT_A_REPLICA
+
+
 @dataclass(frozen=True)
 class Asked:
     """What a recording was asked for: record()'s options, as record() documents them."""
@@ -181,6 +204,7 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str, ask
                   starting: idle.Stay | None, group: idle.IdleGroup | None) -> dict:
     """record(), with the stay in the idle group that lasts until the probes attach: the
     loader starts in it, and leaves it itself once its BPF object is loaded."""
+    leave_out_replica_probes(target, probes, asked)
     attachments = plan_attachments(probes, asked.holders)
     if not attachments:
         raise UserError("no probe could be resolved; see 'innostall probes'")

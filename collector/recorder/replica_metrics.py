@@ -5,7 +5,7 @@ time went, one series per part of the split (a label), so a dashboard stacks the
 
     innostall_replica_applier_events_total           events the applier threads applied
     innostall_replica_applier_busy_seconds_total     their wall time applying them
-    innostall_replica_applier_split_seconds_total{part="on_cpu|latch|row_lock|io|commit_order|other"}
+    innostall_replica_applier_split_seconds_total{part="on_cpu|latch|row_lock|io|redo|commit_order|other"}
 
 The split covers the events the scheduler tracepoint watched whole (applier_split_ns); its
 "other" is what is left of that time once the measured parts are taken, never below 0, as
@@ -17,7 +17,7 @@ from prometheus_client.core import CounterMetricFamily
 
 PREFIX = "innostall_replica_applier_"
 MEASURED = {"on_cpu": "applier_cpu_ns", "latch": "applier_latch_ns", "row_lock": "applier_row_lock_ns",
-            "io": "applier_io_ns", "commit_order": "applier_commit_wait_ns"}
+            "io": "applier_io_ns", "redo": "applier_redo_ns", "commit_order": "applier_commit_wait_ns"}
 
 
 def split_seconds(counters: dict[str, int]) -> dict[str, float]:

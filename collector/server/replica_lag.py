@@ -12,6 +12,7 @@ Use
     reader = LagReader.start(session, every_s)   # None when the server is no replica
     reader.gauges()                              # {"replica_lag_s": 12} or {} (not known now)
     reader.close()
+    replicates(session)                          # True, False, or None (it would not say)
 """
 from __future__ import annotations
 
@@ -43,19 +44,15 @@ class LagReader:
     def start(cls, session, every_s: float) -> "LagReader | None":
         """A reader, polling, if the server answers one of STATEMENTS with a row: it is a
         replica; None otherwise (the session is closed then)."""
-        for statement in STATEMENTS:
-            try:
-                columns, rows = ask(session, statement)
-            except (pymysql.MySQLError, OSError, ValueError):
-                continue  # not this family's spelling, or not allowed
-            if not rows:
-                break
-            reader = cls(session, statement, every_s)
-            reader.keep(columns, rows)
-            reader.thread.start()
-            return reader
-        session.close()
-        return None
+        answer = status(session)
+        if not answer or not answer[2]:
+            session.close()
+            return None
+        statement, columns, rows = answer
+        reader = cls(session, statement, every_s)
+        reader.keep(columns, rows)
+        reader.thread.start()
+        return reader
 
     def keep(self, columns: list[str], rows: list[tuple]) -> None:
         lag = lag_of(columns, rows)
@@ -76,6 +73,24 @@ class LagReader:
         self.stopping.set()
         self.thread.join(timeout=5)
         self.session.close()
+
+
+def status(session) -> tuple[str, list[str], list[tuple]] | None:
+    """The first of STATEMENTS the server answers, with its answer (no rows: it is not a
+    replica); None when it answers none (no privilege)."""
+    for statement in STATEMENTS:
+        try:
+            return (statement, *ask(session, statement))
+        except (pymysql.MySQLError, OSError, ValueError):
+            continue  # not this family's spelling, or not allowed
+    return None
+
+
+def replicates(session) -> bool | None:
+    """Whether the server replicates from a source (a channel is configured, running or
+    not); None when it would not say."""
+    answer = status(session)
+    return None if answer is None else bool(answer[2])
 
 
 def ask(session, statement: str) -> tuple[list[str], list[tuple]]:
