@@ -102,6 +102,7 @@ static __always_inline int wait_begin(enum applier_wait kind)
 	if (span && !span->wait_since) {
 		span->wait_kind = kind;
 		span->wait_since = bpf_ktime_get_ns();
+		span->wait_asleep = span->asleep_ns;
 	}
 	return 0;
 }
@@ -120,8 +121,8 @@ static __always_inline int wait_end(enum applier_wait kind)
 		span->row_lock_ns += ns;
 	else if (kind == WAIT_COMMIT_ORDER)
 		span->commit_ns += ns;
-	else
-		span->redo_ns += ns;
+	else if (span->asleep_ns > span->wait_asleep) /* its sleep only: the log's write is CPU */
+		span->redo_ns += span->asleep_ns - span->wait_asleep;
 	return 0;
 }
 
@@ -155,7 +156,10 @@ int BPF_KRETPROBE(commit_order_wait_exit)
 
 /* log_write_up_to: the redo log written, and with innodb_flush_log_at_trx_commit=1 flushed,
  * up to the commit (or a wait for the thread that does it). Every committing thread calls
- * it, so on a busy server it fires at every commit; only an applier's is kept. */
+ * it, so on a busy server it fires at every commit; only an applier's is kept, and of it
+ * only the time asleep (the sync, or the wait for the thread doing it): copying and writing
+ * the log is on CPU, which the split already counts (measured on MariaDB 11.4.5: wall time
+ * here made the parts 2.2 s more than the 22.6 s they split). */
 SEC("uprobe")
 int BPF_KPROBE(redo_wait_enter)
 {

@@ -361,8 +361,9 @@ struct purge_span {
 		       * and latch time counts only if the tracepoint watched it whole */
 	__u64 io_ns, latch_ns; /* page reads and latch waits inside it */
 	__u64 row_lock_ns, commit_ns; /* an applier's waits for row locks and the commit order */
-	__u64 redo_ns; /* and for the redo log to be written (and flushed) up to its commit */
+	__u64 redo_ns; /* and asleep waiting for the redo log to be written up to its commit */
 	__u64 wait_since; /* when such a wait began; 0 outside one */
+	__u64 wait_asleep; /* asleep_ns when it began: the redo wait counts its sleep only */
 	__u32 wait_kind; /* which: enum applier_wait (below), while wait_since is set */
 	__u32 pad;
 };

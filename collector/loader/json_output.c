@@ -176,8 +176,8 @@ static void gauge_open_applier(int spans_fd, const struct governor *gov, int cou
 			span.row_lock_ns + (span.wait_kind == WAIT_ROW_LOCK ? waited : 0);
 		sum[CNT_APPLIER_OPEN_COMMIT_WAIT_NS - CNT_APPLIER_OPEN_EVENTS] +=
 			span.commit_ns + (span.wait_kind == WAIT_COMMIT_ORDER ? waited : 0);
-		sum[CNT_APPLIER_OPEN_REDO_NS - CNT_APPLIER_OPEN_EVENTS] +=
-			span.redo_ns + (span.wait_kind == WAIT_REDO ? waited : 0);
+		sum[CNT_APPLIER_OPEN_REDO_NS - CNT_APPLIER_OPEN_EVENTS] += span.redo_ns +
+			(span.wait_kind == WAIT_REDO && waited && asleep > span.wait_asleep ? asleep - span.wait_asleep : 0);
 	}
 	for (id = CNT_APPLIER_OPEN_EVENTS; id <= CNT_APPLIER_OPEN_REDO_NS; id++)
 		bpf_map_update_elem(counters_fd, &id, &sum[id - CNT_APPLIER_OPEN_EVENTS], BPF_ANY);
