@@ -22,7 +22,11 @@ And a stall made on purpose: on the replica a transaction holds every row of a t
 primary's load updates, for HOLD_S seconds. The applier waits for those rows' locks, and
 only the applier waits on the replica: the time innostall charges to the applier's row-lock
 waits is the replica's own count of row-lock wait time (Innodb_row_lock_time, ms), and the
-phase around the hold says so."""
+phase around the hold says so.
+
+And the applier's waits for the redo log at commit, switched off by the server's own
+settings: with commits that write the log to the page cache and do not sync it, the wait
+an event all but vanishes."""
 from __future__ import annotations
 
 import json
@@ -220,3 +224,77 @@ def test_rows_held_on_the_replica_stall_its_applier_on_row_locks(pair, tmp_path)
     assert abs(applier["split_ms"]["row_lock"] - waited_ms) <= ROW_LOCK_WAIT_SLACK_MS * waits
     assert phase["verdict"] in ("row-lock-bound", "commit-order-bound")
     assert "row lock" in phase["detail"]
+
+
+SYNC_PAIRS = [("mariadb-11.4.5", 0)]
+SWITCH_S = 6  # seconds of load with a sync at each commit; as many again without
+SYNCED_SHARE = 0.25  # without a sync at commit, the applier's redo wait an event, at most this share of with one
+SYNC_FLOOR_NS = 10_000  # a commit's sync shorter than this: a filesystem that syncs in no time, nothing to tell apart
+
+
+def interval_sums(rec, names: list[str], after_s: float, before_s: float) -> dict[str, int]:
+    """The counters' totals over the intervals that began after after_s and ended by before_s."""
+    c = rec.counters
+    ends = c.groupby("interval")["t_s"].first()
+    starts = ends.shift(1, fill_value=0.0)
+    kept = ends.index[(starts >= after_s) & (ends <= before_s)]
+    rows = c[c["interval"].isin(kept) & c["name"].isin(names)]
+    return {name: int(rows.loc[rows["name"] == name, "value"].sum()) for name in names}
+
+
+@pytest.mark.parametrize("pair", SYNC_PAIRS, indirect=True, ids=[f"{n}-{w}-workers" for n, w in SYNC_PAIRS])
+def test_the_applier_waits_for_the_redo_log_where_its_commits_sync_it(pair, tmp_path):
+    """The applier's redo-log waits (probe applier_redo_wait) against the server's own
+    switches: with innodb_flush_log_at_trx_commit=1 each commit writes the log and syncs it,
+    and with innodb_log_file_buffering=OFF (MariaDB 10.8+'s default where it can) the write
+    is direct I/O too. Set to 2 and ON on the fly, commits copy the log into the page cache
+    and do not sleep for it (the log is synced once a second). The wait per event must fall
+    to at most SYNCED_SHARE of what it was: the log's I/O was the wait. (With 2 alone, the
+    direct writes still slept: 14.7 µs an event, then 9.3 µs.)"""
+    primary, replica = pair
+    out = tmp_path / "rec"
+
+    def mark() -> tuple[int, int]:
+        """(now, the transactions the replica says its applier applied)"""
+        return time.monotonic_ns(), int(status(replica, "SHOW ALL SLAVES STATUS")["Slave_Transactional_Groups"])
+    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(replica.pid), "--exact", "--duration", "120",
+                                           "-o", str(out)], stderr=subprocess.PIPE, text=True)
+    load = None
+    was = status(replica, "SELECT @@innodb_flush_log_at_trx_commit AS f, @@innodb_log_file_buffering AS b")
+    try:
+        wait_for_line(out / "journal.jsonl", "interval")
+        load = primary.sysbench("oltp_update_non_index", 2 * SWITCH_S + 3, "--threads=2")
+        time.sleep(1)
+        marks = [mark()]
+        time.sleep(SWITCH_S)
+        marks.append(mark())
+        with replica.connect() as conn, conn.cursor() as cur:
+            cur.execute("SET GLOBAL innodb_log_file_buffering = ON")
+            cur.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 2")
+        time.sleep(SWITCH_S)
+        marks.append(mark())
+        load.wait(timeout=60)
+    finally:
+        with replica.connect() as conn, conn.cursor() as cur:
+            cur.execute(f"SET GLOBAL innodb_flush_log_at_trx_commit = {int(was['f'])}")
+            cur.execute(f"SET GLOBAL innodb_log_file_buffering = {int(was['b'])}")
+        if load:
+            stop_load(load)
+        record.send_signal(signal.SIGINT)
+        assert record.wait(timeout=60) == 0, record.stderr.read()
+    rec = recording.load(str(out))
+    attach = attach_mono_ns(out)
+    at = [(ns - attach) / 1e9 for ns, _ in marks]
+    names = ["applier_redo_ns", "applier_split_ns", "applier_events"]
+    # whole intervals inside each stretch (their rates stand for the stretch's)
+    synced, unsynced = interval_sums(rec, names, at[0], at[1]), interval_sums(rec, names, at[1] + 0.5, at[2])
+    trx = [marks[1][1] - marks[0][1], marks[2][1] - marks[1][1]]
+    per_event = [synced["applier_redo_ns"] / max(1, synced["applier_events"]),
+                 unsynced["applier_redo_ns"] / max(1, unsynced["applier_events"])]
+    print(f"{replica.name}: syncing at commit, {trx[0]} transactions applied, innostall {synced}; not, {trx[1]} "
+          f"transactions, innostall {unsynced}; redo wait an event {per_event[0]:,.0f} ns, then {per_event[1]:,.0f} ns")
+    assert trx[0] and trx[1] and synced["applier_events"] and unsynced["applier_events"]
+    events_per_trx = synced["applier_events"] / max(1, trx[0])  # a transaction's events, each stretch alike
+    if per_event[0] * events_per_trx < SYNC_FLOOR_NS:
+        pytest.skip(f"a commit's sync here takes {per_event[0] * events_per_trx:,.0f} ns: nothing to tell apart")
+    assert per_event[1] <= SYNCED_SHARE * per_event[0]
