@@ -118,7 +118,7 @@ def replica_lag(target: Target, probes: list[ResolvedProbe], asked: "Asked") -> 
     return LagReader.start(session, asked.interval_s) if session else None
 
 
-NOT_A_REPLICA = ("not attached: the server replicates from no source (its replica status is empty), and on a "
+NOT_A_REPLICA = ("left out: the server replicates from no source (its replica status is empty), and on a "
                  "primary this probe would trap every commit for nothing")
 
 
