@@ -17,9 +17,6 @@ void print_calibration(const struct hit_cost *cost, bool measured);
 void print_attached(const struct attachment *attach, int nr_attach);
 /* Cumulative counters, histograms, probe hits and the governor's accounts. */
 void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type);
-/* Cumulative latch sums: contended blocks and user stacks by wait mode. */
-void print_latch_tables(struct innostall_bpf *obj);
-void print_latches(struct innostall_bpf *obj);
 /* A ring buffer callback: one line per event (deep version walks). */
 int print_event(void *ctx, void *data, size_t size);
 /* The oldest open read views (see read_views.h); flag_offset: ReadView.m_open. */

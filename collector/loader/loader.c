@@ -41,6 +41,7 @@
 #include "run_time.h"
 #include "governor.h"
 #include "json_output.h"
+#include "table_output.h"
 #include "trace_helpers.h"
 #include "uprobe.h"
 
