@@ -298,28 +298,40 @@ def latches_table(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(LATCH_COLUMNS)).astype(LATCH_COLUMNS)
 
 
-def latch_timeline_table(records: list[dict]) -> pd.DataFrame:
-    """Waits per interval and latch name. A `latches` line is printed just before each
-    snapshot, so it belongs to that snapshot's interval (as the read views)."""
-    import pandas as pd
-    start, sites = journal_start(records), lock_site_names(records)
-    rows, pending, interval, before = [], None, 0, {}
+def interval_growth(records: list[dict], line_type: str, rows_of):
+    """(interval, t_s, key, what, waits, ns) for each row whose waits grew since the line
+    before, from lines of line_type holding cumulative rows and printed just before each
+    snapshot, so that each belongs to that snapshot's interval (as the read views).
+    rows_of(line) gives (key, what, waits, ns) per row; what is handed back as it is."""
+    start = journal_start(records)
+    pending, interval, before = None, 0, {}
     for r in records:
         kind = r.get("type")
-        if kind == "latches":
+        if kind == line_type:
             pending = r
         elif kind in ("interval", "final"):
             t = (r["mono_ns"] - start) / 1e9
-            sums: dict[tuple[str, str], list[int]] = {}
-            for key, name, label, waits, ns, *_ in _latch_rows(pending or {}, sites):
+            for key, what, waits, ns in rows_of(pending or {}):
                 prev = before.get(key, (0, 0))
                 if waits > prev[0]:
-                    total = sums.setdefault((name, label), [0, 0])
-                    total[0] += waits - prev[0]
-                    total[1] += ns - prev[1]
+                    yield interval, t, key, what, waits - prev[0], ns - prev[1]
                 before[key] = (waits, ns)
-            rows += [(interval, t, name, label, clamp(w), ns / 1000) for (name, label), (w, ns) in sums.items()]
             pending, interval = None, interval + 1
+
+
+def latch_timeline_table(records: list[dict]) -> pd.DataFrame:
+    """Waits per interval and latch name (interval_growth of the `latches` lines)."""
+    import pandas as pd
+    sites = lock_site_names(records)
+    sums: dict[tuple[int, float, str, str], list[int]] = {}
+
+    def rows_of(line: dict):
+        return ((key, (name, label), waits, ns) for key, name, label, waits, ns, *_ in _latch_rows(line, sites))
+    for interval, t, _key, (name, label), waits, ns in interval_growth(records, "latches", rows_of):
+        total = sums.setdefault((interval, t, name, label), [0, 0])
+        total[0] += waits
+        total[1] += ns
+    rows = [(interval, t, name, label, clamp(w), ns / 1000) for (interval, t, name, label), (w, ns) in sums.items()]
     return pd.DataFrame(rows, columns=list(LATCH_TIMELINE_COLUMNS)).astype(LATCH_TIMELINE_COLUMNS)
 
 

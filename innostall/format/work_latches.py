@@ -12,7 +12,7 @@ and of the whole recording; their holders are in latch_holders, by the same name
     waits, wait_us its waits inside that work in the interval, and their time"""
 from __future__ import annotations
 
-from innostall.format.journal import UNNAMED, journal_start, latch_names_of, lock_site_names, mode_name
+from innostall.format.journal import UNNAMED, interval_growth, latch_names_of, lock_site_names, mode_name
 from innostall.format.schema import Schema
 from innostall.format.writer_tables import APPLIER_ROLE, PURGE_ONLY
 
@@ -28,23 +28,15 @@ def work_latches_table(records: list[dict], schema: Schema):
     the cumulative rows (a latch's pages, or its addresses, summed under its name)."""
     import pandas as pd
     modes, names = schema.wait_modes, latch_names_of(records, lock_site_names(records))
-    start = journal_start(records) if records else 0
-    rows, pending, interval, before = [], None, 0, {}
-    for r in records:
-        kind = r.get("type")
-        if kind == "work_latches":
-            pending = r
-        elif kind in ("interval", "final"):
-            t = (r["mono_ns"] - start) / 1e9
-            for owner, latch_kind, ident, mode, waits, ns in (pending or {}).get("latches", []):
-                key = (owner, latch_kind, ident, mode)
-                was = before.get(key, (0, 0))
-                if waits > was[0]:
-                    name, label = names.get((latch_kind, ident), (UNNAMED, "latch"))
-                    rows.append((interval, t, OWNERS.get(owner, f"owner {owner}"), name, label,
-                                 mode_name(modes, mode), waits - was[0], (ns - was[1]) / 1000))
-                before[key] = (waits, ns)
-            pending, interval = None, interval + 1
+
+    def rows_of(line: dict):
+        return (((owner, kind, ident, mode), None, waits, ns)
+                for owner, kind, ident, mode, waits, ns in line.get("latches", []))
+    rows = []
+    for interval, t, (owner, kind, ident, mode), _, waits, ns in interval_growth(records, "work_latches", rows_of):
+        name, label = names.get((kind, ident), (UNNAMED, "latch"))
+        rows.append((interval, t, OWNERS.get(owner, f"owner {owner}"), name, label, mode_name(modes, mode),
+                     waits, ns / 1000))
     df = pd.DataFrame(rows, columns=list(WORK_LATCH_COLUMNS)).astype(WORK_LATCH_COLUMNS)
     if not len(df):
         return df
