@@ -47,7 +47,9 @@ class Recording:
     appliers: pd.DataFrame = field(default_factory=lambda: appliers_table([]))
     # a replica's applier threads: tid, thread, role, events, apply_ns
     work_latches: pd.DataFrame | None = None
-    # the latches purge's work and the applier's waited on: owner, name, kind, mode, waits, wait_us
+    # the latches purge's work and the applier's waited on, per interval: interval, t_s, owner,
+    # name, kind, mode, waits, wait_us
+    gauges_before: dict = field(default_factory=dict)  # a window's gauges' levels at its start (window.py)
     warnings: list[str] = field(default_factory=list)  # what was read around, in words
     window: dict | None = None  # a window of the recording (window.py): where it lies in it
     # sums the views ask for dozens of times: (the table they were summed from, the sums)

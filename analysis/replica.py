@@ -73,7 +73,6 @@ def applier_table(rec: Recording) -> pd.DataFrame:
     return table
 
 
-
 def span_totals(c: Columns, a: int, b: int) -> dict[str, int]:
     """The counters' totals over rows a..b, from running sums: an 8-hour recording has
     thousands of runs to name and phases to tell."""
@@ -129,9 +128,14 @@ def span_figures(c: Columns, a: int, b: int, threads: int, sampled: bool) -> dic
             "attached_share": rounded(attached) if attached is not None else None}
 
 
-def start_s(table: pd.DataFrame, a: int) -> float:
+def began_s(table: pd.DataFrame, a: int) -> float:
     """When row a's interval began: the snapshot before it (0 for the first)."""
-    return round(float(table.index[a - 1]), 3) if a else 0.0
+    return float(table.index[a - 1]) if a else 0.0
+
+
+def start_s(table: pd.DataFrame, a: int) -> float:
+    """began_s, as the phase gives it: to the millisecond."""
+    return round(began_s(table, a), 3)
 
 
 def phases(table: pd.DataFrame, threads: int, sampled: bool,
@@ -146,8 +150,7 @@ def phases(table: pd.DataFrame, threads: int, sampled: bool,
     found = []
     for v, a, b in runs(smooth):
         f = span_figures(c, a, b, threads, sampled)
-        f["latch"] = latch_between(float(table.index[a - 1]) if a else 0.0, float(table.index[b])) \
-            if v == BOUND["latch"] else None
+        f["latch"] = latch_between(began_s(table, a), float(table.index[b])) if v == BOUND["latch"] else None
         found.append({"from_s": start_s(table, a), "to_s": round(float(table.index[b]), 3), "verdict": v,
                       "detail": phase_detail(v, f), "figures": f})
     return found

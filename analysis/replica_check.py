@@ -4,8 +4,8 @@ says of a replica's applier holds against the counters it comes from.
 - the section stands exactly where the applier_event probe was attached and the appliers
   applied events, and its summary's figures are the counters' totals;
 - the phases tile the recording, and each verdict has a reason in its own intervals (a
-  bound phase's part names its split (replica_time.named_part's rule), an idle one has an interval without
-  applier time ...);
+  bound phase's part names its split (replica_time.named_part's rule), an idle one has an
+  interval without applier time ...);
 - each phase's figures and each claim of its sentence, re-derived from the counters of the
   phase's own intervals, and no number left over that no claim accounts for; every part of
   a hundredth of the watched time or more named, saturation said where the appliers were
@@ -76,6 +76,11 @@ def applier_threads(rec) -> int:
     if appliers is None or not len(appliers):
         return 1
     return max(1, int((appliers["role"] == APPLIER_ROLE).sum()) or len(appliers))
+
+
+def heaviest(by_name: pd.Series, name: str) -> bool:
+    """Whether the latch named so waited the most of these (by_name: time by latch name)."""
+    return name in by_name.index and by_name[name] >= by_name.max() * (1 - MARGIN)
 
 
 def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled: str | None,
@@ -173,8 +178,8 @@ def figure_problems(figures: dict, real: dict) -> list[str]:
         if (told is None) != (of is None) or (told and not all(vc.same(told[p], of[p]) for p in PARTS)):
             found.append(f"{k} is {told}, its intervals say {vc.shown(of)}")
     latch = figures.get("latch")
-    if latch and not (latch["name"] in real["latch_s"].index and vc.same(latch["wait_s"], real["latch_s"][latch["name"]])
-                      and real["latch_s"][latch["name"]] >= real["latch_s"].max() * (1 - MARGIN)):
+    if latch and not (heaviest(real["latch_s"], latch["name"])
+                      and vc.same(latch["wait_s"], real["latch_s"][latch["name"]])):
         found.append(f"latch is {latch}, its intervals' heaviest is {real['latch_s'].idxmax() if len(real['latch_s']) else None}")
     if figures["saturated"] != (real["busy_share"] >= SATURATED):
         found.append(f"saturated is {figures['saturated']}, its appliers were busy {real['busy_share']:.1%}")
@@ -229,8 +234,7 @@ def claims(real: dict, named: set[str]) -> list[tuple]:
         (r"its time was not split \(no event was watched whole\)",
          lambda g: real["busy_s"] > 0 and not real["split_s"]),
         (rf"; the latch it waited on most: (.+?) \({d}\)(?=;|$)",
-         lambda g: g[0] in real["latch_s"].index and real["latch_s"][g[0]] >= real["latch_s"].max() * (1 - MARGIN)
-         and lasted(g[1], g[2], real["latch_s"][g[0]])),
+         lambda g: heaviest(real["latch_s"], g[0]) and lasted(g[1], g[2], real["latch_s"][g[0]])),
         (rf"its probes were attached ({n})% of the phase",
          lambda g: real["attached_share"] is not None and vc.said(g[0], 100 * real["attached_share"])),
     ]
@@ -276,7 +280,7 @@ def named_a_phase(told: dict, part: str) -> bool:
     return any(p["verdict"] == BOUND[part] for p in (told.get("replica") or {}).get("phases", []))
 
 
-def applier_latches(rec) -> tuple[pd.DataFrame, float]:
+def applier_latches(rec) -> tuple[pd.Series, float]:
     """The applier's latch waits by latch name (ms), and their total."""
     table = rec.work_latches
     mine = table[table["owner"] == APPLIER_ROLE]
@@ -290,7 +294,7 @@ def latch_words_hold(rec, g) -> bool:
     and a thread among those that released it."""
     name, x, y, holder = g
     by_name, total = applier_latches(rec)
-    if name not in by_name.index or by_name[name] < by_name.max() * (1 - MARGIN):
+    if not heaviest(by_name, name):
         return False
     if not (vc.said(x.replace(",", ""), by_name[name]) and vc.said(y.replace(",", ""), total)):
         return False
@@ -333,5 +337,5 @@ def missing_finding(rec, told: dict) -> list[str]:
     wanted = [p for p in (part, "redo") if split[p] / watched >= FINDING_SHARE + MARGIN] \
         + [p for p in (*WAITS, "redo") if named_a_phase(told, p)]
     said = [f for f in told["findings"] if f.startswith("The replica's applier spent")]
-    return [f"the applier spent {split[p] / sum(split.values()):.0%} of its watched time {DOING[p]}, and no finding "
+    return [f"the applier spent {split[p] / watched:.0%} of its watched time {DOING[p]}, and no finding "
             f"says so" for p in dict.fromkeys(wanted) if not any(DOING[p] in f.split(" (")[0] for f in said)]

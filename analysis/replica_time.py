@@ -110,7 +110,7 @@ def applier_deltas(rec) -> pd.DataFrame:
     from .timeline import per_interval
     ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s", dtype="float64")
     table = per_interval(rec, [*COUNTERS, *OPEN.values()]).reindex(ends, fill_value=0)
-    before = (rec.window or {}).get("gauges_before", {})  # a window's: the level at its start
+    before = rec.gauges_before  # a window's: the level at its start
     for name, gauge in OPEN.items():
         table[name] = table[name] + table[gauge] - table[gauge].shift(1, fill_value=before.get(gauge, 0))
     return table[list(COUNTERS)]

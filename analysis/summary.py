@@ -234,7 +234,7 @@ def measured(rec: Recording) -> dict:
     return {**({"warnings": noted} if noted else {}),
         "server": rec.meta["target"],
         "duration_s": round(rec.duration_s, 3),
-        **({"window": {k: v for k, v in rec.window.items() if k != "gauges_before"}} if rec.window else {}),
+        **({"window": rec.window} if rec.window else {}),
         "complete": bool(rec.meta.get("complete")),
         "ended_by": ended_by(rec),
         "purge": {

@@ -99,12 +99,12 @@ def window(rec: Recording, start: str | None, end: str | None) -> Recording:
     # the gauges' levels at the window's start, for the views that tell their growth
     last_before = rec.counters[(rec.counters["interval"] == first - 1) & rec.counters["name"].isin(rec.schema.gauges)]
     told = {"from_s": round(shift, 3), "to_s": round(float(inside.iloc[-1]), 3),
-            "recording_s": round(rec.duration_s, 3), "whole_only": list(WHOLE_ONLY),
-            "gauges_before": {str(n): int(v) for n, v in zip(last_before["name"], last_before["value"])}}
+            "recording_s": round(rec.duration_s, 3), "whole_only": list(WHOLE_ONLY)}
     return dataclasses.replace(rec, meta=meta, counters=intervals(rec.counters), hists=intervals(rec.hists),
                                walks=walks.reset_index(drop=True), read_views=views,
                                latch_timeline=intervals(rec.latch_timeline), work_latches=intervals(rec.work_latches),
-                               window=told)
+                               window=told,
+                               gauges_before={str(n): int(v) for n, v in zip(last_before["name"], last_before["value"])})
 
 
 def window_words(told: dict) -> str:

@@ -11,10 +11,15 @@ def ms(x: float) -> str:
     return f"{x:,.1f} ms"
 
 
+def thread_words(h: dict) -> str:
+    """A holder as "buf_dump (buffer pool dump)", its role left out where its name says it."""
+    role = f" ({h['role']})" if h["role"] and h["role"] != h["thread"] else ""
+    return f"{h['thread']}{role}"
+
+
 def holder_words(h: dict) -> str:
     """"buf_dump (buffer pool dump) 700.0 ms"."""
-    role = f" ({h['role']})" if h["role"] and h["role"] != h["thread"] else ""
-    return f"{h['thread']}{role} {ms(h['wait_ms'])}"
+    return f"{thread_words(h)} {ms(h['wait_ms'])}"
 
 
 def work_latch_lines(latches: dict, inside: str) -> list[str]:
@@ -32,13 +37,12 @@ def work_latch_lines(latches: dict, inside: str) -> list[str]:
 
 
 def heaviest_latch_words(latches: dict) -> str:
-    """' Most of it on buf_pool.mutex (900.0 ms of 1,234.5 ms), released most by buf_dump
-    (buffer pool dump).' or '' where no latch was seen under that work."""
+    """' The latch it waited on longest: buf_pool.mutex (900.0 ms of the 1,234.5 ms it waited
+    on latches, released most by buf_dump (buffer pool dump)).' or '' where no latch was
+    seen under that work."""
     if not latches["latches"]:
         return ""
     top = latches["latches"][0]
-    holder = top["holders"][0] if top["holders"] else None
-    by = f", released most by {holder['thread']}" + (f" ({holder['role']})" if holder["role"] != holder["thread"]
-                                                      else "") if holder else ""
+    by = f", released most by {thread_words(top['holders'][0])}" if top["holders"] else ""
     return (f" The latch it waited on longest: {top['name']} ({ms(top['wait_ms'])} of the {ms(latches['wait_ms'])} "
             f"it waited on latches{by}).")
