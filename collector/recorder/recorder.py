@@ -109,10 +109,12 @@ def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
                                 "statements": "literals kept" if keep_literals else "fingerprinted"}
 
 
-def replica_lag(target: Target, probes: list[ResolvedProbe], asked: "Asked") -> LagReader | None:
+def replica_lag(target: Target, probes: list[ResolvedProbe], asked: "Asked",
+                replicating: bool | None) -> LagReader | None:
     """The replica's lag as it reports it, read each interval over a session of its own,
-    where the applier is traced, we may log in and the server is a replica."""
-    if not asked.use_sql or not any(p.ok and p.name == "applier_event" for p in probes):
+    where the applier is traced, we may log in and the server is a replica (replicating:
+    what it said before the attach, None if it was not asked)."""
+    if not asked.use_sql or replicating is False or not any(p.ok and p.name == "applier_event" for p in probes):
         return None
     session, _ = sql.connect(target.pid, asked.sql_dsn)
     return LagReader.start(session, asked.interval_s) if session else None
@@ -122,16 +124,16 @@ NOT_A_REPLICA = ("left out: the server replicates from no source (its replica st
                  "primary this probe would trap every commit for nothing")
 
 
-def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked: "Asked") -> None:
+def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked: "Asked") -> bool | None:
     """The probes only a replica needs (the catalog's replica_only) left out where the server
-    says it replicates from no source. Where it cannot be asked (--no-sql, no login, no
-    privilege) they stay: the cost governor bounds what they cost."""
+    says it replicates from no source; what it said (None: not asked). Where it cannot be
+    asked (--no-sql, no login, no privilege) they stay: the cost governor bounds their cost."""
     wanted = [p for p in probes if p.ok and p.replica_only]
     if not wanted or not asked.use_sql or target.pid is None:
-        return
+        return None
     session, _ = sql.connect(target.pid, asked.sql_dsn)
     if session is None:
-        return
+        return None
     try:
         replicating = replicates(session)
     finally:
@@ -139,6 +141,7 @@ def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked:
     if replicating is False:
         for p in wanted:
             p.offsets, p.reason = [], NOT_A_REPLICA
+    return replicating
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,7 @@ class Prepared:
     cfi_path: str | None
     cfi_temporary: bool
     max_bytes: int
+    replicating: bool | None  # the server said it replicates (None: not asked)
 
 
 def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duration_s: float | None,
@@ -204,7 +208,7 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str, ask
                   starting: idle.Stay | None, group: idle.IdleGroup | None) -> dict:
     """record(), with the stay in the idle group that lasts until the probes attach: the
     loader starts in it, and leaves it itself once its BPF object is loaded."""
-    leave_out_replica_probes(target, probes, asked)
+    replicating = leave_out_replica_probes(target, probes, asked)
     attachments = plan_attachments(probes, asked.holders)
     if not attachments:
         raise UserError("no probe could be resolved; see 'innostall probes'")
@@ -218,7 +222,7 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str, ask
     try:
         cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes, group)
         prepared = Prepared(created, {**settings, **unwind_settings}, schema, struct_layout, groups,
-                            attachments, cfi_path, cfi_temporary, size_limit(out_dir, asked.max_size))
+                            attachments, cfi_path, cfi_temporary, size_limit(out_dir, asked.max_size), replicating)
         return write_recording(target, probes, out_dir, asked, prepared, starting, group)
     finally:
         os.close(lock)
@@ -268,7 +272,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     state = open_state(target.pid, state_places) if state_places else None
-    lag = replica_lag(target, probes, asked)
+    lag = replica_lag(target, probes, asked, prepared.replicating)
     journal = Journal(os.path.join(out_dir, JOURNAL))
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
