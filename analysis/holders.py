@@ -5,6 +5,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+def named_holders(holders: pd.DataFrame | None, name: str) -> pd.DataFrame:
+    """The holders' rows of the latch named so; none for `unknown`, which may be several
+    latches, and none where no holder was recorded (record --holders)."""
+    if name == "unknown" or holders is None or not len(holders) or "name" not in holders:
+        return pd.DataFrame(columns=["latch", "name", "mode", "thread", "role", "stack", "waits", "wait_us"])
+    return holders[holders["name"] == name]
+
+
 def top_holders(holders: pd.DataFrame, latches: int = 5, per_latch: int = 3) -> list[dict]:
     """The latches whose holders caused the most waiting, each with its top holders
     (role, thread name, stack, waits, ms of waiting caused), heaviest first."""

@@ -9,7 +9,7 @@ from innostall.format.writer_tables import PURGE_ONLY
 from innostall.names import demangle, is_address_name, short_frame
 
 from .cost import cost_summary, coverage
-from .holders import top_holders
+from .holders import named_holders, top_holders
 from .histogram import percentile, stats
 from .purge import purge_story
 from .recording import Recording
@@ -162,10 +162,9 @@ def latch_holders_of(rec: Recording, name: str, top: int = 3) -> list[dict]:
     """Who held the latch while others waited: the wakers' stacks, weighted by the waiting
     they ended, with their role. Holders are matched by name, so none for `unknown`, which
     may be several latches."""
-    holders = rec.latch_holders
-    if name == "unknown" or holders is None or not len(holders) or "name" not in holders:
+    mine = named_holders(rec.latch_holders, name)
+    if mine.empty:
         return []
-    mine = holders[holders["name"] == name]
     mine = mine.groupby(["stack", "role"], as_index=False)["wait_us"].sum().nlargest(top, "wait_us")
     return [{"stack": h.stack, "wait_ms": round(float(h.wait_us) / 1000, 3), "role": h.role}
             for h in mine.itertuples()]

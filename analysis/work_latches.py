@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from innostall.format.journal import UNNAMED
+from .holders import named_holders
 
 HOLDERS_SHOWN = 2  # a latch's heaviest holders given; latch_holders has them all
 
@@ -14,10 +14,9 @@ HOLDERS_SHOWN = 2  # a latch's heaviest holders given; latch_holders has them al
 def holders_of(rec, name: str) -> list[dict]:
     """The threads whose release of the latch named so woke the most waiting (anyone's: a
     wake does not say whose wait it ended), heaviest first."""
-    holders = rec.latch_holders
-    if name == UNNAMED or holders is None or not len(holders):
+    mine = named_holders(rec.latch_holders, name)
+    if mine.empty:
         return []
-    mine = holders[holders["name"] == name]
     by_thread = mine.groupby(["role", "thread"], as_index=False, observed=True)[["waits", "wait_us"]].sum()
     return [{"role": str(h.role), "thread": str(h.thread), "waits": int(h.waits),
              "wait_ms": round(h.wait_us / 1000, 1)}
