@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from innostall.format import files, journal as fmt, meta_shape
+from innostall.format import files, journal as fmt, journal_files, meta_shape
 from innostall.errors import UserError
 from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
                                             redo_writers_table)
@@ -140,7 +140,7 @@ def load(path: str) -> Recording:
     except UserError as e:
         raise UserError(f"{path}: {e}")
     optional = optional_tables(schema)
-    read, damaged, journal = None, None, files.state(os.path.join(path, fmt.JOURNAL)) is None
+    read, damaged, journal = None, None, journal_files.has_journal(path)
     if meta.get("complete") and files.state(os.path.join(path, fmt.COUNTERS)) != "missing":
         try:
             read = _read_tables(path, optional, schema, journal)
@@ -192,13 +192,12 @@ def _rebuild(path: str, optional: dict, meta: dict, schema: Schema, tables_lost:
     """The tables from the journal, and what meta.json lacks when the recorder could not
     finish it. The journal's reader checks each line's shape and skips (and counts) the
     damaged ones; a journal holding no interval is one line."""
-    journal = os.path.join(path, fmt.JOURNAL)
     try:
-        read = fmt.read_journal_lines(journal)
+        read = fmt.read_journal_lines(path)
     except FileNotFoundError:
         raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
     except OSError as e:
-        raise UserError(f"{journal}: cannot read ({e.strerror})")
+        raise UserError(f"{path}: cannot read its journal ({e.strerror})")
     records = read.records
     if not any(r["type"] in ("interval", "final") for r in records):
         raise UserError(f"{path}: the recording is empty: its journal holds no interval "

@@ -25,7 +25,7 @@ import pandas as pd
 
 from innostall import __version__
 from innostall.errors import UserError
-from innostall.format import journal as fmt
+from innostall.format import journal as fmt, journal_files
 from innostall.format.fingerprint import fingerprint
 
 from .recording import Recording, load, optional_tables
@@ -64,9 +64,8 @@ def redact(source: str, target: str, pseudonyms: bool = False) -> Redacted:
     done = Redacted(left_out=sorted(left_out(source, rec)))
     created = make_private_dir(target)
     try:
-        journal = os.path.join(source, fmt.JOURNAL)
-        if os.path.exists(journal):
-            records, done.damaged = redact_journal(journal, os.path.join(target, fmt.JOURNAL), users)
+        if journal_files.parts(source):
+            records, done.damaged = redact_journal(source, target, users)
             tables = tables_from_journal(records, rec)
         else:
             tables = tables_as_read(source, rec, users)
@@ -137,7 +136,7 @@ def known_files(rec: Recording) -> set[str]:
 
 def left_out(source: str, rec: Recording) -> list[str]:
     known = known_files(rec)
-    return [name for name in os.listdir(source) if name not in known]
+    return [name for name in os.listdir(source) if name not in known and not journal_files.SEGMENT.match(name)]
 
 
 # --- what ------------------------------------------------------------------------------------
@@ -165,15 +164,21 @@ def redact_record(record: dict, users: Pseudonyms | None) -> None:
 
 
 def redact_journal(source: str, target: str, users: Pseudonyms | None) -> tuple[list[dict], int]:
-    """Rewrite the journal line by line: (the records written, lines left out). It is read
-    as the report reads it (innostall/format/journal_lines.py: a regular file, each line of
-    its shape, within the limits); every line is written anew from what it parses to, so
-    nothing of its text survives but that."""
+    """Rewrite the journal line by line, from one recording directory into another: (the
+    records written, lines left out). It is read as the report reads it
+    (innostall/format/journal_lines.py: regular files, each line of its shape, within the
+    limits); every line is written anew from what it parses to, so nothing of its text
+    survives but that. A long journal is rolled and compressed as the recorder does."""
     read = fmt.read_journal_lines(source)
-    with private_file(target, "w") as out:
+    out = journal_files.JournalWriter(target)
+    try:
         for record in read.records:
             redact_record(record, users)
             out.write(json.dumps(record, separators=(",", ":")) + "\n")
+            if record["type"] == "interval" and (number := out.roll()) is not None:
+                journal_files.compress_segment(target, number)
+    finally:
+        out.close()
     return read.records, read.damaged
 
 

@@ -52,14 +52,14 @@ def test_a_long_recording_tells_its_sources_story_once_per_repeat(source, long):
 
 def test_its_journal_counts_up_and_its_gauges_keep_their_levels(source, long):
     schema = fmt.schema_of(json.loads((long / fmt.META).read_text()))
-    snapshots = [r for r in fmt.read_records(str(long / fmt.JOURNAL)) if r["type"] in ("interval", "final")]
+    snapshots = [r for r in fmt.read_records(str(long)) if r["type"] in ("interval", "final")]
     assert [r["type"] for r in snapshots].count("final") == 1 and snapshots[-1]["type"] == "final"
     times = [r["mono_ns"] for r in snapshots]
     assert times == sorted(times) and len(set(times)) == len(times)
     for name in snapshots[0]["counters"]:
         values = [r["counters"][name] for r in snapshots]
         if name in schema.gauges:
-            source_levels = [r["counters"][name] for r in fmt.read_records(str(source / fmt.JOURNAL))
+            source_levels = [r["counters"][name] for r in fmt.read_records(str(source))
                              if r["type"] in ("interval", "final")]
             assert values == source_levels * CYCLES
         else:

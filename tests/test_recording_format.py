@@ -96,7 +96,7 @@ def test_latch_ids_past_2_63_stay_whole_and_apart(tmp_path):
              latches(3), {"type": "interval", "mono_ns": 2 * 10**9, "counters": {}, "hists": {}}]
     path = tmp_path / fmt.JOURNAL
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    read = fmt.read_journal_lines(str(path))
+    read = fmt.read_journal_lines(str(tmp_path))
     assert read.records[1]["latches"][0][1] == ids[0] and not read.damaged
     timeline = fmt.latch_timeline_table(read.records)
     assert (timeline["wait_us"] >= 0).all() and len(timeline) == 4, timeline

@@ -6,9 +6,12 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import queue
 import stat
+import threading
 
 from innostall.errors import UserError
+from innostall.format import journal_files
 from innostall.format.journal import JOURNAL, META
 
 RESERVE, RESERVE_BYTES = ".reserve", 64 * 1024  # room kept for the last meta.json on a full disk
@@ -131,29 +134,54 @@ def release_room(out_dir: str) -> None:
 
 
 class Journal:
-    """journal.jsonl, appended line by line and flushed, so a recording cut short keeps
-    every complete line. A write the disk refuses ends the journal, not the recorder."""
+    """The journal while it is recorded (innostall/format/journal_files.py): appended line by
+    line and flushed, so a recording cut short keeps every complete line; rolled at an
+    interval's end once the live file is large, each rolled segment compressed on a thread
+    of its own at the lowest priority, off the path that keeps up with the loader. A write
+    the disk refuses ends the journal, not the recorder."""
 
-    def __init__(self, path: str):
-        self.file = open(path, "a")
+    def __init__(self, directory: str):
+        self.writer = journal_files.JournalWriter(directory)
         self.failed: str | None = None  # why the disk refused a write
-        self.written = 0  # bytes, against the recording's size limit
+        self.segment_sizes: dict[int, int] = {}  # rolled segments' bytes, plain and then compressed
+        self.rolled: queue.SimpleQueue = queue.SimpleQueue()
+        self.compressor = threading.Thread(target=self.compress, name="journal-xz", daemon=True)
+        self.compressor.start()
 
-    def write(self, line: str) -> bool:
+    @property
+    def written(self) -> int:
+        """The journal's bytes on disk, against the recording's size limit."""
+        return self.writer.live_bytes + sum(self.segment_sizes.values())
+
+    def write(self, line: str, interval_end: bool = False) -> bool:
         if self.failed:
             return False
         try:
-            self.file.write(line)
-            self.file.flush()
-            self.written += len(line)  # characters: the loader's lines are ASCII but for names
+            self.writer.write(line)
+            if interval_end and (number := self.writer.roll()) is not None:
+                self.segment_sizes[number] = os.path.getsize(
+                    os.path.join(self.writer.directory, journal_files.segment_name(number)))
+                self.rolled.put(number)
             return True
         except OSError as e:
             self.failed = e.strerror
             return False
 
+    def compress(self) -> None:
+        with contextlib.suppress(OSError):  # the lowest priority for this thread alone
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        while (number := self.rolled.get()) is not None:
+            try:
+                self.segment_sizes[number] = journal_files.compress_segment(self.writer.directory, number)
+            except OSError:  # a full disk: the plain segment stays, as readable
+                pass
+
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        """Closed, its rolled segments compressed before the tables are read from it."""
         with contextlib.suppress(OSError):
-            self.file.close()
+            self.writer.close()
+        self.rolled.put(None)
+        self.compressor.join()

@@ -16,7 +16,7 @@ from typing import Callable
 from innostall import __version__
 from innostall.errors import UserError
 from innostall.format import writing
-from innostall.format.journal import JOURNAL, meta_fact
+from innostall.format.journal import meta_fact
 from innostall.format.schema import Schema
 
 from ..discovery.discover import ResolvedProbe, layout
@@ -273,7 +273,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     state = open_state(target.pid, state_places) if state_places else None
     lag = replica_lag(target, probes, asked, prepared.replicating)
-    journal = Journal(os.path.join(out_dir, JOURNAL))
+    journal = Journal(out_dir)
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
     try:
@@ -358,7 +358,7 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
             elif (state or lag) and kind in ("interval", "final"):
                 rec["server"] = {**(state.read() if state else {}), **(lag.gauges() if lag else {})}
                 line = json.dumps(rec, separators=(",", ":")) + "\n"
-            if not journal.write(stacks.journal_line(rec, line)):
+            if not journal.write(stacks.journal_line(rec, line), interval_end=kind == "interval"):
                 stop(proc)  # the disk is full: end now, keep what was written
             elif journal.written >= meta["max_size"] and "size_stop" not in meta:
                 meta["size_stop"] = size_words(meta["max_size"], time.monotonic() - (attached_at or 0))

@@ -61,6 +61,7 @@ a recording cut short keeps them too.
 from __future__ import annotations
 
 import re
+from array import array
 
 from innostall.errors import UserError
 from innostall.format import shapes
@@ -71,7 +72,7 @@ from innostall.format.schema import Schema, format_1
 from innostall.names import ARROW
 
 FORMAT = "innostall-recording"
-FORMAT_VERSION = 2  # 2: meta.json keeps the measurement schema
+FORMAT_VERSION = 3  # 2: meta.json keeps the measurement schema; 3: the journal may be rolled into .xz segments
 META, JOURNAL = "meta.json", "journal.jsonl"
 COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
 PAGES, WAIT_STACKS = "block_pages.parquet", "wait_stacks.parquet"
@@ -384,48 +385,84 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
 def journal_to_tables(records: list[dict], gauges: frozenset[str] = frozenset()
                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Turn cumulative snapshots into tidy per-interval deltas (counters, hists); other
-    journal records (events, the end line) are skipped. Gauges (the schema's kind "gauge",
+    journal records (events, the end line) are skipped (SnapshotDeltas)."""
+    deltas = SnapshotDeltas(gauges)
+    for record in records:
+        if record.get("type") in SNAPSHOT_TYPES:
+            deltas.add(record)
+    return deltas.tables()
+
+
+class SnapshotDeltas:
+    """The counters' and histograms' per-interval deltas, taken snapshot by snapshot as the
+    journal is read, so that a long recording's snapshots need not be held: an 8-hour
+    journal's 28,800 snapshots took 1.1 GB as parsed records. The rows go into typed
+    arrays (8 hours: 5.2 million counter rows, 130 MB). Gauges (the schema's kind "gauge",
     a level such as the history length) keep their value at each snapshot, not a delta, as
     do the server's state read from its memory (server.NAME: its LSN, checkpoint LSN ...)."""
-    import pandas as pd
-    snapshots = [r for r in records if r.get("type") in SNAPSHOT_TYPES]
-    attached = next((s for s in snapshots if s["type"] == "attached"), {})
-    start = attached.get("mono_ns")
-    samples = [s for s in snapshots if s["type"] != "attached"]
-    if start is None and samples:
-        start = samples[0]["mono_ns"]
-    counter_rows, hist_rows = [], []
-    prev_counters: dict[str, int] = {}
-    prev_hists: dict[str, list[int]] = {}
-    for i, s in enumerate(samples):
-        t = (s["mono_ns"] - start) / 1e9
+
+    def __init__(self, gauges: frozenset[str] = frozenset()):
+        self.gauges, self.attached, self.start = gauges, {}, None
+        self.samples = 0
+        self.names: dict[str, int] = {}  # counter and histogram names, as codes
+        self.counters = {"interval": array("i"), "t_s": array("d"), "name": array("i"), "value": array("q")}
+        self.hists = {"interval": array("i"), "t_s": array("d"), "name": array("i"), "slot": array("b"),
+                      "count": array("q")}
+        self.prev_counters: dict[str, int] = {}
+        self.prev_hists: dict[str, list[int]] = {}
+
+    def code(self, name: str) -> int:
+        return self.names.setdefault(name, len(self.names))
+
+    def add(self, s: dict) -> None:
+        if s["type"] == "attached":
+            self.attached, self.start = s, s["mono_ns"]
+            return
+        if self.start is None:
+            self.start = s["mono_ns"]
+        i, t = self.samples, (s["mono_ns"] - self.start) / 1e9
         state = {f"{SERVER_STATE}{name}": value for name, value in s.get("server", {}).items()}
-        counters_now = {**s["counters"], **governor_counters(s, attached), **state}
+        counters_now = {**s["counters"], **governor_counters(s, self.attached), **state}
+        rows = self.counters
         for name, value in counters_now.items():
-            delta = value if name in gauges or name in state else value - prev_counters.get(name, 0)
-            counter_rows.append((i, t, name, clamp(delta)))
+            delta = value if name in self.gauges or name in state else value - self.prev_counters.get(name, 0)
+            rows["interval"].append(i)
+            rows["t_s"].append(t)
+            rows["name"].append(self.code(name))
+            rows["value"].append(clamp(delta))
+        rows = self.hists
         for name, slots in s["hists"].items():
-            before = prev_hists.get(name, [0] * len(slots))
+            before = self.prev_hists.get(name, [0] * len(slots))
             # a cumulative count read lower than before (a damaged journal) adds nothing
-            hist_rows.extend((i, t, name, slot, n - b)
-                             for slot, (n, b) in enumerate(zip(slots, before)) if n > b)
-        prev_counters, prev_hists = counters_now, s["hists"]
-    counters = pd.DataFrame(counter_rows, columns=["interval", "t_s", "name", "value"])
-    hists = pd.DataFrame(hist_rows, columns=["interval", "t_s", "name", "slot", "count"])
-    return _typed(counters, "value"), _typed(hists, "count")
+            for slot, (n, b) in enumerate(zip(slots, before)):
+                if n > b:
+                    rows["interval"].append(i)
+                    rows["t_s"].append(t)
+                    rows["name"].append(self.code(name))
+                    rows["slot"].append(slot)
+                    rows["count"].append(n - b)
+        self.prev_counters, self.prev_hists, self.samples = counters_now, s["hists"], i + 1
+
+    def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        return self.frame(self.counters), self.frame(self.hists)
+
+    def frame(self, columns: dict[str, array]) -> pd.DataFrame:
+        """The rows as a DataFrame of the table's types, its names a category in the order
+        of their text (as astype("category") orders them)."""
+        import numpy as np
+        import pandas as pd
+        data = {key: np.frombuffer(column, dtype=column.typecode) if len(column) else np.array([], column.typecode)
+                for key, column in columns.items()}
+        names = np.array(list(self.names) or [""], dtype=object)
+        used = np.unique(data["name"])
+        order = np.argsort(names[used].astype(str), kind="stable")
+        recode = np.empty(len(names), dtype="int32")
+        recode[used[order]] = np.arange(len(used), dtype="int32")
+        data["name"] = pd.Categorical.from_codes(recode[data["name"]], categories=names[used[order]].tolist())
+        return pd.DataFrame(data)
 
 
 def clamp(value: int) -> int:
     """A sum or difference of counts into int64: the counts are clamped below 2^63 as they
     are read (shapes.py), their sums may not be."""
     return max(-shapes.INT64_MAX, min(shapes.INT64_MAX, value))
-
-
-def _typed(df: "pd.DataFrame", count_column: str) -> pd.DataFrame:
-    import pandas as pd
-    types = {"interval": "int32", "t_s": "float64", "name": "category", count_column: "int64"}
-    if "slot" in df:
-        types["slot"] = "int8"
-    return df.astype(types)
-
-

@@ -1,14 +1,16 @@
-"""Reading journal.jsonl as data that may come from anywhere: streamed line by line within
+"""Reading the journal (journal_files.py) as data that may come from anywhere: streamed line by line within
 stated limits, each line checked against its type's shape (shapes.py) and skipped, counted
 and said when it is damaged; a torn last line (the recorder was killed) is no damage."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
-from innostall.format import files, shapes
+from innostall.format import journal_files, shapes
 from innostall.format.safe_text import without_surrogates
 
 # How much of a journal is read. A line may be long: a latch_tables line holds up to 16384
@@ -21,6 +23,9 @@ MAX_JOURNAL_BYTES = 2 * 2**30
 SNAPSHOT_TYPES = ("attached", "interval", "final")  # snapshots of the counters; journal.py's too
 # a \uD800-\uDFFF escape: a lone surrogate once parsed, unless it is half of a pair
 ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+# how the recorder begins a latch_tables line: 80% of a busy server's journal, each line
+# superseded by the next, so only the last is parsed
+LATCH_TABLES = b'{"type":"latch_tables",'
 
 
 @dataclass
@@ -44,48 +49,90 @@ class JournalLines:
         return notes
 
 
-def read_records(path: str) -> list[dict]:
+def parsed(line: bytes, reading: shapes.Reading) -> dict:
+    """One line as a record of its type's shape; ValueError (shapes.Fault among them) or
+    RecursionError when it is not."""
+    record = json.loads(line.decode("utf-8", "replace"))
+    if ESCAPED_SURROGATE.search(line):  # rare: cleaned only where it may be
+        record = without_surrogates(record)
+    return shapes.checked(record, reading)
+
+
+def read_records(directory: str) -> list[dict]:
     """Every journal line in order; a torn last line (the recorder was killed) is dropped."""
-    return read_journal_lines(path).records
+    return read_journal_lines(directory).records
 
 
-def read_journal_lines(path: str) -> JournalLines:
-    """Every journal line that parses and has its type's shape, in order, and how many did
-    not. A torn last line (the recorder was killed, the disk filled: no newline at its end)
-    is the normal end of a recording cut short and not counted. Only the last latch_tables
-    line is kept: each holds the whole recording's tables so far."""
-    read, reading = JournalLines(), shapes.Reading()
-    tables_at, number, last_snapshot = None, 0, -1
-    with files.open_regular(path) as f:
-        while f.tell() < MAX_JOURNAL_BYTES and (line := f.readline(MAX_LINE_BYTES + 1)):
-            number += 1
-            if len(line) > MAX_LINE_BYTES:
-                while line and not line.endswith(b"\n"):  # the rest of it, never held whole
-                    line = f.readline(2**20)
-                fault = f"longer than {MAX_LINE_BYTES >> 20} MiB"
-            else:
-                try:
-                    record = json.loads(line.decode("utf-8", "replace"))
-                    if ESCAPED_SURROGATE.search(line):  # rare: cleaned only where it may be
-                        record = without_surrogates(record)
-                    record = shapes.checked(record, reading)
-                    if record["type"] in SNAPSHOT_TYPES:  # intervals are told apart by their times
-                        if record["mono_ns"] <= last_snapshot:
-                            raise shapes.Fault("a snapshot not taken after the one before it")
-                        last_snapshot = record["mono_ns"]
-                except (ValueError, RecursionError) as e:  # not JSON, a number too long, nested too deep
-                    fault = str(e) if isinstance(e, shapes.Fault) else "not JSON"
-                else:
-                    if record.get("type") == "latch_tables":
-                        if tables_at is not None:
-                            read.records[tables_at] = None
-                        tables_at = len(read.records)
-                    read.records.append(record)
-                    continue
-            if line.endswith(b"\n"):  # without one, it is the last line, torn
-                read.damaged += 1
-                read.first_fault = read.first_fault or f"line {number}: {fault}"
-        read.unread_bytes = max(0, os.fstat(f.fileno()).st_size - f.tell())
-    read.records = [r for r in read.records if r is not None]
-    read.clamped = reading.clamped
+def read_journal_lines(directory: str) -> JournalLines:
+    """Every line of the recording's journal that parses and has its type's shape, in
+    order (the last latch_tables line last), and how many did not: records() held in a
+    list."""
+    read = JournalLines()
+    read.records = list(records(directory, read))
     return read
+
+
+def records(directory: str, read: JournalLines) -> Iterator[dict]:
+    """The journal's records as they are read from its files (its segments, then
+    journal.jsonl: journal_files.py), each line that parses and has its type's shape; what
+    was skipped is counted in `read`. A torn last line (the recorder was killed, the disk
+    filled: no newline at its end) is the normal end of a recording cut short and not
+    counted. Only the last latch_tables line is given, after every other record: each
+    holds the whole recording's tables so far. FileNotFoundError when there is no
+    journal."""
+    paths = journal_files.parts(directory)
+    if not paths:
+        raise FileNotFoundError(errno.ENOENT, "No journal", os.path.join(directory, journal_files.LIVE))
+    reading = shapes.Reading()
+    tables, latest_tables, number, last_snapshot, total = None, None, 0, -1, 0
+    for index, path in enumerate(paths):
+        final_part = index == len(paths) - 1
+        f, lines = journal_files.opened_lines(path)
+        with f:
+            while total < MAX_JOURNAL_BYTES and (line := lines.readline(MAX_LINE_BYTES + 1)):
+                number += 1
+                total += len(line)
+                if len(line) > MAX_LINE_BYTES:
+                    while line and not line.endswith(b"\n"):  # the rest of it, never held whole
+                        line = lines.readline(2**20)
+                    fault = f"longer than {MAX_LINE_BYTES >> 20} MiB"
+                elif line.startswith(LATCH_TABLES) and line.endswith(b"\n"):
+                    tables, latest_tables = (number, line), None  # parsed only if it is the last
+                    continue
+                else:
+                    try:
+                        record = parsed(line, reading)
+                        if record["type"] in SNAPSHOT_TYPES:  # intervals are told apart by their times
+                            if record["mono_ns"] <= last_snapshot:
+                                raise shapes.Fault("a snapshot not taken after the one before it")
+                            last_snapshot = record["mono_ns"]
+                    except (ValueError, RecursionError) as e:  # not JSON, a number too long, nested too deep
+                        fault = str(e) if isinstance(e, shapes.Fault) else "not JSON"
+                    else:
+                        if record["type"] == "latch_tables":  # written otherwise than the recorder writes it
+                            tables, latest_tables = None, record
+                        else:
+                            yield record
+                        continue
+                # without a newline, the journal's last line, torn; a segment's lines are
+                # whole, unless the segment itself is damaged (said once, below)
+                if line.endswith(b"\n") or not (final_part or getattr(lines, "fault", "")):
+                    read.damaged += 1
+                    read.first_fault = read.first_fault or f"line {number}: {fault}"
+            if getattr(lines, "fault", ""):
+                read.damaged += 1
+                read.first_fault = read.first_fault or f"{os.path.basename(path)}: {lines.fault}"
+            if total >= MAX_JOURNAL_BYTES:  # what is left, as it lies on disk
+                read.unread_bytes = max(0, os.fstat(f.fileno()).st_size - f.tell()) + sum(
+                    os.lstat(later).st_size for later in paths[index + 1:])
+                break
+    if tables:
+        number, line = tables
+        try:
+            latest_tables = parsed(line, reading)
+        except (ValueError, RecursionError) as e:
+            read.damaged += 1
+            read.first_fault = read.first_fault or f"line {number}: {e if isinstance(e, shapes.Fault) else 'not JSON'}"
+    if latest_tables:
+        yield latest_tables
+    read.clamped = reading.clamped

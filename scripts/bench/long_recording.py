@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from innostall.collector.recorder import store
-from innostall.format import journal as fmt
+from innostall.format import journal as fmt, journal_files
 
 # Journal lines written once: the calibration and the attach before the first cycle, the
 # loader's end after the last
@@ -154,26 +154,29 @@ def long_journal(cycles: Cycles, intervals: int):
     yield from cycles.after
 
 
-def every_line(journal: Path) -> list[dict]:
-    """Every whole line of a journal, the superseded latch tables too (the format's reader
-    keeps only the last: a report needs no more, but a long recording has them all)."""
-    with open(journal, "rb") as f:
-        return [json.loads(line) for line in f if line.endswith(b"\n")]
+def every_line(recording: Path) -> list[dict]:
+    """Every whole line of a recording's journal, the superseded latch tables too (the
+    format's reader keeps only the last: a report needs no more, but a long recording has
+    them all)."""
+    return [json.loads(line) for line in journal_files.every_line(str(recording)) if line.endswith(b"\n")]
 
 
 def generate(source: Path, directory: Path, intervals: int) -> Path:
     """A recording of `intervals` snapshots at `directory`, from the one at `source`."""
-    records = every_line(source / fmt.JOURNAL)
+    records = every_line(source)
     meta = json.loads((source / fmt.META).read_text())
     schema = fmt.schema_of(meta)
     cycles = Cycles(records, schema.gauges, frozenset(schema.counters_of("max")))
     directory.mkdir(parents=True, exist_ok=True)
     last = None
-    with open(directory / fmt.JOURNAL, "w") as journal:
-        for line in long_journal(cycles, intervals):
-            journal.write(json.dumps(line, separators=(",", ":")) + "\n")
-            if line["type"] == "final":
-                last = line
+    journal = journal_files.JournalWriter(str(directory))  # rolled and compressed as the recorder does
+    for line in long_journal(cycles, intervals):
+        journal.write(json.dumps(line, separators=(",", ":")) + "\n")
+        if line["type"] == "interval" and (number := journal.roll()) is not None:
+            journal_files.compress_segment(str(directory), number)
+        if line["type"] == "final":
+            last = line
+    journal.close()
     meta = {k: v for k, v in meta.items() if k not in ("format", "version")}
     meta["schema"] = schema.raw  # format 1 kept none: the one it was written with
     start = meta.get("start_real_ns") or 0  # the attach: the long recording ends as long after it
@@ -186,7 +189,7 @@ def generate(source: Path, directory: Path, intervals: int) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.long_recording", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("source", type=Path, help="a recording with its journal.jsonl")
+    parser.add_argument("source", type=Path, help="a recording with its journal")
     parser.add_argument("out", type=Path, help="the directory to create")
     length = parser.add_mutually_exclusive_group()
     length.add_argument("--hours", type=float, default=8.0, help="length at the source's interval (8)")
@@ -198,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     intervals = args.intervals or round(args.hours * 3600 / interval_s)
     started = time.monotonic()
     generate(args.source, args.out, intervals)
-    size = os.path.getsize(args.out / fmt.JOURNAL)
+    size = journal_files.disk_bytes(str(args.out))
     print(f"{args.out}: {intervals} intervals, journal {size / 1e6:,.1f} MB, "
           f"written in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return 0

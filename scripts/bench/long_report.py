@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from innostall.format import journal as fmt
+from innostall.format import journal_files
 
 from .settings import REPO
 
@@ -51,10 +51,10 @@ def measure(recording: Path, rounds: int, extra: list[str]) -> list[dict]:
 
 
 def markdown(recording: Path, rows: list[dict], rounds: int, extra: list[str]) -> str:
-    journal = recording / fmt.JOURNAL
+    journal = journal_files.disk_bytes(str(recording))
     tables = sum(p.stat().st_size for p in recording.glob("*.parquet"))
     lines = [f"`{recording}`{' ' + ' '.join(extra) if extra else ''}: journal "
-             f"{journal.stat().st_size / 1e6:,.1f} MB, Parquet tables {tables / 1e6:,.1f} MB; "
+             f"{journal / 1e6:,.1f} MB, Parquet tables {tables / 1e6:,.1f} MB; "
              f"{rounds} run(s) each, median (min–max)", "",
              "| report | wall s | peak RSS MB | HTML MB | target |", "|---|---:|---:|---:|---|"]
     for r in rows:
