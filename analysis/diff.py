@@ -1,15 +1,38 @@
-"""Two recordings side by side: the same metrics, their ratio, the biggest changes first."""
+"""Two recordings, or two windows of recordings (of the same one, say), side by side: the
+same metrics, their ratio, the biggest changes first."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from innostall.errors import UserError
 from innostall.names import server_label
 
-from .metrics import numeric_metrics
+from . import recording, window
+from .metrics import numeric_metrics, whole_only
 from .recording import Recording
+
+WHOLE_ONLY_WORDS = "read from the tables kept for the whole recording only, which a window does not cut"
+
+
+def load_side(tag: str, path: str, shared: tuple[str | None, str | None],
+              own: tuple[str | None, str | None]) -> Recording:
+    """One side of a diff (tag 'a' or 'b'): the recording at path, cut to its window when
+    one is asked for, each bound its own (--a-from, --a-to) where given, else the one both
+    sides share (--from, --to). A bad time is one line naming the side and the option."""
+    rec = recording.load(path)
+    bounds = [(f"--{tag}-{end}", mine) if mine is not None else (f"--{end}", both)
+              for end, both, mine in zip(("from", "to"), shared, own)]
+    (from_option, start), (to_option, end) = bounds
+    if start is None and end is None:
+        return rec
+    try:
+        return window.window(rec, start, end, (from_option, to_option))
+    except UserError as e:
+        raise UserError(f"{tag.upper()} ({path}): {e}") from None
 
 
 def compare(a: pd.Series, b: pd.Series) -> pd.DataFrame:
@@ -29,14 +52,36 @@ def compare(a: pd.Series, b: pd.Series) -> pd.DataFrame:
                              kind="stable").reset_index(drop=True)
 
 
-def diff(rec_a: Recording, rec_b: Recording) -> pd.DataFrame:
-    return compare(numeric_metrics(rec_a), numeric_metrics(rec_b))
+class Comparison(NamedTuple):
+    table: pd.DataFrame  # compare()'s
+    left_out: list[str]  # metrics not compared: with a window, those it reads from the whole recording
+
+
+def diff(rec_a: Recording, rec_b: Recording) -> Comparison:
+    """The metrics compared; with a window on either side, without those a window reads from
+    the whole recording (metrics.whole_only), so that none is shown as a window's."""
+    a, b = numeric_metrics(rec_a), numeric_metrics(rec_b)
+    if rec_a.window is None and rec_b.window is None:
+        return Comparison(compare(a, b), [])
+    left_out = whole_only(a.index.union(b.index))
+    return Comparison(compare(a.drop(left_out, errors="ignore"), b.drop(left_out, errors="ignore")), left_out)
 
 
 def describe(rec: Recording) -> dict:
+    """Which recording, and which part of it: window is None for the whole, else
+    {from_s, to_s, recording_s} in the recording's seconds."""
     target = rec.meta.get("target", {})
+    told = None if rec.window is None else {k: rec.window[k] for k in ("from_s", "to_s", "recording_s")}
     return {"path": rec.path, "server": server_label(target.get("family"), target.get("version")),
-            "duration_s": round(rec.duration_s, 3), "interval_s": rec.meta.get("interval_s")}
+            "duration_s": round(rec.duration_s, 3), "interval_s": rec.meta.get("interval_s"), "window": told}
+
+
+def span_text(told: dict) -> str:
+    """'6.0 s' for a whole recording; '0.0–3,600.0 s of 28,800.0 s' for a window of one."""
+    if told["window"] is None:
+        return f"{told['duration_s']:,.1f} s"
+    w = told["window"]
+    return f"{w['from_s']:,.1f}–{w['to_s']:,.1f} s of {w['recording_s']:,.1f} s"
 
 
 def ratio_text(row) -> str:
@@ -55,11 +100,14 @@ def number(value) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.4g}"
 
 
-def render_text(table: pd.DataFrame, rec_a: Recording, rec_b: Recording) -> str:
+def render_text(compared: Comparison, rec_a: Recording, rec_b: Recording) -> str:
+    table, left_out = compared
     lines = ["innostall diff (biggest changes first; ratio is B/A)"]
     for tag, rec in (("A", rec_a), ("B", rec_b)):
         d = describe(rec)
-        lines.append(f"  {tag}  {d['path']}: {d['server']}, {d['duration_s']:.1f} s")
+        lines.append(f"  {tag}  {d['path']}: {d['server']}, {span_text(d)}")
+    if left_out:
+        lines.append(f"  left out: {', '.join(left_out)} ({WHOLE_ONLY_WORDS})")
     width = max([len(m) for m in table["metric"]] + [6])
     lines += ["", f"  {'metric':<{width}}  {'A':>12}  {'B':>12}  B/A"]
     for row in table.itertuples():
@@ -67,12 +115,14 @@ def render_text(table: pd.DataFrame, rec_a: Recording, rec_b: Recording) -> str:
     return "\n".join(lines)
 
 
-def to_json(table: pd.DataFrame, rec_a: Recording, rec_b: Recording) -> dict:
+def to_json(compared: Comparison, rec_a: Recording, rec_b: Recording) -> dict:
     """JSON has no infinity: an infinite ratio is null, and 'change' says what happened."""
+    table, left_out = compared
+
     def finite(x):
         return None if pd.isna(x) or math.isinf(x) else round(float(x), 6)
 
     rows = [{"metric": r.metric, "a": finite(r.a), "b": finite(r.b), "ratio": finite(r.ratio),
              "log2_ratio": finite(np.log2(r.ratio)) if pd.notna(r.ratio) and r.ratio > 0 else None,
              "change": ratio_text(r)} for r in table.itertuples()]
-    return {"a": describe(rec_a), "b": describe(rec_b), "metrics": rows}
+    return {"a": describe(rec_a), "b": describe(rec_b), "left_out": list(left_out), "metrics": rows}

@@ -9,6 +9,14 @@ from .recording import Recording
 from .summary import summary
 
 PERCENTILES = ("p50", "p99", "max")  # of a histogram, given once, under hist.NAME
+# The summary's figures read from the tables the recorder keeps for the whole recording only
+# (window.WHOLE_ONLY): the hottest page's share of the block-latch waiting (pages), the
+# latches by name (latches), the flush waits' time by thread role (flush_waits) and the
+# redo by writer's role (redo_writers; a window's lumps the threads' part into "other"; purge's
+# parts, from counters, stay compared as counter.redo_bytes_purge_*.per_s).
+# A window of a recording cannot tell them for itself, so a diff with a window leaves them out.
+WHOLE_ONLY_METRICS = ("block_lock.top_page_pct", "latches.", "flushing.log_room.by_role_s.",
+                      "flushing.free_page.by_role_s.", "redo.by_role.", "redo.by_role_share.")
 
 
 def flatten(tree: dict, prefix: str = "") -> dict:
@@ -37,7 +45,7 @@ def numeric_metrics(rec: Recording) -> pd.Series:
     same histograms, so they are left to the hist.NAME rows."""
     flat = {k: v for k, v in flatten(summary(rec)).items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)
-            and not k.startswith("server.")  # identity (pid), not a measurement
+            and not k.startswith(("server.", "window."))  # which server, which window: no measurement
             and not k.endswith(tuple(f".{p}" for p in PERCENTILES))}
     overview = report_tables.counter_overview(rec)
     for name, row in overview.iterrows():
@@ -49,3 +57,8 @@ def numeric_metrics(rec: Recording) -> pd.Series:
         for stat, value in report_tables.hist_stats(rec, name).items():
             flat[f"hist.{name}.{stat}"] = value
     return pd.Series(flat, dtype="float64")
+
+
+def whole_only(names) -> list[str]:
+    """Of these metric names, those a window reads from the whole recording (WHOLE_ONLY_METRICS)."""
+    return sorted(n for n in names if n.startswith(WHOLE_ONLY_METRICS))

@@ -54,24 +54,27 @@ def seconds_into(text: str, meta: dict, option: str) -> float:
                     "or a UTC time of day (14:05, 14:05:30)")
 
 
-def bounds_of(rec: Recording, start: str | None, end: str | None) -> tuple[float, float]:
-    """--from and --to as seconds from the start, checked against the recording."""
-    whole = rec.duration_s
-    from_s = seconds_into(start, rec.meta, "--from") if start is not None else 0.0
-    to_s = seconds_into(end, rec.meta, "--to") if end is not None else whole
+def bounds_of(rec: Recording, start: str | None, end: str | None,
+              options: tuple[str, str] = ("--from", "--to")) -> tuple[float, float]:
+    """--from and --to as seconds from the start, checked against the recording; a message
+    names the options the times came from (diff's --a-from, say)."""
+    whole, (from_option, to_option) = rec.duration_s, options
+    from_s = seconds_into(start, rec.meta, from_option) if start is not None else 0.0
+    to_s = seconds_into(end, rec.meta, to_option) if end is not None else whole
     if not (math.isfinite(from_s) and math.isfinite(to_s)):
-        raise UserError("--from/--to: not a finite time")
+        raise UserError(f"{from_option}/{to_option}: not a finite time")
     if from_s >= whole:
-        raise UserError(f"--from {from_s:,.1f} s: the recording lasted {whole:,.1f} s")
+        raise UserError(f"{from_option} {from_s:,.1f} s: the recording lasted {whole:,.1f} s")
     if to_s <= from_s:
-        raise UserError(f"--to ({to_s:,.1f} s) must be after --from ({from_s:,.1f} s)")
+        raise UserError(f"{to_option} ({to_s:,.1f} s) must be after {from_option} ({from_s:,.1f} s)")
     return from_s, min(to_s, whole)
 
 
-def window(rec: Recording, start: str | None, end: str | None) -> Recording:
+def window(rec: Recording, start: str | None, end: str | None,
+           options: tuple[str, str] = ("--from", "--to")) -> Recording:
     """The recording cut to the intervals ending after --from and by --to; UserError when
     no interval does (a window shorter than one interval)."""
-    from_s, to_s = bounds_of(rec, start, end)
+    from_s, to_s = bounds_of(rec, start, end, options)
     ends = rec.counters.groupby("interval", observed=True)["t_s"].first()
     inside = ends[(ends > from_s) & (ends <= to_s + 1e-9)]
     if inside.empty:

@@ -255,14 +255,16 @@ def cmd_redact(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from innostall.analysis import diff, recording
+    from innostall.analysis import diff
 
-    rec_a, rec_b = recording.load(args.a), recording.load(args.b)
-    table = diff.diff(rec_a, rec_b)
+    rec_a, rec_b = (diff.load_side(tag, getattr(args, tag), shared=(args.start, args.end),
+                                   own=(getattr(args, f"{tag}_start"), getattr(args, f"{tag}_end")))
+                    for tag in "ab")
+    compared = diff.diff(rec_a, rec_b)
     if args.json:
-        print(json.dumps(diff.to_json(table, rec_a, rec_b), indent=2))
+        print(json.dumps(diff.to_json(compared, rec_a, rec_b), indent=2))
     else:
-        print(diff.render_text(table, rec_a, rec_b))
+        print(diff.render_text(compared, rec_a, rec_b))
     return 0
 
 
@@ -370,9 +372,14 @@ def parser() -> argparse.ArgumentParser:
                           "name and the SQL socket")
     redacted.set_defaults(func=cmd_redact)
 
-    compare = sub.add_parser("diff", help="compare two recordings, biggest changes first")
+    compare = sub.add_parser("diff", help="compare two recordings, or windows of them, biggest changes first")
     compare.add_argument("a", metavar="A", help="the baseline recording")
-    compare.add_argument("b", metavar="B", help="the recording to compare with it")
+    compare.add_argument("b", metavar="B", help="the recording to compare with it (A again: two windows of it)")
+    compare.add_argument("--from", dest="start", metavar="T", help="compare both sides from T (as report's --from)")
+    compare.add_argument("--to", dest="end", metavar="T", help="... and up to T (as report's --to)")
+    for tag in "ab":
+        compare.add_argument(f"--{tag}-from", dest=f"{tag}_start", metavar="T", help=f"{tag.upper()}'s own --from")
+        compare.add_argument(f"--{tag}-to", dest=f"{tag}_end", metavar="T", help=f"{tag.upper()}'s own --to")
     compare.add_argument("--json", action="store_true", help="machine-readable comparison")
     compare.set_defaults(func=cmd_diff)
 

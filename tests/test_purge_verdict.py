@@ -270,7 +270,7 @@ def test_gauges_are_levels_in_the_diff_and_never_rates(tmp_path):
     assert "counter.history_length.per_s" not in flat
     assert (flat["gauge.history_length.mean"], flat["gauge.history_length.max"],
             flat["gauge.history_length.last"]) == (5000 / 3, 3000, 3000)
-    table = diff.diff(a, b).set_index("metric")
+    table = diff.diff(a, b).table.set_index("metric")
     assert table.loc["gauge.history_length.last", "ratio"] == 2.0
     assert table.loc["purge.history.last", "ratio"] == 2.0
     assert table.loc["counter.purge_pages.per_s", "ratio"] == 1.0
