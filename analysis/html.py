@@ -22,7 +22,7 @@ from .wording.replica import replica_lines
 from .pinning import statements_note
 from .recording import Recording
 from .text import PHASES_SHOWN
-from .window import window_words
+from .window import trigger_words, window_words
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
                                autoescape=True, trim_blocks=True, lstrip_blocks=True,
@@ -49,7 +49,8 @@ def header_facts(rec: Recording) -> list[tuple[str, str]]:
         ("stopped", utc(meta.get("stop_real_ns"))),
         ("duration", f"{rec.duration_s:.1f} s in {intervals} intervals of "
                      f"{meta.get('interval_s', 0):g} s"),
-    ] + ([("window", window_words(rec.window))] if rec.window else []) + [
+    ] + ([("trigger", trigger_words(meta))] if trigger_words(meta) else []) + (
+        [("window", window_words(rec.window))] if rec.window else []) + [
         ("ended by", summaries.ended_by(rec) + ("" if meta.get("complete")
                                                 else "; tables rebuilt from the journal")),
         ("events lost", str(rec.counter_total("drops"))),

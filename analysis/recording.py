@@ -10,7 +10,7 @@ from innostall.format import files, journal as fmt, journal_files, meta_shape
 from innostall.errors import UserError
 from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
                                             redo_writers_table)
-from innostall.format.safe_text import safe_strings
+from innostall.format.safe_text import safe_strings, safe_text
 from innostall.format.work_latches import WORK_LATCHES, work_latches_table
 from innostall.format.schema import Schema
 
@@ -135,6 +135,12 @@ def load(path: str) -> Recording:
     damaged, its journal's; within the reader's limits (bounds.py). Whatever it cannot read
     is one line (UserError); whatever it read around is in its warnings."""
     meta, warnings = read_meta(path)
+    watched = meta.get("watch")
+    if isinstance(watched, dict) and isinstance(watched.get("saved"), list):
+        saved = [s.get("directory") for s in watched["saved"] if isinstance(s, dict) and isinstance(s.get("directory"), str)]
+        raise UserError(f"{path} is a watch's directory, not a recording: " + (
+            f"its recordings are {', '.join(os.path.join(path, safe_text(d, 100)) for d in saved)}" if saved
+            else "nothing triggered, nothing was saved"))
     try:
         schema = fmt.schema_of(meta)
     except UserError as e:

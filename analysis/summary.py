@@ -15,6 +15,7 @@ from .purge import purge_story
 from .recording import Recording
 from .redo import redo_summary
 from .replica import replica_summary
+from .window import trigger_words
 from .wording.findings import all_findings
 from .work_latches import work_latches
 
@@ -234,6 +235,7 @@ def measured(rec: Recording) -> dict:
         "server": rec.meta["target"],
         "duration_s": round(rec.duration_s, 3),
         **({"window": rec.window} if rec.window else {}),
+        **({"trigger": trigger_words(rec.meta)} if trigger_words(rec.meta) else {}),
         "complete": bool(rec.meta.get("complete")),
         "ended_by": ended_by(rec),
         "purge": {

@@ -24,7 +24,7 @@ from .wording.findings import (batch_findings, block_lock_findings, flush_findin
                                purge_findings, purge_headline, purge_redo_findings, throttle_findings,
                                undo_findings, walk_findings)
 from .timeline import per_interval, sparkline
-from .window import window_words
+from .window import trigger_words, window_words
 
 
 def finding_lines(found: list[str]) -> list[str]:
@@ -157,6 +157,8 @@ def header(rec: Recording) -> list[str]:
              f"  server    {server} (pid {target.get('pid')}, {target.get('exe')})",
              f"  recorded  {when}, {rec.duration_s:.1f} s at {meta['interval_s']:g} s intervals, "
              + (ending if ending.startswith("still") else f"ended by {ending}")]
+    if saved := trigger_words(meta):
+        lines.append(f"  trigger   {saved}")
     if rec.window:
         lines.append(f"  window    {window_words(rec.window)}")
     for p in meta["probes"]:

@@ -15,6 +15,7 @@ import math
 import re
 
 from innostall.errors import UserError
+from innostall.format.safe_text import safe_text
 
 from .recording import Recording
 
@@ -116,3 +117,26 @@ def window_words(told: dict) -> str:
     return (f"{told['from_s']:,.1f}–{told['to_s']:,.1f} s of a {told['recording_s']:,.1f} s recording; "
             "times here are from the window's start; contended pages, stacks, latches by name "
             "and latch holders are the whole recording's")
+
+
+def saved_window(rec: Recording) -> Recording:
+    """A recording `innostall watch` saved, cut to its window: from the snapshot its kept
+    minutes begin after (meta.json's watch.from_s; collector/recorder/watch.py), which only
+    holds the figures from the watch's attach up to there. Any other recording as it is."""
+    saved = rec.meta.get("watch")
+    from_s = saved.get("from_s") if isinstance(saved, dict) else None
+    if not isinstance(from_s, (int, float)) or isinstance(from_s, bool) or not 0 < from_s < rec.duration_s:
+        return rec
+    return window(rec, str(from_s), None)
+
+
+def trigger_words(meta: dict) -> str | None:
+    """'saved by innostall watch: history 52,311 above 50,000, at 4,210 s of the watch', or
+    None for a recording no watch saved."""
+    saved = meta.get("watch")
+    if not isinstance(saved, dict) or not isinstance(saved.get("words"), str):
+        return None
+    at = saved.get("at_s")
+    when = f", at {at:,.0f} s of the watch" if isinstance(at, (int, float)) and not isinstance(at, bool) else ""
+    return f"saved by innostall watch: {safe_text(saved['words'], 200)}{when}"
+

@@ -3,68 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 
 from innostall import __version__
+from innostall.cli_options import add_target_args, resolve_target
+from innostall.cli_record import add_record_parsers  # record and watch
 from innostall.errors import UserError
-
-
-def positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
-    return value
-
-
-def seconds_at_least(least: float):
-    """A positive, finite number of seconds, not under least (the loader counts whole ms,
-    and a shorter interval or duration would round to nothing)."""
-    def parse(text: str) -> float:
-        value = positive(text)
-        if value < least:
-            raise argparse.ArgumentTypeError(f"must be at least {least:g} s: {text!r}")
-        return value
-    return parse
-
-
-SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
-
-def size(text: str) -> int:
-    """A size in bytes: '500M', '2G', '1.5G', '4096' (K, M, G, T in powers of 1024)."""
-    number, unit = text[:-1], text[-1:].upper()
-    if unit not in SIZE_UNITS:  # a plain number of bytes (or no size at all)
-        number, unit = text, ""
-    try:
-        value = float(number) * SIZE_UNITS[unit]
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"not a size (such as 500M or 2G): {text!r}")
-    if value < 2**20:
-        raise argparse.ArgumentTypeError(f"must be at least 1M: {text!r}")
-    return int(value)
-
-
-def add_target_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--pid", type=int, help="a running mysqld/mariadbd")
-    group.add_argument("--binary", help="a server executable (traces every process running it)")
-    parser.add_argument("--debuginfo", metavar="PATH",
-                        help="separate debug file (or directory) with the server's symbols")
-
-
-def resolve_target(args):
-    from innostall.collector.discovery import target
-
-    if args.pid is not None:
-        return target.from_pid(args.pid, args.debuginfo)
-    return target.from_binary(args.binary, args.debuginfo)
 
 
 def probe_json(p) -> dict:
@@ -139,86 +84,16 @@ def cmd_bpftrace(args) -> int:
     return 0
 
 
-def cmd_record(args) -> int:
-    from innostall.collector.recorder import idle
-
-    metrics = metrics_options(args)
-    if os.geteuid() != 0:
-        raise UserError("recording needs root (uprobes and BPF): run with sudo")
-    from innostall.collector.server import sql
-
-    sql.take_password()
-    # Loading numpy and pyelftools and reading the server's executable is bulk work: on idle CPU.
-    with idle.Start() as start:
-        from innostall.collector.discovery import discover
-        from innostall.collector.recorder import recorder
-
-        names = discover.select(args.probes)
-        tgt = resolve_target(args)
-        probes = discover.resolve(tgt, names)
-        if note := discover.version_note(tgt):
-            print(f"innostall: {note}", file=sys.stderr)
-        meta = recorder.record(tgt, probes, args.output, duration_s=args.duration,
-                               interval_s=args.interval,
-                               settings={"deep_walk_threshold": args.deep_walk_threshold},
-                               budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
-                               sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics,
-                               holders=args.holders, start=start, max_size=args.max_size,
-                               keep_literals=args.keep_literals)
-    if not meta.get("sql", {}).get("access", True) and not args.no_sql:
-        print(f"innostall: threads named by OS thread id only: {meta['sql']['reason']}",
-              file=sys.stderr)
-    print(f"recorded {tgt.label} into {args.output} (ended by {meta.get('end_reason')})",
-          file=sys.stderr)
-    return 0
-
-
-def metrics_options(args) -> dict | None:
-    """--metrics-port/--metrics-addr/--metrics-textfile as the recorder takes them; a textfile
-    node_exporter would not read, or in a directory that is not there, is refused now."""
-    if args.metrics_port is None and not args.metrics_textfile:
-        return None
-    if args.metrics_textfile:
-        path = args.metrics_textfile
-        if not path.endswith(".prom"):
-            raise UserError(f"--metrics-textfile {path}: must end in .prom (node_exporter's "
-                            "textfile collector reads only those)")
-        if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise UserError(f"--metrics-textfile {path}: no such directory")
-    if args.metrics_port is not None and not loopback(args.metrics_addr) and not args.metrics_expose:
-        raise UserError(f"--metrics-addr {args.metrics_addr} is reachable from other hosts, and the "
-                        "endpoint has no authentication: add --metrics-expose if that is meant")
-    return {"port": args.metrics_port, "addr": args.metrics_addr, "textfile": args.metrics_textfile}
-
-
-def loopback(addr: str) -> bool:
-    """Whether an address to listen on is this host's alone."""
-    import ipaddress
-
-    try:
-        return ipaddress.ip_address(addr.strip("[]")).is_loopback
-    except ValueError:
-        return addr == "localhost"
-
-
-def port_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
-    if not 0 < value < 65536:
-        raise argparse.ArgumentTypeError(f"not a port number (1-65535): {text!r}")
-    return value
-
-
 def cmd_report(args) -> int:
     from innostall.analysis import recording, summary, text
 
+    from innostall.analysis import window
+
     rec = recording.load(args.recording)
     if args.start is not None or args.end is not None:
-        from innostall.analysis import window
-
         rec = window.window(rec, args.start, args.end)
+    else:  # a recording a watch saved: the minutes around its trigger
+        rec = window.saved_window(rec)
     if args.html:
         from innostall.analysis import html
 
@@ -304,47 +179,7 @@ def parser() -> argparse.ArgumentParser:
     script.add_argument("--probes", help="comma-separated probe sets or probe names (all)")
     script.set_defaults(func=cmd_bpftrace)
 
-    record = sub.add_parser("record", help="trace a running server into a recording directory")
-    add_target_args(record)
-    record.add_argument("--duration", type=seconds_at_least(0.01),
-                        help="seconds (default: until Ctrl-C)")
-    record.add_argument("--interval", type=seconds_at_least(0.01), default=1.0,
-                        help="seconds per sample (1; at least 0.01)")
-    record.add_argument("--probes", help="comma-separated probe sets or probe names (default)")
-    record.add_argument("--deep-walk-threshold", type=int, default=100, metavar="N",
-                        help="keep the stack of reads that build N or more row versions (100)")
-    cost = record.add_mutually_exclusive_group()
-    cost.add_argument("--budget", type=positive, metavar="PCT",
-                      help="share of the server's CPU time the probes may cost; hotter probes "
-                      "are sampled, and reported so (default: 1)")
-    cost.add_argument("--exact", action="store_true",
-                      help="no budget: keep every probe attached, whatever it costs the server")
-    record.add_argument("--holders", action="store_true",
-                        help="also find who held each contended latch, from the scheduler's wakeup "
-                        "tracepoint; it costs a busy server several times what the budget counts "
-                        "for it (docs/overhead.md, Latch holders), so it is off unless asked")
-    names = record.add_mutually_exclusive_group()
-    names.add_argument("--sql", metavar="[USER@]SOCKET",
-                       help="log in there to name the connections holding read views (default: "
-                       "the server's own socket as root, if it lets us in; MYSQL_PWD for a password)")
-    names.add_argument("--no-sql", action="store_true", help="never log in to the server")
-    record.add_argument("--keep-literals", action="store_true",
-                        help="keep the statements' literal values (e-mails, tokens, ...); by default "
-                        "statements are recorded as fingerprints, each literal replaced by ?")
-    record.add_argument("--metrics-port", type=port_number, metavar="N",
-                        help="serve the last interval as Prometheus metrics on this port while recording")
-    record.add_argument("--metrics-addr", default="127.0.0.1", metavar="ADDR",
-                        help="the address to serve them on (127.0.0.1; another needs --metrics-expose)")
-    record.add_argument("--metrics-expose", action="store_true",
-                        help="serve the metrics on an address other hosts reach (--metrics-addr): "
-                        "anyone who can connect reads them, unauthenticated and unencrypted")
-    record.add_argument("--metrics-textfile", metavar="PATH.prom",
-                        help="write them to this file each interval, for node_exporter's textfile collector")
-    record.add_argument("--max-size", type=size, metavar="SIZE",
-                        help="end the recording when its journal reaches SIZE (500M, 2G; default: "
-                        "1G, or half the space free where it is written if that is less)")
-    record.add_argument("-o", "--output", required=True, help="recording directory to create")
-    record.set_defaults(func=cmd_record)
+    add_record_parsers(sub)
 
     report = sub.add_parser("report", help="print the report of a recording")
     report.add_argument("recording")

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import pytest
 
 from innostall.cli import parser
-from innostall.collector.recorder import recorder
+from innostall.collector.recorder import server_access
 from innostall.collector.server import sql
 from innostall.format.fingerprint import fingerprint
 
@@ -305,8 +305,8 @@ def test_record_keep_literals_reaches_the_session_and_meta(monkeypatch, argv, ke
         seen["keep_literals"] = keep_literals
         return types.SimpleNamespace(socket="/s.sock", user="root", tid_source=None, note=None), None
 
-    monkeypatch.setattr(recorder.sql, "connect", connect)
+    monkeypatch.setattr(server_access.sql, "connect", connect)
     read_view = types.SimpleNamespace(ok=True, name="read_view")
-    _, meta = recorder.sql_access(types.SimpleNamespace(pid=1), [read_view], None, True, args.keep_literals)
+    _, meta = server_access.sql_access(types.SimpleNamespace(pid=1), [read_view], None, True, args.keep_literals)
     assert seen["keep_literals"] is args.keep_literals
     assert meta["statements"] == kept

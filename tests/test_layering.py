@@ -25,12 +25,14 @@ FOLDERS = {"innostall/format": "format", "collector/discovery": "discovery", "co
 PACKAGES = {"innostall.format": "format", "innostall.collector.discovery": "discovery",
             "innostall.collector.server": "server", "innostall.collector.loader": "loader",
             "innostall.collector.recorder": "recorder", "innostall.analysis": "analysis",
-            "innostall.cli": "cli", "innostall.__main__": "cli"}
+            "innostall.cli": "cli", "innostall.cli_record": "cli", "innostall.cli_options": "cli",
+            "innostall.__main__": "cli"}
 
 
 def stage_of_file(path: Path) -> str:
     relative = path.relative_to(REPO).as_posix()
-    if relative in ("innostall/cli.py", "innostall/__main__.py"):
+    if relative in ("innostall/cli.py", "innostall/cli_record.py", "innostall/cli_options.py",
+                    "innostall/__main__.py"):
         return "cli"
     return next((stage for folder, stage in FOLDERS.items() if relative.startswith(folder + "/")), "ground")
 

@@ -147,18 +147,20 @@ class Journal:
         self.rolled: queue.SimpleQueue = queue.SimpleQueue()
         self.compressor = threading.Thread(target=self.compress, name="journal-xz", daemon=True)
         self.compressor.start()
+        self.done: str | None = None  # a recording's journal never asks to end it (a watch's does)
 
     @property
     def written(self) -> int:
         """The journal's bytes on disk, against the recording's size limit."""
         return self.writer.live_bytes + sum(self.segment_sizes.values())
 
-    def write(self, line: str, interval_end: bool = False) -> bool:
+    def write(self, line: str, rec: dict) -> bool:
+        """The line, rec its record; at an interval's end, the live file rolled if due."""
         if self.failed:
             return False
         try:
             self.writer.write(line)
-            if interval_end and (number := self.writer.roll()) is not None:
+            if rec["type"] == "interval" and (number := self.writer.roll()) is not None:
                 self.segment_sizes[number] = os.path.getsize(
                     os.path.join(self.writer.directory, journal_files.segment_name(number)))
                 self.rolled.put(number)

@@ -22,17 +22,16 @@ from innostall.format.schema import Schema
 from ..discovery.discover import ResolvedProbe, layout
 from ..discovery.target import Target
 from ..loader import loader
-from ..server import latch_names, sql
-from ..server.replica_lag import LagReader, replicates
 from ..server.state import open_state, state_plan
-from ..server.view_names import ViewNames
 from . import idle, store
 from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
 from .live_line import LiveLine
 from .own_cpu import own_cpu_accounts, own_cpu_s
 from .plan import (check_budget, check_settings, global_addresses, group_settings, layout_args,
                    loader_args, plan_attachments, sampling_groups)
+from .server_access import latch_namer, leave_out_replica_probes, replica_lag, sql_access
 from .stack_journal import StackJournal
+from .watch import Triggers, WatchJournal, finish_watch
 from .unwind import unwind_table
 
 DEFAULT_BUDGET_PCT = 1.0  # of the server's CPU time the probes may cost; None: no budget
@@ -73,77 +72,6 @@ def signals_forwarded_to(proc):
             signal.signal(s, handler)
 
 
-def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
-                use_sql: bool) -> tuple[latch_names.LatchNamer | None, dict]:
-    """A namer for the latches, when any latch probe is attached; the pages' tables and
-    indexes come from the server's dictionary, read once by SQL when innostall may log in."""
-    if not any(p.ok and (p.group == "latch" or p.name == "version_walk") for p in probes) \
-            or not target.pid:
-        return None, {}
-    dictionary, note = {}, "off (--no-sql)"
-    if use_sql:
-        session, note = sql.connect(target.pid, dsn)
-        if session is not None:
-            with session:
-                try:
-                    dictionary = session.index_names()
-                except Exception as e:  # noqa: BLE001 - names are a bonus; the recording goes on
-                    note = f"the dictionary could not be read: {e}"
-            note = note or f"{len(dictionary)} indexes read by SQL"
-    return latch_names.namer_for(target, dictionary), {"dictionary": note}
-
-
-def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
-               enabled: bool, keep_literals: bool = False) -> tuple[ViewNames | None, dict]:
-    """SQL access to name the threads that hold read views, when the read views are traced
-    and we may log in; and what meta.json says of it, and of how statements are kept."""
-    if not enabled:
-        return None, {"access": False, "reason": "off (--no-sql)"}
-    if not any(p.ok and p.name == "read_view" for p in probes):
-        return None, {"access": False, "reason": "read views are not traced"}
-    session, reason = sql.connect(target.pid, dsn, keep_literals)
-    if session is None:
-        return None, {"access": False, "reason": reason}
-    return ViewNames(session), {"access": True, "socket": session.socket, "user": session.user,
-                                "tid_source": session.tid_source, "note": session.note,
-                                "statements": "literals kept" if keep_literals else "fingerprinted"}
-
-
-def replica_lag(target: Target, probes: list[ResolvedProbe], asked: "Asked",
-                replicating: bool | None) -> LagReader | None:
-    """The replica's lag as it reports it, read each interval over a session of its own,
-    where the applier is traced, we may log in and the server is a replica (replicating:
-    what it said before the attach, None if it was not asked)."""
-    if not asked.use_sql or replicating is False or not any(p.ok and p.name == "applier_event" for p in probes):
-        return None
-    session, _ = sql.connect(target.pid, asked.sql_dsn)
-    return LagReader.start(session, asked.interval_s) if session else None
-
-
-NOT_A_REPLICA = ("left out: the server replicates from no source (its replica status is empty), and on a "
-                 "primary this probe would trap every commit for nothing")
-
-
-def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked: "Asked") -> bool | None:
-    """The probes only a replica needs (the catalog's replica_only) left out where the server
-    says it replicates from no source; what it said (None: not asked). Where it cannot be
-    asked (--no-sql, no login, no privilege) they stay: the cost governor bounds their cost."""
-    wanted = [p for p in probes if p.ok and p.replica_only]
-    if not wanted or not asked.use_sql or target.pid is None:
-        return None
-    session, _ = sql.connect(target.pid, asked.sql_dsn)
-    if session is None:
-        return None
-    try:
-        replicating = replicates(session)
-    finally:
-        session.close()
-    if replicating is False:
-        for p in wanted:
-            p.offsets, p.reason = [], NOT_A_REPLICA
-    return replicating
-
-
 @dataclass(frozen=True)
 class Asked:
     """What a recording was asked for: record()'s options, as record() documents them."""
@@ -158,6 +86,7 @@ class Asked:
     holders: bool
     max_size: int | None
     keep_literals: bool
+    watch: Triggers | None = None  # innostall watch: what saves a recording (collector/recorder/watch.py)
 
 
 @dataclass(frozen=True)
@@ -181,7 +110,7 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
            budget_pct: float | None = DEFAULT_BUDGET_PCT,
            sql_dsn: str | None = None, use_sql: bool = True, metrics: dict | None = None,
            holders: bool = False, start: idle.Start | None = None, max_size: int | None = None,
-           keep_literals: bool = False) -> dict:
+           keep_literals: bool = False, watch: Triggers | None = None) -> dict:
     """Trace until the duration ends, a signal arrives or the target exits. Returns meta.
     settings: see DEFAULT_SETTINGS; on_event sees the 'attached' and 'final' snapshots.
     budget_pct: the share of the server's CPU the probes may cost before the hot ones are
@@ -195,10 +124,12 @@ def record(target: Target, probes: list[ResolvedProbe], out_dir: str, *, duratio
     start: the idle-CPU start the caller opened before discovery (collector/recorder/idle.py); one
     is opened here if not. max_size: the journal's size limit in bytes (directory.size_limit
     when None); reaching it ends the recording as Ctrl-C would, saying why. keep_literals:
-    statements as the server shows them (record --keep-literals), not fingerprinted."""
+    statements as the server shows them (record --keep-literals), not fingerprinted.
+    watch: keep the journal in memory and save recordings around triggers instead
+    (innostall watch; collector/recorder/watch.py); the meta returned is the watch's."""
     check_budget(budget_pct)
     asked = Asked(duration_s, interval_s, on_event, settings, budget_pct, sql_dsn, use_sql, metrics,
-                  holders, max_size, keep_literals)
+                  holders, max_size, keep_literals, watch)
     # until the probes attach, our work waits for CPU the server leaves (collector/recorder/idle.py)
     with contextlib.nullcontext(start) if start else idle.Start() as start:
         return record_stages(target, probes, out_dir, asked, start.stay, start.group)
@@ -273,7 +204,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     state = open_state(target.pid, state_places) if state_places else None
     lag = replica_lag(target, probes, asked, prepared.replicating)
-    journal = Journal(out_dir)
+    journal = WatchJournal(out_dir, asked.watch, meta) if asked.watch else Journal(out_dir)
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
     try:
@@ -296,6 +227,10 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
         reason = loader.failure(proc, os.path.join(out_dir, "loader.log"))
         discard_dir(out_dir, prepared.created)
         raise UserError(reason)
+    if asked.watch:
+        release_room(out_dir)
+        meta["end_reason"] = meta.pop("stop_words", meta.get("end_reason"))
+        return finish_watch(journal, meta)
     return finish(out_dir, meta, proc, journal, time.monotonic() - attached_at, group)
 
 
@@ -305,8 +240,8 @@ def finish(out_dir: str, meta: dict, proc: subprocess.Popen, journal: Journal, s
     if journal.failed:
         return end_on_full_disk(out_dir, meta, journal, seconds)
     release_room(out_dir)
-    if "size_stop" in meta:
-        meta["end_reason"] = meta.pop("size_stop")
+    if "stop_words" in meta:
+        meta["end_reason"] = meta.pop("stop_words")
     if "end_reason" not in meta:  # the loader ended without its last snapshot
         return end_without_loader(out_dir, meta, loader.end_reason(proc), seconds)
     traced_cpu_s = own_cpu_s()
@@ -358,11 +293,11 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
             elif (state or lag) and kind in ("interval", "final"):
                 rec["server"] = {**(state.read() if state else {}), **(lag.gauges() if lag else {})}
                 line = json.dumps(rec, separators=(",", ":")) + "\n"
-            if not journal.write(stacks.journal_line(rec, line), interval_end=kind == "interval"):
+            if not journal.write(stacks.journal_line(rec, line), rec):
                 stop(proc)  # the disk is full: end now, keep what was written
-            elif journal.written >= meta["max_size"] and "size_stop" not in meta:
-                meta["size_stop"] = size_words(meta["max_size"], time.monotonic() - (attached_at or 0))
-                sys.stderr.write(f"innostall: {meta['size_stop']}: ending the recording\n")
+            elif "stop_words" not in meta and (journal.done or journal.written >= meta["max_size"]):
+                meta["stop_words"] = journal.done or size_words(meta["max_size"], time.monotonic() - (attached_at or 0))
+                sys.stderr.write(f"innostall: {meta['stop_words']}: ending the recording\n")
                 stop(proc)  # as Ctrl-C: the loader's last snapshot still comes
             note(meta, rec)
             if metrics:

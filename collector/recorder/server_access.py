@@ -1,0 +1,81 @@
+"""What the recorder asks of the server beside its probes, each over a short SQL session of
+its own where innostall may log in: the dictionary's index names for the latches, the
+connections behind read views, whether it replicates, and a replica's lag."""
+from __future__ import annotations
+
+from ..discovery.discover import ResolvedProbe
+from ..discovery.target import Target
+from ..server import latch_names, sql
+from ..server.replica_lag import LagReader, replicates
+from ..server.view_names import ViewNames
+
+
+def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
+                use_sql: bool) -> tuple[latch_names.LatchNamer | None, dict]:
+    """A namer for the latches, when any latch probe is attached; the pages' tables and
+    indexes come from the server's dictionary, read once by SQL when innostall may log in."""
+    if not any(p.ok and (p.group == "latch" or p.name == "version_walk") for p in probes) \
+            or not target.pid:
+        return None, {}
+    dictionary, note = {}, "off (--no-sql)"
+    if use_sql:
+        session, note = sql.connect(target.pid, dsn)
+        if session is not None:
+            with session:
+                try:
+                    dictionary = session.index_names()
+                except Exception as e:  # noqa: BLE001 - names are a bonus; the recording goes on
+                    note = f"the dictionary could not be read: {e}"
+            note = note or f"{len(dictionary)} indexes read by SQL"
+    return latch_names.namer_for(target, dictionary), {"dictionary": note}
+
+
+def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
+               enabled: bool, keep_literals: bool = False) -> tuple[ViewNames | None, dict]:
+    """SQL access to name the threads that hold read views, when the read views are traced
+    and we may log in; and what meta.json says of it, and of how statements are kept."""
+    if not enabled:
+        return None, {"access": False, "reason": "off (--no-sql)"}
+    if not any(p.ok and p.name == "read_view" for p in probes):
+        return None, {"access": False, "reason": "read views are not traced"}
+    session, reason = sql.connect(target.pid, dsn, keep_literals)
+    if session is None:
+        return None, {"access": False, "reason": reason}
+    return ViewNames(session), {"access": True, "socket": session.socket, "user": session.user,
+                                "tid_source": session.tid_source, "note": session.note,
+                                "statements": "literals kept" if keep_literals else "fingerprinted"}
+
+
+def replica_lag(target: Target, probes: list[ResolvedProbe], asked,
+                replicating: bool | None) -> LagReader | None:
+    """The replica's lag as it reports it, read each interval over a session of its own,
+    where the applier is traced, we may log in and the server is a replica (replicating:
+    what it said before the attach, None if it was not asked)."""
+    if not asked.use_sql or replicating is False or not any(p.ok and p.name == "applier_event" for p in probes):
+        return None
+    session, _ = sql.connect(target.pid, asked.sql_dsn)
+    return LagReader.start(session, asked.interval_s) if session else None
+
+
+NOT_A_REPLICA = ("left out: the server replicates from no source (its replica status is empty), and on a "
+                 "primary this probe would trap every commit for nothing")
+
+
+def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked) -> bool | None:
+    """The probes only a replica needs (the catalog's replica_only) left out where the server
+    says it replicates from no source; what it said (None: not asked). Where it cannot be
+    asked (--no-sql, no login, no privilege) they stay: the cost governor bounds their cost."""
+    wanted = [p for p in probes if p.ok and p.replica_only]
+    if not wanted or not asked.use_sql or target.pid is None:
+        return None
+    session, _ = sql.connect(target.pid, asked.sql_dsn)
+    if session is None:
+        return None
+    try:
+        replicating = replicates(session)
+    finally:
+        session.close()
+    if replicating is False:
+        for p in wanted:
+            p.offsets, p.reason = [], NOT_A_REPLICA
+    return replicating

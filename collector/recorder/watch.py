@@ -1,0 +1,247 @@
+"""innostall watch: stay attached for hours within the budget, keep the last minutes of the
+journal in memory, and save a recording of the time around a trigger, as pt-stalk saves
+its collections: the history above N, a latch wait above T ms, or SIGUSR1.
+
+A saved recording is a recording like any other (its own directory, journal, tables and
+meta.json), whose journal begins with the snapshot before the kept minutes: the loader's
+figures are cumulative from the watch's attach, so that snapshot is the base the first
+kept interval's growth is taken from. meta.json's "watch" says what triggered it and where
+its window begins (from_s); the report shows that window (analysis/window.py), as
+`report --from` would. Tables the recorder keeps for the whole recording only (contended
+pages, stacks, latches by name) cover the watch from its attach to the saved recording's
+end, and the window's report says they are the whole recording's.
+
+After a save, triggers are ignored for the cool-down; after `keep` saves the watch ends."""
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from innostall.format import journal_files
+
+from . import idle, store
+
+SNAPSHOTS = ("interval", "final")
+
+
+@dataclass(frozen=True)
+class Triggers:
+    """What `innostall watch` saves a recording for, and how much of it."""
+    history_above: int | None = None
+    latch_wait_above_ms: float | None = None
+    before_s: float = 120.0  # kept in memory, saved before the trigger
+    after_s: float = 60.0  # recorded after it
+    cooldown_s: float = 300.0  # after a save's end, no trigger
+    keep: int = 5  # saves, after which the watch ends
+
+    def words(self) -> str:
+        said = ([f"history above {self.history_above:,}"] if self.history_above is not None else []) + (
+            [f"a latch wait above {self.latch_wait_above_ms:g} ms"] if self.latch_wait_above_ms is not None else [])
+        return ", ".join(said + ["SIGUSR1"])
+
+
+@dataclass
+class Saving:
+    """A saved recording being written: from the base snapshot to `until_ns`."""
+    directory: str
+    writer: journal_files.JournalWriter
+    trigger: dict
+    until_ns: int
+
+
+@dataclass
+class Watched:
+    """What the watch saw and saved, for the watch directory's meta.json."""
+    saved: list[dict] = field(default_factory=list)
+    ignored: int = 0  # triggers inside a save or its cool-down
+
+
+class WatchJournal:
+    """The recorder's journal in watch mode (directory.Journal's interface): the lines kept
+    for `before_s` in memory, saved into a recording of its own when a trigger fires."""
+
+    def __init__(self, out_dir: str, triggers: Triggers, meta: dict):
+        self.out_dir, self.triggers, self.meta = out_dir, triggers, meta
+        self.header: list[str] = []  # calibration, attached: every saved recording begins with them
+        self.attach_ns = None
+        self.ring: collections.deque[tuple[int, list[str]]] = collections.deque()  # (snapshot ns, its lines)
+        self.lines: list[str] = []  # since the last snapshot
+        self.latch_tables: str | None = None  # the latest: only the last one is read
+        self.latch_max: dict[tuple, int] = {}  # each latch's longest wait so far, ns
+        self.latch_spike: tuple[float, str] | None = None  # (ms, latch) longer than the trigger's, not yet seen
+        self.saving: Saving | None = None
+        self.quiet_until_ns = 0
+        self.watched = Watched()
+        self.tables: list[threading.Thread] = []
+        self.signalled = False
+        self.failed: str | None = None
+        self.done: str | None = None  # why the watch should end (its saves are all made)
+        self.saved_bytes = 0
+        self.last_snapshot: dict = {"mono_ns": 0}
+        signal.signal(signal.SIGUSR1, self.on_signal)
+
+    def on_signal(self, signum, frame) -> None:
+        self.signalled = True
+
+    @property
+    def written(self) -> int:
+        """What the saved recordings' journals take, against the size limit."""
+        return self.saved_bytes + (self.saving.writer.live_bytes if self.saving else 0)
+
+    def write(self, line: str, rec: dict) -> bool:
+        kind = rec["type"]
+        try:
+            if kind in ("calibration", "attached"):
+                self.header.append(line)
+                if kind == "attached":
+                    self.attach_ns = rec["mono_ns"]
+                    sys.stderr.write("innostall watch: attached, watching\n")
+                return True
+            if kind == "latch_tables":
+                self.latch_tables = line
+                return True
+            if kind == "latches":
+                self.note_latch_waits(rec)
+            self.lines.append(line)
+            if self.saving:
+                self.saving.writer.write(line)
+            if kind in SNAPSHOTS:
+                self.at_snapshot(rec)
+            return True
+        except OSError as e:
+            self.failed = e.strerror
+            return False
+
+    def at_snapshot(self, rec: dict) -> None:
+        now, self.last_snapshot = rec["mono_ns"], rec
+        self.ring.append((now, self.lines))
+        self.lines = []
+        # the kept minutes, and the snapshot before them: the base of their first interval
+        while len(self.ring) > 1 and self.ring[1][0] <= now - self.triggers.before_s * 1e9:
+            self.ring.popleft()
+        if self.saving:
+            if now >= self.saving.until_ns or rec["type"] == "final":
+                self.end_saving(rec, f"saved {self.triggers.after_s:g} s after its trigger"
+                                if now >= self.saving.until_ns else "the watch ended before its time after the trigger")
+            return
+        trigger = self.trigger(rec)
+        if not trigger or self.done or rec["type"] == "final":  # nothing is saved after the watch's end
+            return
+        if now < self.quiet_until_ns:
+            self.watched.ignored += 1
+            return
+        self.begin_saving(trigger, rec)
+
+    def note_latch_waits(self, rec: dict) -> None:
+        """A latch whose longest wait grew past the trigger's, from the cumulative rows
+        [kind, id, mode, waits, ns, max_ns, address, slots, name, label]."""
+        limit = self.triggers.latch_wait_above_ms
+        for row in rec.get("latches", []):
+            key, longest = tuple(row[:3]), row[5]
+            if limit is not None and longest > self.latch_max.get(key, 0) and longest > limit * 1e6:
+                if not self.latch_spike or longest / 1e6 > self.latch_spike[0]:
+                    self.latch_spike = (longest / 1e6, row[8] if len(row) > 8 and row[8] else "a latch")
+            self.latch_max[key] = max(longest, self.latch_max.get(key, 0))
+
+    def trigger(self, rec: dict) -> dict | None:
+        """What fired at this snapshot, if anything: {kind, words, value}."""
+        fired = None
+        history = rec.get("server", {}).get("history", rec.get("counters", {}).get("history_length"))
+        limit = self.triggers.history_above
+        if limit is not None and history is not None and history > limit:
+            fired = {"kind": "history", "value": history, "words": f"history {history:,} above {limit:,}"}
+        elif self.latch_spike:
+            ms, latch = self.latch_spike
+            fired = {"kind": "latch-wait", "value": round(ms, 3),
+                     "words": f"a wait of {ms:,.1f} ms on {latch}, above {self.triggers.latch_wait_above_ms:g} ms"}
+        elif self.signalled:
+            fired = {"kind": "signal", "value": None, "words": "SIGUSR1"}
+        self.latch_spike, self.signalled = None, False
+        return fired
+
+    def begin_saving(self, trigger: dict, rec: dict) -> None:
+        number = len(self.watched.saved) + 1
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(rec.get("real_ns", time.time_ns()) / 1e9))
+        directory = os.path.join(self.out_dir, f"{number:03d}-{stamp}-{trigger['kind']}")
+        os.mkdir(directory, 0o700)
+        writer = journal_files.JournalWriter(directory)
+        for line in self.header:
+            writer.write(line)
+        for _, lines in self.ring:
+            for line in lines:
+                writer.write(line)
+        base_ns, now = self.ring[0][0], rec["mono_ns"]
+        start = self.attach_ns if self.attach_ns is not None else base_ns
+        trigger = {**trigger, "at_s": round((now - start) / 1e9, 3),
+                   "from_s": round((base_ns - start) / 1e9, 3) if len(self.ring) > 1 else 0.0}
+        self.saving = Saving(directory, writer, trigger, now + round(self.triggers.after_s * 1e9))
+        sys.stderr.write(f"innostall watch: {trigger['words']} at {trigger['at_s']:,.0f} s: saving "
+                         f"{(now - base_ns) / 1e9:,.0f} s before it and {self.triggers.after_s:g} s after "
+                         f"into {directory}\n")
+
+    def end_saving(self, rec: dict, end_reason: str) -> None:
+        saving, self.saving = self.saving, None
+        if self.latch_tables:
+            saving.writer.write(self.latch_tables)
+        saving.writer.close()
+        self.saved_bytes += journal_files.disk_bytes(saving.directory)
+        meta = {**self.meta, "watch": {**saving.trigger, "triggers": self.triggers.words()},
+                "stop_real_ns": rec.get("real_ns"), "end_reason": end_reason, "complete": False}
+        meta.pop("max_size", None)
+        store.write_meta(saving.directory, meta)
+        self.watched.saved.append({"directory": os.path.basename(saving.directory), **saving.trigger})
+        self.quiet_until_ns = rec["mono_ns"] + round(self.triggers.cooldown_s * 1e9)
+        thread = threading.Thread(target=write_tables, args=(saving.directory, meta), daemon=True)
+        thread.start()
+        self.tables.append(thread)
+        if len(self.watched.saved) >= self.triggers.keep:
+            self.done = f"{self.triggers.keep} recording(s) saved (watch --keep)"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+
+
+def write_tables(directory: str, meta: dict) -> None:
+    """A saved recording's tables, on idle CPU, then its meta.json says it is whole; if they
+    cannot be written, its journal still is, and the report reads it."""
+    proc, stay = idle.start_idle([sys.executable, "-m", "innostall.collector.recorder.store", directory], None,
+                                 start_new_session=True)  # the Ctrl-C that ends the watch is not theirs
+    proc.communicate()
+    if stay:
+        stay.end()
+    if proc.returncode == 0:
+        store.write_meta(directory, {**meta, "complete": True})
+
+
+def finish_watch(journal: WatchJournal, meta: dict) -> dict:
+    """The watch's end: a save still being written is ended where the watch ended, the
+    tables being written are waited for, and the watch directory's meta.json lists what
+    was saved. Returns that meta."""
+    if journal.saving:
+        journal.end_saving(journal.last_snapshot, "the watch ended before its time after the trigger")
+    for thread in journal.tables:
+        thread.join()
+    meta = {**meta, "watch": {"triggers": journal.triggers.words(), "before_s": journal.triggers.before_s,
+                              "after_s": journal.triggers.after_s, "cooldown_s": journal.triggers.cooldown_s,
+                              "keep": journal.triggers.keep, "saved": journal.watched.saved,
+                              "ignored": journal.watched.ignored},
+            "complete": True, "tables": "none: a watch's recordings are in its subdirectories"}
+    store.write_meta(journal.out_dir, meta)
+    return meta
+
+
+def saved_words(meta: dict, out_dir: str) -> str:
+    saved = meta["watch"]["saved"]
+    if not saved:
+        return f"watched, nothing triggered ({meta['watch']['triggers']}); nothing saved in {out_dir}"
+    return f"saved {len(saved)} recording(s) in {out_dir}: " + "; ".join(
+        f"{s['directory']} ({s['words']})" for s in saved)
+
