@@ -100,7 +100,7 @@ def test_the_recorders_journal_compresses_off_its_path_and_counts_what_is_on_dis
     records = synthetic_journal(60, walks=True, latches=True)
     with Journal(str(tmp_path)) as journal:
         for record, line in zip(records, lines_of(records)):
-            assert journal.write(line, interval_end=record["type"] == "interval")
+            assert journal.write(line, record)
     # the thread has compressed every rolled segment by the time the journal is closed
     names = sorted(os.listdir(tmp_path))
     assert [n for n in names if journal_files.SEGMENT.match(n)] == [
