@@ -21,7 +21,7 @@ from .wording.phases import STATEMENT_SHOWN, who
 from .wording.replica import replica_lines
 from .pinning import statements_note
 from .recording import Recording
-from .text import PHASES_SHOWN
+from .wording.phase_list import shown_phases, tally
 from .window import trigger_words, window_words
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
@@ -131,8 +131,8 @@ def shortened(phase: dict) -> str:
 def story(rec: Recording, summary: dict) -> dict:
     told = summary["purge"]  # what summary() says of purge
     return {"phases": [{**p, "color": charts.VERDICT_COLORS[p["verdict"]], "title": shortened(p),
-                        "label": p["verdict"].replace("_", " ")} for p in told["phases"][:PHASES_SHOWN]],
-            "more_phases": max(0, len(told["phases"]) - PHASES_SHOWN),
+                        "label": p["verdict"].replace("_", " ")} for p in shown_phases(told["phases"])],
+            "phases_tally": tally(told["phases"]),
             "timeline": timeline_chart(rec, told), "history": told["history"],
             "splits": split_rows(told),
             "pinned_by": [{**v, "frames": frames, "path": path(frames, 4)}
@@ -238,8 +238,7 @@ def summary_rows(rec: Recording, summary: dict) -> list[dict]:
     rows = metrics.summary_rows(rec, summary).to_dict("records")
     for metric, phases in (("purge.phases", summary["purge"]["phases"]),
                            ("replica.phases", (summary.get("replica") or {}).get("phases", []))):
-        if len(phases) > PHASES_SHOWN:
-            said = f"{len(phases):,} phases: the verdict above shows the first {PHASES_SHOWN}; report --json lists them all"
+        if said := tally(phases):
             rows = [{**r, "value": said} if r["metric"] == metric else r for r in rows]
     return rows
 

@@ -27,7 +27,8 @@ from . import verdict_check as vc  # a module import: verdict_check imports this
 from .cost import EXACT
 from .replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, VERDICTS, WAITS,
                            WATCHED_WHOLE, applier_deltas, applier_totals, seen_throughout)
-from .wording.replica import FINDING_SHARE, PHASES_SHOWN, SHOWN_SHARE
+from .wording.phase_list import shown_phases
+from .wording.replica import FINDING_SHARE, SHOWN_SHARE
 
 DURATION = r"({N}) (s|ms|µs)"
 UNITS = {"s": 1.0, "ms": 1e3, "µs": 1e6}
@@ -134,7 +135,7 @@ def problems(rec, told: dict, text: str) -> list[str]:
                   + sentence_problems(p, real)]
     lines = text.splitlines()
     return found + [f"the text report lacks the replica phase at {p['from_s']} s as JSON words it"
-                    for p in replica["phases"][:PHASES_SHOWN] if not any(line.endswith(f" s  {p['detail']}")
+                    for p in shown_phases(replica["phases"]) if not any(line.endswith(f" s  {p['detail']}")
                                                                          for line in lines)]
 
 

@@ -12,6 +12,7 @@ from innostall.format.schema import bcc_unit
 from .cost import render_cost, sampled_note
 from .histogram import format_log2
 from .wording.numbers import latency, seconds, shorten
+from .wording.phase_list import phase_lines
 from .holders import top_holders
 from .redo import redo_lines
 from .wording.replica import replica_findings, replica_lines
@@ -212,18 +213,12 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
     return lines
 
 
-PHASES_SHOWN = 30  # a long recording's phases beyond these are in report --json
-
-
 def verdict_lines(phases: list[dict]) -> list[str]:
-    """The recording's phases, one line each: when, then the cause in words."""
+    """The recording's phases, one line each: when, then the cause in words (a long list
+    cut, saying so: wording/phase_list.py)."""
     if not phases:
         return ["Verdict", "  no interval recorded"]
-    lines = ["Verdict"] + [f"  {p['from_s']:7.1f} – {p['to_s']:7.1f} s  {p['detail']}"
-                           for p in phases[:PHASES_SHOWN]]
-    if len(phases) > PHASES_SHOWN:
-        lines.append(f"  ... and {len(phases) - PHASES_SHOWN} more phases (report --json lists them all)")
-    return lines
+    return ["Verdict"] + phase_lines(phases)
 
 
 def amount(value) -> str:

@@ -38,7 +38,8 @@ from .purge_time import rows_bound
 from .recording import load
 from .summary import summary
 from .wording.findings import HOT_SPOT_WAITS, WRITE_BOUND_SHARE
-from .text import PHASES_SHOWN, render_text
+from .text import render_text
+from .wording.phase_list import shown_phases
 from .timeline import per_interval
 
 __all__ = ["check"]
@@ -475,7 +476,7 @@ def checkpoint_holds(g: tuple, state: pd.DataFrame) -> bool:
 
 def view_problems(told: dict, text: str, html: str) -> list[str]:
     """The text and HTML reports say what JSON says, in the same words."""
-    phases, findings = told["purge"]["phases"][:PHASES_SHOWN], told["findings"]
+    phases, findings = shown_phases(told["purge"]["phases"]), told["findings"]
     lines = text.splitlines()
     problems = [f"the text report lacks the phase at {p['from_s']} s as JSON words it" for p in phases
                 if not any(line.endswith(f" s  {p['detail']}") for line in lines)]

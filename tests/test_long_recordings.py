@@ -16,6 +16,7 @@ import recordings
 from bench import long_recording  # scripts/bench/, on sys.path from conftest
 from conftest import innostall
 from innostall.analysis import downsample, html, phases, recording, summary, text, window
+from innostall.analysis.wording.phase_list import PHASES_SHOWN
 from innostall.errors import UserError
 from innostall.format import journal as fmt
 
@@ -164,7 +165,7 @@ def test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so(source, tmp
         figure = json.loads(spec.replace("\\/", "/"))
         assert all(len(trace["x"]) <= 2 * downsample.POINTS for trace in figure["data"])
     phases = summary.summary(long)["purge"]["phases"]
-    assert len(phases) > text.PHASES_SHOWN and f"{len(phases):,} phases: the verdict above" in page
+    assert len(phases) > PHASES_SHOWN and f"{len(phases):,} phases: pinned" in page
 
 
 def test_a_long_recordings_latch_table_has_a_bounded_number_of_rows(tmp_path):

@@ -13,6 +13,7 @@ import recordings
 from conftest import REPO, innostall
 from innostall.format import journal as fmt
 from innostall.analysis.wording import phases as phase_words
+from innostall.analysis.wording.phase_list import PHASES_SHOWN
 from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, summary, text, report_tables
 from recordings import purge_journal, view
 
@@ -290,16 +291,25 @@ def test_read_views_are_exported_and_loaded(tmp_path):
     assert frames["purge"]["pinned"].iloc[11] == 10600 and frames["purge"]["purgeable"].iloc[12] == 4000
 
 
-def test_a_long_recordings_verdict_lists_the_first_phases_and_says_how_many_more(tmp_path):
+def test_a_long_recordings_verdict_keeps_every_kind_and_the_longest_phases_and_tallies_them_all(tmp_path):
     cycle = ([{"history": 5000 + 100 * i, "purge_batches": 1, "purge_empty_batches": 1} for i in range(5)]
              + [{"history": 0, "purge_batches": 40, "purge_pages": 5000}]
              + [{"history": 0, "purge_batches": 1, "purge_empty_batches": 1} for _ in range(4)])
-    rec = load(tmp_path, purge_journal(cycle * 12))
+    # the last cycle's pin lasts three times as long: a stall late in a long recording
+    steps = cycle * 11 + [{"history": 5000 + 100 * i, "purge_batches": 1, "purge_empty_batches": 1}
+                          for i in range(15)] + cycle[5:]
+    rec = load(tmp_path, purge_journal(steps))
     phases = story(rec)["phases"]
     assert len(phases) == 36 and [p["verdict"] for p in phases[:3]] == ["pinned", "catching_up", "idle"]
     lines = text.render_text(rec).splitlines()
     shown = lines[2:lines.index("")]
-    assert len(shown) == text.PHASES_SHOWN + 1 and shown[-1].startswith("  ... and 6 more phases")
+    assert len(shown) == PHASES_SHOWN + 1
+    assert shown[0].startswith("  36 phases: catching up 12 (") and "idle 12 (" in shown[0] and "pinned 12 (" in shown[0]
+    late = max(phases, key=lambda p: p["to_s"] - p["from_s"])
+    assert late["verdict"] == "pinned" and late is phases[-3]
+    assert any(line.endswith(f" s  {late['detail']}") for line in shown)  # not cut for coming last
+    times = [float(line.split()[0]) for line in shown[1:]]
+    assert times == sorted(times)
 
 
 def test_a_view_caught_after_its_opening_is_said_to_be_at_least_that_old():

@@ -11,11 +11,11 @@ from ..cost import EXACT, sampled_note
 from ..recording import Recording
 from ..replica_time import BOUND, DOING, PARTS, WAITS, applier_totals, time_split, waiting_part
 from .numbers import count, seconds
+from .phase_list import phase_lines
 from .work_latches import heaviest_latch_words, work_latch_lines
 
 SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
 THREADS_SHOWN = 8  # applier threads listed in the text; JSON lists them all
-PHASES_SHOWN = 30  # a long recording's phases beyond these are in report --json
 FINDING_SHARE = 0.25  # a waiting part from which a finding says why the applier waited
 PART_LABELS = {"on_cpu": "on CPU", "latch": "latch waits", "row_lock": "row-lock waits", "io": "page reads",
                "redo": "redo-log waits at commit", "commit_order": "commit-order waits",
@@ -164,10 +164,7 @@ def replica_lines(rec: Recording, told: dict) -> list[str]:
                      f"{replica['lag_s_last']:,} s at the end")
     phases = replica["phases"]
     lines.append("  phases:")
-    lines += [f"  {p['from_s']:7.1f} – {p['to_s']:7.1f} s  {p['detail']}" for p in phases[:PHASES_SHOWN]]
-    if len(phases) > PHASES_SHOWN:
-        lines.append(f"  ... and {len(phases) - PHASES_SHOWN} more phases (report --json lists them all)")
-    return lines
+    return lines + phase_lines(phases)
 
 
 # --- the finding -----------------------------------------------------------------------
