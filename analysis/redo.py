@@ -38,7 +38,9 @@ def state_table(rec: Recording) -> pd.DataFrame:
     sync_age (the point where writers wait: max_modified_age_sync where the build has one,
     else max_checkpoint_age)."""
     counters = rec.counters
-    rows = counters[counters["name"].astype(str).str.startswith(SERVER_STATE)]
+    # picked by the names the table has, not by each row's name as text (8 hours: 1.3 s)
+    names = [n for n in counters["name"].unique() if str(n).startswith(SERVER_STATE)]
+    rows = counters[counters["name"].isin(names)]
     table = (rows.assign(name=rows["name"].astype(str).str.removeprefix(SERVER_STATE))
              .pivot_table(index="t_s", columns="name", values="value", aggfunc="last")
              if len(rows) else pd.DataFrame(index=pd.Index([], name="t_s", dtype="float64")))

@@ -441,7 +441,8 @@ def roles_hold(text: str | None, waits: pd.DataFrame, kind: str) -> bool:
 
 def server_state(rec) -> pd.DataFrame:
     """The server's state at each snapshot (server.NAME counters), one column per name."""
-    rows = rec.counters[rec.counters["name"].astype(str).str.startswith("server.")]
+    rows = rec.counters[rec.counters["name"].isin([n for n in rec.counters["name"].unique()
+                                                    if str(n).startswith("server.")])]
     return rows.assign(name=rows["name"].astype(str).str[len("server."):]).pivot_table(
         index="t_s", columns="name", values="value", aggfunc="last")
 
