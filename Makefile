@@ -10,7 +10,7 @@ BPF_SRCS   := $(wildcard probes/*.bpf.c)
 BPF_OBJS   := $(patsubst probes/%.bpf.c,$(BUILD)/bpf/%.bpf.o,probes/common.bpf.c $(filter-out probes/common.bpf.c,$(BPF_SRCS)))  # the one defining the shared maps first
 LOADER     := $(BUILD)/innostall-loader
 
-.PHONY: all setup build check test demo bench bench-layouts dist dist-check clean
+.PHONY: all setup build check test demo bench soak bench-layouts dist dist-check clean
 .DELETE_ON_ERROR:
 
 all: build
@@ -77,6 +77,12 @@ demo: build
 # it; python -m bench --help lists them). scripts/ holds the bench package and fixture_servers.py.
 bench: build $(BUILD)/bench-yardstick
 	BUILD=$(BUILD) PYTHONPATH=$(CURDIR)/scripts $(VENV)/bin/python -m bench
+
+# The soak of issue 30: one recording of SOAK_MINUTES (60) under the steady load, its disk, memory
+# and CPU every 10 minutes, then the report's time; soak.md and soak.json beside the recording.
+SOAK_DIR ?= $(BUILD)/soak/$(shell date +%Y-%m-%d-%H%M)
+soak: build
+	BUILD=$(BUILD) PYTHONPATH=$(CURDIR)/scripts $(VENV)/bin/python -m bench.soak $(SOAK_DIR)
 
 # How long the struct layouts take to read from a build's DWARF, first and cached (a minute).
 bench-layouts: build

@@ -34,4 +34,8 @@ python -m bench, with scripts/ on the path (make bench sets PYTHONPATH). Its mod
 Apart from make bench, run alone (no server, no root):
   long_recording  an hours-long recording built from a short one's journal (issue 30)
   long_report     the report's time, peak memory and HTML size on such a recording
+Apart from make bench, with root and the fixture server (make soak):
+  soak            one recording of an hour under the steady load: its disk, the recorder's and
+                  loader's memory and CPU every 10 minutes, the report's time, issue 30's targets
+  soak_summary    the soak's 8-hour disk estimate, targets and soak.md
 """
