@@ -121,13 +121,17 @@ def window_words(told: dict) -> str:
 
 def saved_window(rec: Recording) -> Recording:
     """A recording `innostall watch` saved, cut to its window: from the snapshot its kept
-    minutes begin after (meta.json's watch.from_s; collector/recorder/watch.py), which only
-    holds the figures from the watch's attach up to there. Any other recording as it is."""
+    minutes begin after (meta.json's watch.from_s, rounded; collector/recorder/watch.py),
+    the first in its journal, which only holds the figures from the watch's attach up to
+    there. Any other recording as it is."""
     saved = rec.meta.get("watch")
     from_s = saved.get("from_s") if isinstance(saved, dict) else None
-    if not isinstance(from_s, (int, float)) or isinstance(from_s, bool) or not 0 < from_s < rec.duration_s:
+    if not isinstance(from_s, (int, float)) or isinstance(from_s, bool) or not from_s > 0:
+        return rec  # not saved by a watch, or saved at its first snapshot: no base to leave out
+    ends = rec.counters.groupby("interval", observed=True)["t_s"].first()
+    if len(ends) < 2:
         return rec
-    return window(rec, str(from_s), None)
+    return window(rec, repr(float(ends.iloc[0])), None)  # the base: the journal's first snapshot, exactly
 
 
 def trigger_words(meta: dict) -> str | None:

@@ -7,14 +7,18 @@ import json
 import re
 import subprocess
 
+import pytest
+
 from conftest import INNOSTALL
 from test_scenarios import SCENARIOS, run_scenario
 
-# The scenario: updates from 0 s, the snapshot open from 4 s to 30 s. The threshold is far
-# above what purge leaves behind while it keeps up (checked below, from the scenario's own
-# samples before the snapshot opened), and below what 26 s of pinned updates add even on a
-# slow host (at 800 updates a second, 20,000).
-OPEN_AT, COMMIT_AT, SECONDS, THRESHOLD = 4, 30, 34, 10_000
+# The scenario: 500 updates a second from 0 s, the snapshot open from 4 s to 30 s. At that
+# rate purge keeps up, on any host that runs the suite, until the snapshot opens (checked
+# below, from the scenario's own samples before it); flat out, it may not (10.11.5 beside
+# another load fell 14,000 behind in a second). The threshold is half of what 26 s of
+# pinned updates add at that rate (13,000), so a host whose sysbench falls short of the
+# rate by half still crosses it.
+OPEN_AT, COMMIT_AT, SECONDS, RATE, THRESHOLD = 4, 30, 34, 500, 6_500
 
 
 def test_a_pinning_snapshot_triggers_a_saved_recording_whose_verdict_names_it(servers, tmp_path):
@@ -32,7 +36,8 @@ def test_a_pinning_snapshot_triggers_a_saved_recording_whose_verdict_names_it(se
     else:
         raise AssertionError(f"the watch never attached: {''.join(said)}")
     markers = run_scenario([str(SCENARIOS / "long-snapshot.sh"), "--fixture", srv.name, "--seconds", str(SECONDS),
-                            "--open-at", str(OPEN_AT), "--commit-at", str(COMMIT_AT)], lambda t, text: None)
+                            "--open-at", str(OPEN_AT), "--commit-at", str(COMMIT_AT), "--rate", str(RATE)],
+                           lambda t, text: None)
     said += watching.stderr.readlines()
     assert watching.wait(timeout=60) == 0, "".join(said)
     print("".join(said))
@@ -48,8 +53,8 @@ def test_a_pinning_snapshot_triggers_a_saved_recording_whose_verdict_names_it(se
     assert meta["end_reason"] == "1 recording(s) saved (watch --keep)"
     report = json.loads(subprocess.run(INNOSTALL + ["report", str(out / saved[0]["directory"]), "--json"],
                                        capture_output=True, text=True, check=True).stdout)
-    assert report["trigger"].startswith(f"saved by innostall watch: history {saved[0]['value']:,} above 10,000")
-    assert report["window"]["from_s"] == saved[0]["from_s"]
+    assert report["trigger"].startswith(f"saved by innostall watch: history {saved[0]['value']:,} above {THRESHOLD:,}")
+    assert report["window"]["from_s"] == pytest.approx(saved[0]["from_s"], abs=0.002)
     phases = report["purge"]["phases"]
     for p in phases:
         print(f"  {p['from_s']:5.1f}-{p['to_s']:5.1f} {p['verdict']}: {p['detail'][:110]}")
