@@ -10,6 +10,9 @@ from innostall.cli_options import (add_target_args, loopback, port_number, posit
                                    seconds_at_least, size)
 from innostall.errors import UserError
 
+# purge's verdicts (analysis/phases.py VERDICTS), but the one a recording without purge's probe has
+VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled")
+
 
 def trace(args, out_dir: str, watch=None) -> tuple[object, dict]:
     """The server traced into out_dir as the options say: (its target, the meta returned)."""
@@ -55,6 +58,7 @@ def cmd_watch(args) -> int:
     from innostall.collector.recorder import watch
 
     triggers = watch.Triggers(history_above=args.history_above, latch_wait_above_ms=args.latch_wait_above,
+                              verdict=args.verdict, verdict_every_s=args.verdict_every,
                               before_s=args.before, after_s=args.after, cooldown_s=args.cooldown, keep=args.keep)
     print(f"innostall watch: saving {args.before:g} s before and {args.after:g} s after any of: "
           f"{triggers.words()}", file=sys.stderr)
@@ -109,6 +113,11 @@ def add_record_parsers(sub) -> None:
     watch.add_argument("--latch-wait-above", type=positive, metavar="MS",
                        help="trigger when a latch wait lasts longer than MS milliseconds (a sampled "
                        "latch group sees the waits of the time it is attached)")
+    watch.add_argument("--verdict", choices=VERDICTS, metavar="VERDICT",
+                       help="trigger when purge's verdict on the kept minutes ends in a phase of this kind "
+                       f"({', '.join(VERDICTS)}); asked every --verdict-every seconds by a report of them")
+    watch.add_argument("--verdict-every", type=seconds_at_least(5), default=60.0, metavar="S",
+                       help="how often the verdict is asked (60; each time about a second of idle CPU)")
     watch.add_argument("--before", type=seconds_at_least(1), default=120.0, metavar="S",
                        help="seconds kept in memory and saved before the trigger (120)")
     watch.add_argument("--after", type=seconds_at_least(1), default=60.0, metavar="S",

@@ -107,3 +107,23 @@ def test_a_latch_wait_longer_than_the_trigger_fires_once(tmp_path):
     assert [(s["kind"], s["at_s"]) for s in said["watch"]["saved"]] == [("latch-wait", 5.0)]
     assert said["watch"]["saved"][0]["words"] == ("a wait of 40.0 ms on block 8:4 sbtest/sbtest1 PRIMARY, "
                                                   "above 30 ms")
+
+
+def test_purge_pinned_by_the_verdict_of_the_kept_minutes(tmp_path):
+    def answered(record, journal):  # as if each report came back before the next snapshot
+        if journal.verdict and journal.verdict.thread:
+            journal.verdict.thread.join()
+
+    said = watched(tmp_path, story(), watch.Triggers(verdict="pinned", verdict_every_s=4, before_s=10, after_s=3),
+                   on_line=answered)
+    saved = said["watch"]["saved"]
+    assert [s["kind"] for s in saved] == ["verdict"] and saved[0]["words"].startswith("purge pinned by thread 4321")
+    assert not os.path.exists(tmp_path / ".verdict")  # the kept minutes' copy, gone
+    cut = window.saved_window(recording.load(str(tmp_path / saved[0]["directory"])))
+    assert any(p["verdict"] == "pinned" for p in summary.summary(cut)["purge"]["phases"])
+
+
+def test_the_command_lines_verdicts_are_purges():
+    from innostall.analysis.phases import VERDICTS
+    from innostall.cli_record import VERDICTS as offered
+    assert set(offered) == set(VERDICTS) - {"not_recorded"}

@@ -15,7 +15,9 @@ After a save, triggers are ignored for the cool-down; after `keep` saves the wat
 from __future__ import annotations
 
 import collections
+import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -34,6 +36,8 @@ class Triggers:
     """What `innostall watch` saves a recording for, and how much of it."""
     history_above: int | None = None
     latch_wait_above_ms: float | None = None
+    verdict: str | None = None  # purge's verdict on the kept minutes (analysis/phases.py VERDICTS)
+    verdict_every_s: float = 60.0  # how often it is asked: a report of the kept minutes each time
     before_s: float = 120.0  # kept in memory, saved before the trigger
     after_s: float = 60.0  # recorded after it
     cooldown_s: float = 300.0  # after a save's end, no trigger
@@ -41,7 +45,8 @@ class Triggers:
 
     def words(self) -> str:
         said = ([f"history above {self.history_above:,}"] if self.history_above is not None else []) + (
-            [f"a latch wait above {self.latch_wait_above_ms:g} ms"] if self.latch_wait_above_ms is not None else [])
+            [f"a latch wait above {self.latch_wait_above_ms:g} ms"] if self.latch_wait_above_ms is not None else []) + (
+            [f"purge {self.verdict.replace('_', ' ')}"] if self.verdict else [])
         return ", ".join(said + ["SIGUSR1"])
 
 
@@ -83,6 +88,7 @@ class WatchJournal:
         self.done: str | None = None  # why the watch should end (its saves are all made)
         self.saved_bytes = 0
         self.last_snapshot: dict = {"mono_ns": 0}
+        self.verdict = VerdictCheck(out_dir, triggers) if triggers.verdict else None
         signal.signal(signal.SIGUSR1, self.on_signal)
 
     def on_signal(self, signum, frame) -> None:
@@ -129,6 +135,9 @@ class WatchJournal:
                 self.end_saving(rec, f"saved {self.triggers.after_s:g} s after its trigger"
                                 if now >= self.saving.until_ns else "the watch ended before its time after the trigger")
             return
+        if self.verdict and self.attach_ns is not None:
+            self.verdict.ask(now, self.header, self.ring, {**self.meta, "watch": {
+                "from_s": (self.ring[0][0] - self.attach_ns) / 1e9}})
         trigger = self.trigger(rec)
         if not trigger or self.done or rec["type"] == "final":  # nothing is saved after the watch's end
             return
@@ -159,6 +168,8 @@ class WatchJournal:
             ms, latch = self.latch_spike
             fired = {"kind": "latch-wait", "value": round(ms, 3),
                      "words": f"a wait of {ms:,.1f} ms on {latch}, above {self.triggers.latch_wait_above_ms:g} ms"}
+        elif self.verdict and (detail := self.verdict.found()):
+            fired = {"kind": "verdict", "value": self.triggers.verdict, "words": f"purge {detail}"}
         elif self.signalled:
             fired = {"kind": "signal", "value": None, "words": "SIGUSR1"}
         self.latch_spike, self.signalled = None, False
@@ -207,6 +218,62 @@ class WatchJournal:
 
     def __exit__(self, *exc):
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        if self.verdict:
+            self.verdict.close()
+
+
+class VerdictCheck:
+    """Purge's verdict on the kept minutes, asked every verdict_every_s: they are written
+    out as a recording (the base snapshot first, as a save would) and reported by a process
+    of their own on idle CPU, for the recorder keeps pandas out of its memory. A report of
+    two minutes takes about a second of CPU: asked every minute, 2% of a core the server
+    does not want. The answer comes at a later snapshot: the verdict of the kept minutes'
+    last phase, when it is the one asked for."""
+
+    def __init__(self, out_dir: str, triggers: Triggers):
+        self.directory = os.path.join(out_dir, ".verdict")
+        self.wanted, self.every_ns = triggers.verdict, round(triggers.verdict_every_s * 1e9)
+        self.asked_ns, self.thread, self.answer = None, None, None
+
+    def ask(self, now: int, header: list[str], ring, meta: dict) -> None:
+        """The kept minutes reported, if it is time and no report is running; meta is the
+        recording's, with where its window begins (watch.from_s)."""
+        if (self.thread and self.thread.is_alive()) or len(ring) < 3 or (
+                self.asked_ns is not None and now - self.asked_ns < self.every_ns):
+            return
+        self.asked_ns = now
+        shutil.rmtree(self.directory, ignore_errors=True)
+        os.mkdir(self.directory, 0o700)
+        writer = journal_files.JournalWriter(self.directory)
+        for line in header + [line for _, lines in ring for line in lines]:
+            writer.write(line)
+        writer.close()
+        store.write_meta(self.directory, {**meta, "complete": False})
+        self.thread = threading.Thread(target=self.report, daemon=True)
+        self.thread.start()
+
+    def report(self) -> None:
+        proc, stay = idle.start_idle([sys.executable, "-m", "innostall", "report", self.directory, "--json"], None,
+                                     start_new_session=True)
+        out, _ = proc.communicate()
+        if stay:
+            stay.end()
+        try:
+            phases = json.loads(out)["purge"]["phases"] if proc.returncode == 0 else []
+        except (ValueError, KeyError, TypeError):
+            phases = []
+        if phases and phases[-1].get("verdict") == self.wanted:
+            self.answer = phases[-1].get("detail")
+
+    def found(self) -> str | None:
+        """The last phase's words, once, when its verdict is the one asked for."""
+        answer, self.answer = self.answer, None
+        return answer
+
+    def close(self) -> None:
+        if self.thread:
+            self.thread.join()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def write_tables(directory: str, meta: dict) -> None:
