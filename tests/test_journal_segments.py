@@ -4,6 +4,7 @@ segments off its path and counts them on disk as they are; redact keeps them so.
 from __future__ import annotations
 
 import json
+import lzma
 import os
 from pathlib import Path
 
@@ -124,3 +125,22 @@ def test_redact_rolls_a_long_journal_as_the_recorder_does(source, tmp_path, monk
     assert meta["redacted"]["left_out"] == []
     assert len(fmt.read_journal_lines(str(tmp_path / "shared")).records) == len(
         fmt.read_journal_lines(str(directory)).records)
+
+
+def test_a_segment_that_is_not_xz_is_one_damaged_part_and_the_rest_reads(source, tmp_path):
+    records = [json.loads(line) for line in journal_files.every_line(str(source))]
+    directory = rolled(tmp_path / "rolled", records, segment_bytes=2000)
+    (directory / journal_files.segment_name(1, compressed=True)).write_bytes(b"{\"type\": \"not xz\"}\n" * 50)
+    read = fmt.read_journal_lines(str(directory))
+    assert read.damaged == 1 and "not a readable xz segment" in read.first_fault
+    assert read.records and read.records[-1]["type"] == "latch_tables"
+
+
+def test_long_lines_in_a_segment_are_cut_at_the_readers_limit(tmp_path):
+    lines = [b"x" * 5000 + b"\n", b"short\n", b"y" * 3000]
+    (tmp_path / journal_files.segment_name(1, compressed=True)).write_bytes(lzma.compress(b"".join(lines)))
+    f, reader = journal_files.opened_lines(str(tmp_path / journal_files.segment_name(1, compressed=True)))
+    with f:
+        got = [reader.readline(2048) for _ in range(7)]
+    assert got[:3] == [b"x" * 2048] * 2 + [b"x" * 904 + b"\n"] and got[3] == b"short\n"
+    assert b"".join(got[4:]) == b"y" * 3000 and not reader.fault

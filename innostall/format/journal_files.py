@@ -92,30 +92,29 @@ class XzLines:
     ends the lines with `fault` set; what came before it is kept."""
 
     def __init__(self, f: BinaryIO):
-        self.file, self.buffer, self.fault = f, b"", ""
+        self.file, self.buffer, self.pos, self.fault = f, b"", 0, ""
         self.decoder = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=XZ_MEMLIMIT)
-        self.decoded = 0  # bytes given out, against the reader's limit
 
-    def _fill(self, want: int) -> None:
-        while len(self.buffer) < want and b"\n" not in self.buffer and not self.fault:
-            if self.decoder.eof:
-                return
+    def _fill(self, limit: int) -> None:
+        """Decode until the buffer holds a whole line past pos, or limit bytes, or the end."""
+        while (self.buffer.find(b"\n", self.pos) < 0 and len(self.buffer) - self.pos < limit
+               and not self.fault and not self.decoder.eof):
             data = b""  # the decoder may still hold output past its last max_length
             if self.decoder.needs_input and not (data := self.file.read(CHUNK)):
                 self.fault = "the compressed segment ends early"
                 return
             try:
-                self.buffer += self.decoder.decompress(data, max_length=CHUNK)
+                decoded = self.decoder.decompress(data, max_length=CHUNK)
             except lzma.LZMAError as e:
                 self.fault = f"not a readable xz segment ({e})"
                 return
+            self.buffer, self.pos = self.buffer[self.pos:] + decoded, 0
 
     def readline(self, limit: int) -> bytes:
         self._fill(limit)
-        end = self.buffer.find(b"\n", 0, limit)
-        cut = end + 1 if end >= 0 else min(limit, len(self.buffer))
-        line, self.buffer = self.buffer[:cut], self.buffer[cut:]
-        self.decoded += len(line)
+        end = self.buffer.find(b"\n", self.pos, self.pos + limit)
+        cut = end + 1 if end >= 0 else min(self.pos + limit, len(self.buffer))
+        line, self.pos = self.buffer[self.pos:cut], cut  # a position, not a copy of the rest per line
         return line
 
 
