@@ -78,6 +78,7 @@ class Sampler:
                 raise BenchError(f"the {name} (pid {pid}) is gone: {self.recorder.log_tail()}")
             seconds = cpu_seconds(pid)
             row.update({f"{name}_rss_mb": round(status_mb(pid, "VmRSS"), 1),
+                        f"{name}_anon_mb": round(status_mb(pid, "RssAnon"), 1),
                         f"{name}_peak_rss_mb": round(peak_rss_mb(pid), 1),
                         f"{name}_cpu_s": round(seconds, 2)})
             cpu += seconds
