@@ -8,13 +8,17 @@ import os
 import pwd
 import queue
 import stat
+import sys
 import threading
 
 from innostall.errors import UserError
 from innostall.format import journal_files
 from innostall.format.journal import JOURNAL, META
 
+from . import idle
+
 RESERVE, RESERVE_BYTES = ".reserve", 64 * 1024  # room kept for the last meta.json on a full disk
+COMPRESS_WAIT_S = 10  # at the end, for the last segments' compression: 0.5 s each on an idle core
 
 
 def prepare_dir(path: str) -> bool:
@@ -136,8 +140,8 @@ def release_room(out_dir: str) -> None:
 class Journal:
     """The journal while it is recorded (innostall/format/journal_files.py): appended line by
     line and flushed, so a recording cut short keeps every complete line; rolled at an
-    interval's end once the live file is large, each rolled segment compressed on a thread
-    of its own at the lowest priority, off the path that keeps up with the loader. A write
+    interval's end once the live file is large, each rolled segment compressed by a process
+    of its own on idle CPU (compress()), off the path that keeps up with the loader. A write
     the disk refuses ends the journal, not the recorder."""
 
     def __init__(self, directory: str):
@@ -170,20 +174,29 @@ class Journal:
             return False
 
     def compress(self) -> None:
-        with contextlib.suppress(OSError):  # the lowest priority for this thread alone
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        """Each rolled segment compressed by a process of its own, on CPU time nothing else
+        wants: xz's encoder takes 32 MB, which the recorder's heap kept once it had held it
+        (its RSS stepped from 75 to 109 MB in a soak). A segment it could not compress (a
+        full disk) stays plain, as readable."""
         while (number := self.rolled.get()) is not None:
-            try:
-                self.segment_sizes[number] = journal_files.compress_segment(self.writer.directory, number)
-            except OSError:  # a full disk: the plain segment stays, as readable
-                pass
+            proc, stay = idle.start_idle([sys.executable, "-m", "innostall.format.journal_files",
+                                          self.writer.directory, str(number)], None,
+                                         start_new_session=True)  # Ctrl-C is the recorder's, not its
+            proc.communicate()
+            if stay:
+                stay.end()
+            if proc.returncode == 0:
+                with contextlib.suppress(OSError):
+                    self.segment_sizes[number] = os.path.getsize(os.path.join(
+                        self.writer.directory, journal_files.segment_name(number, compressed=True)))
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        """Closed, its rolled segments compressed before the tables are read from it."""
+        """Closed; the segments still being compressed are waited for a while, not for ever
+        (a saturated host may hold idle work back): any moment of a compression reads."""
         with contextlib.suppress(OSError):
             self.writer.close()
         self.rolled.put(None)
-        self.compressor.join()
+        self.compressor.join(timeout=COMPRESS_WAIT_S)

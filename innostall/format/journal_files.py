@@ -3,7 +3,8 @@
 A recording of hours at a busy server's rate (25-30 KB of journal a second, most of it the
 latch tables repeated) would fill 800 MB in 8 hours as one plain file. So the recorder
 rolls the live file at an interval's end once it passes SEGMENT_BYTES: it is renamed
-journal.NNNNNN.jsonl and compressed, off the recorder's path, to journal.NNNNNN.jsonl.xz
+journal.NNNNNN.jsonl and compressed, by a process of the recorder's own (this module run as
+a program), to journal.NNNNNN.jsonl.xz
 (xz: its 4-8 MB window reaches the previous latch tables, which gzip's 32 KB does not;
 20-50x on real journals against gzip's 13-18x). The reader reads the segments in order,
 then the live file.
@@ -198,3 +199,8 @@ class JournalWriter:
 
     def close(self) -> None:
         self.live.close()
+
+
+if __name__ == "__main__":  # the recorder compresses each rolled segment in a process of its own
+    import sys
+    compress_segment(sys.argv[1], int(sys.argv[2]))
