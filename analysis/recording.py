@@ -198,19 +198,18 @@ def _rebuild(path: str, optional: dict, meta: dict, schema: Schema, tables_lost:
     """The tables from the journal, and what meta.json lacks when the recorder could not
     finish it. The journal's reader checks each line's shape and skips (and counts) the
     damaged ones; a journal holding no interval is one line."""
-    try:
-        read = fmt.read_journal_lines(path)
+    read = fmt.JournalLines()
+    try:  # read once, its snapshots not held (fmt.streamed)
+        records, counters, hists = fmt.streamed(path, schema.gauges, read)
     except FileNotFoundError:
         raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
     except OSError as e:
         raise UserError(f"{path}: cannot read its journal ({e.strerror})")
-    records = read.records
     if not any(r["type"] in ("interval", "final") for r in records):
         raise UserError(f"{path}: the recording is empty: its journal holds no interval "
                         "(it ended before the first one)")
     for key, value in safe_strings(fmt.journal_facts(records)).items():
         meta.setdefault(key, value)
-    counters, hists = fmt.journal_to_tables(records, schema.gauges)
     # a table none of whose lines are in the journal is empty, and built once (a fresh build
     # costs a few ms, and a journal cut short often has half of them)
     kinds = {r["type"] for r in records}
