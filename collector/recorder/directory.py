@@ -179,13 +179,8 @@ class Journal:
         (its RSS stepped from 75 to 109 MB in a soak). A segment it could not compress (a
         full disk) stays plain, as readable."""
         while (number := self.rolled.get()) is not None:
-            proc, stay = idle.start_idle([sys.executable, "-m", "innostall.format.journal_files",
-                                          self.writer.directory, str(number)], None,
-                                         start_new_session=True)  # Ctrl-C is the recorder's, not its
-            proc.communicate()
-            if stay:
-                stay.end()
-            if proc.returncode == 0:
+            if idle.run_idle([sys.executable, "-m", "innostall.format.journal_files",
+                              self.writer.directory, str(number)])[0] == 0:
                 with contextlib.suppress(OSError):
                     self.segment_sizes[number] = os.path.getsize(os.path.join(
                         self.writer.directory, journal_files.segment_name(number, compressed=True)))

@@ -188,3 +188,12 @@ def start_idle(cmd: list[str], group: IdleGroup | None, **popen) -> tuple[subpro
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=None if group else sched_idle, **popen)
     return proc, (group.stay([proc.pid]) if group else None)
+
+
+def run_idle(cmd: list[str]) -> tuple[int, str]:
+    """A command of our own bulk work run to its end on idle CPU (start_idle, no group), in
+    a session of its own (a Ctrl-C at the terminal is the recorder's to handle, not its):
+    its exit status and output."""
+    proc, _ = start_idle(cmd, None, start_new_session=True)
+    out, _ = proc.communicate()
+    return proc.returncode, out

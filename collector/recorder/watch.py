@@ -179,13 +179,7 @@ class WatchJournal:
         number = len(self.watched.saved) + 1
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(rec.get("real_ns", time.time_ns()) / 1e9))
         directory = os.path.join(self.out_dir, f"{number:03d}-{stamp}-{trigger['kind']}")
-        os.mkdir(directory, 0o700)
-        writer = journal_files.JournalWriter(directory)
-        for line in self.header:
-            writer.write(line)
-        for _, lines in self.ring:
-            for line in lines:
-                writer.write(line)
+        writer = kept_journal(directory, self.header, self.ring)
         base_ns, now = self.ring[0][0], rec["mono_ns"]
         start = self.attach_ns if self.attach_ns is not None else base_ns
         trigger = {**trigger, "at_s": round((now - start) / 1e9, 3),
@@ -243,23 +237,15 @@ class VerdictCheck:
             return
         self.asked_ns = now
         shutil.rmtree(self.directory, ignore_errors=True)
-        os.mkdir(self.directory, 0o700)
-        writer = journal_files.JournalWriter(self.directory)
-        for line in header + [line for _, lines in ring for line in lines]:
-            writer.write(line)
-        writer.close()
+        kept_journal(self.directory, header, ring).close()
         store.write_meta(self.directory, {**meta, "complete": False})
         self.thread = threading.Thread(target=self.report, daemon=True)
         self.thread.start()
 
     def report(self) -> None:
-        proc, stay = idle.start_idle([sys.executable, "-m", "innostall", "report", self.directory, "--json"], None,
-                                     start_new_session=True)
-        out, _ = proc.communicate()
-        if stay:
-            stay.end()
+        status, out = idle.run_idle([sys.executable, "-m", "innostall", "report", self.directory, "--json"])
         try:
-            phases = json.loads(out)["purge"]["phases"] if proc.returncode == 0 else []
+            phases = json.loads(out)["purge"]["phases"] if status == 0 else []
         except (ValueError, KeyError, TypeError):
             phases = []
         if phases and phases[-1].get("verdict") == self.wanted:
@@ -276,15 +262,21 @@ class VerdictCheck:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def kept_journal(directory: str, header: list[str], ring) -> journal_files.JournalWriter:
+    """A new directory whose journal holds the header lines and the kept minutes, the base
+    snapshot's first: a saved recording's, or the kept minutes' copy the verdict is asked
+    of. The writer is left open for what follows."""
+    os.mkdir(directory, 0o700)
+    writer = journal_files.JournalWriter(directory)
+    for line in header + [line for _, lines in ring for line in lines]:
+        writer.write(line)
+    return writer
+
+
 def write_tables(directory: str, meta: dict) -> None:
     """A saved recording's tables, on idle CPU, then its meta.json says it is whole; if they
     cannot be written, its journal still is, and the report reads it."""
-    proc, stay = idle.start_idle([sys.executable, "-m", "innostall.collector.recorder.store", directory], None,
-                                 start_new_session=True)  # the Ctrl-C that ends the watch is not theirs
-    proc.communicate()
-    if stay:
-        stay.end()
-    if proc.returncode == 0:
+    if idle.run_idle([sys.executable, "-m", "innostall.collector.recorder.store", directory])[0] == 0:
         store.write_meta(directory, {**meta, "complete": True})
 
 
