@@ -2,7 +2,10 @@
 /* The loader's cumulative tables, printed as JSON lines beside the snapshots (json_output.c):
  * contended latches and pages, who waited on them and from where, who released them, who
  * wrote redo, who waited for flushing, the replica's appliers, and the latches purge's and
- * the applier's work waited on. Stacks go out as return addresses; the recorder folds them. */
+ * the applier's work waited on. Stacks go out as return addresses; the recorder folds them.
+ * Each table's line holds only its rows that changed since the line before (changed_rows.c):
+ * the tables grow with every page and stack seen, and reprinting them whole made up most of
+ * a long recording's journal and of the recorder's work. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -10,12 +13,15 @@
 #include <bpf/libbpf.h>
 #include "innostall.h"
 #include "innostall.skel.h"
+#include "changed_rows.h"
 #include "table_output.h"
 #include "trace_helpers.h"
 
 /* [space, page_no, waits, ns] per contended block */
-static void print_pages(int pages_fd)
+static void print_pages(struct bpf_map *map)
 {
+	static struct changed_rows printed;
+	int pages_fd = bpf_map__fd(map);
 	struct page_key page, prev;
 	struct wait_sum sum;
 	bool first = true, more;
@@ -23,7 +29,8 @@ static void print_pages(int pages_fd)
 	for (more = !bpf_map_get_next_key(pages_fd, NULL, &page); more;
 	     more = !bpf_map_get_next_key(pages_fd, &prev, &page)) {
 		prev = page;
-		if (bpf_map_lookup_elem(pages_fd, &page, &sum))
+		if (bpf_map_lookup_elem(pages_fd, &page, &sum) ||
+		    !row_changed(&printed, bpf_map__max_entries(map), &page, sizeof(page), &sum, sizeof(sum)))
 			continue;
 		printf("%s[%u,%u,%llu,%llu]", first ? "" : ",", page.space, page.page_no, sum.count,
 		       sum.total_ns);
@@ -65,9 +72,12 @@ static void print_unwound_frames(int traces_fd, __s32 stack_id, const struct unw
 		printf(",%llu", frames[i]);
 }
 
-/* [mode, waits, ns, [addresses]] per user stack, innermost frame first */
-static void print_stacks(int stacks_fd, int traces_fd)
+/* [mode, waits, ns, [addresses], row id] per user stack, innermost frame first: the
+ * row id (changed_rows.h) tells apart stacks whose frames print alike */
+static void print_stacks(struct bpf_map *map, int traces_fd)
 {
+	static struct changed_rows printed;
+	int stacks_fd = bpf_map__fd(map);
 	struct stack_key stack, prev;
 	struct wait_sum sum;
 	bool first = true, more;
@@ -75,12 +85,13 @@ static void print_stacks(int stacks_fd, int traces_fd)
 	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &stack); more;
 	     more = !bpf_map_get_next_key(stacks_fd, &prev, &stack)) {
 		prev = stack;
-		if (bpf_map_lookup_elem(stacks_fd, &stack, &sum))
+		if (bpf_map_lookup_elem(stacks_fd, &stack, &sum) ||
+		    !row_changed(&printed, bpf_map__max_entries(map), &stack, sizeof(stack), &sum, sizeof(sum)))
 			continue;
 		printf("%s[%u,%llu,%llu,[", first ? "" : ",", stack.mode, sum.count, sum.total_ns);
 		first = false;
 		print_unwound_frames(traces_fd, stack.stack_id, &stack.libc);
-		printf("]]");
+		printf("],%llu]", row_id(&stack, sizeof(stack)));
 	}
 }
 
@@ -96,9 +107,11 @@ static void print_comm(const char *comm)
 	putchar('"');
 }
 
-/* [latch, mode, waker's thread name, waits, ns, [waker's stack]] per latch and holder */
-static void print_holders(int holders_fd, int traces_fd)
+/* [latch, mode, waker's thread name, waits, ns, [waker's stack], row id] per latch and holder */
+static void print_holders(struct bpf_map *map, int traces_fd)
 {
+	static struct changed_rows printed;
+	int holders_fd = bpf_map__fd(map);
 	struct holder_key key, prev;
 	struct wait_sum sum;
 	bool first = true, more;
@@ -106,20 +119,23 @@ static void print_holders(int holders_fd, int traces_fd)
 	for (more = !bpf_map_get_next_key(holders_fd, NULL, &key); more;
 	     more = !bpf_map_get_next_key(holders_fd, &prev, &key)) {
 		prev = key;
-		if (bpf_map_lookup_elem(holders_fd, &key, &sum))
+		if (bpf_map_lookup_elem(holders_fd, &key, &sum) ||
+		    !row_changed(&printed, bpf_map__max_entries(map), &key, sizeof(key), &sum, sizeof(sum)))
 			continue;
 		printf("%s[%llu,%u,", first ? "" : ",", key.latch, key.stack.mode);
 		print_comm(key.comm);
 		printf(",%llu,%llu,[", sum.count, sum.total_ns);
 		first = false;
 		print_unwound_frames(traces_fd, key.stack.stack_id, &key.stack.libc);
-		printf("]]");
+		printf("],%llu]", row_id(&key, sizeof(key)));
 	}
 }
 
-/* [kind, id, mode, waits, ns, [addresses]] per latch and user stack, innermost frame first */
-static void print_latch_stacks(int stacks_fd, int traces_fd)
+/* [kind, id, mode, waits, ns, [addresses], row id] per latch and user stack, innermost frame first */
+static void print_latch_stacks(struct bpf_map *map, int traces_fd)
 {
+	static struct changed_rows printed;
+	int stacks_fd = bpf_map__fd(map);
 	struct latch_stack_key key, prev;
 	struct wait_sum sum;
 	bool first = true, more;
@@ -127,20 +143,23 @@ static void print_latch_stacks(int stacks_fd, int traces_fd)
 	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &key); more;
 	     more = !bpf_map_get_next_key(stacks_fd, &prev, &key)) {
 		prev = key;
-		if (bpf_map_lookup_elem(stacks_fd, &key, &sum))
+		if (bpf_map_lookup_elem(stacks_fd, &key, &sum) ||
+		    !row_changed(&printed, bpf_map__max_entries(map), &key, sizeof(key), &sum, sizeof(sum)))
 			continue;
 		printf("%s[%u,%llu,%u,%llu,%llu,[", first ? "" : ",", key.kind, key.id, key.mode,
 		       sum.count, sum.total_ns);
 		first = false;
 		print_unwound_frames(traces_fd, key.stack_id, &key.libc);
-		printf("]]");
+		printf("],%llu]", row_id(&key, sizeof(key)));
 	}
 }
 
 /* [tid, thread name, bytes, purge's bytes, writes, [stack of its first write outside purge]]
  * per thread that wrote redo (redo.bpf.c) */
-static void print_redo_writers(int writers_fd, int traces_fd)
+static void print_redo_writers(struct bpf_map *map, int traces_fd)
 {
+	static struct changed_rows printed;
+	int writers_fd = bpf_map__fd(map);
 	struct redo_writer w;
 	__u32 tid, prev;
 	bool first = true, more;
@@ -148,7 +167,8 @@ static void print_redo_writers(int writers_fd, int traces_fd)
 	for (more = !bpf_map_get_next_key(writers_fd, NULL, &tid); more;
 	     more = !bpf_map_get_next_key(writers_fd, &prev, &tid)) {
 		prev = tid;
-		if (bpf_map_lookup_elem(writers_fd, &tid, &w))
+		if (bpf_map_lookup_elem(writers_fd, &tid, &w) ||
+		    !row_changed(&printed, bpf_map__max_entries(map), &tid, sizeof(tid), &w, sizeof(w)))
 			continue;
 		printf("%s[%u,", first ? "" : ",", tid);
 		print_comm(w.comm);
@@ -160,10 +180,12 @@ static void print_redo_writers(int writers_fd, int traces_fd)
 	}
 }
 
-/* [kind, thread name, waits, ns, [the waiter's stack]] per kind of flushing wait, waiter's
+/* [kind, thread name, waits, ns, [the waiter's stack], row id] per kind of flushing wait, waiter's
  * stack and thread name (flush.bpf.c) */
-static void print_flush_waits(int waits_fd, int traces_fd)
+static void print_flush_waits(struct bpf_map *map, int traces_fd)
 {
+	static struct changed_rows printed;
+	int waits_fd = bpf_map__fd(map);
 	struct flush_wait_key key, prev;
 	struct wait_sum sum;
 	bool first = true, more;
@@ -171,20 +193,23 @@ static void print_flush_waits(int waits_fd, int traces_fd)
 	for (more = !bpf_map_get_next_key(waits_fd, NULL, &key); more;
 	     more = !bpf_map_get_next_key(waits_fd, &prev, &key)) {
 		prev = key;
-		if (bpf_map_lookup_elem(waits_fd, &key, &sum))
+		if (bpf_map_lookup_elem(waits_fd, &key, &sum) ||
+		    !row_changed(&printed, bpf_map__max_entries(map), &key, sizeof(key), &sum, sizeof(sum)))
 			continue;
 		printf("%s[%u,", first ? "" : ",", key.stack.mode);
 		print_comm(key.comm);
 		printf(",%llu,%llu,[", sum.count, sum.total_ns);
 		first = false;
 		print_unwound_frames(traces_fd, key.stack.stack_id, &key.stack.libc);
-		printf("]]");
+		printf("],%llu]", row_id(&key, sizeof(key)));
 	}
 }
 
 /* [tid, thread name, events, ns] per replica applier thread (applier.bpf.c) */
-static void print_appliers(int appliers_fd)
+static void print_appliers(struct bpf_map *map)
 {
+	static struct changed_rows printed;
+	int appliers_fd = bpf_map__fd(map);
 	struct applier_thread t;
 	__u32 tid, prev;
 	bool first = true, more;
@@ -192,7 +217,8 @@ static void print_appliers(int appliers_fd)
 	for (more = !bpf_map_get_next_key(appliers_fd, NULL, &tid); more;
 	     more = !bpf_map_get_next_key(appliers_fd, &prev, &tid)) {
 		prev = tid;
-		if (bpf_map_lookup_elem(appliers_fd, &tid, &t))
+		if (bpf_map_lookup_elem(appliers_fd, &tid, &t) ||
+		    !row_changed(&printed, bpf_map__max_entries(map), &tid, sizeof(tid), &t, sizeof(t)))
 			continue;
 		printf("%s[%u,", first ? "" : ",", tid);
 		print_comm(t.comm);
@@ -205,68 +231,23 @@ void print_latch_tables(struct innostall_bpf *obj)
 {
 	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
 
-	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"pages\":[", now_ns(CLOCK_MONOTONIC));
-	print_pages(bpf_map__fd(obj->maps.block_pages));
+	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"rows\":\"changed\",\"pages\":[",
+	       now_ns(CLOCK_MONOTONIC));
+	print_pages(obj->maps.block_pages);
 	printf("],\"stacks\":[");
-	print_stacks(bpf_map__fd(obj->maps.wait_stacks), traces_fd);
+	print_stacks(obj->maps.wait_stacks, traces_fd);
 	printf("],\"latch_stacks\":[");
-	print_latch_stacks(bpf_map__fd(obj->maps.latch_stacks), traces_fd);
+	print_latch_stacks(obj->maps.latch_stacks, traces_fd);
 	printf("],\"holders\":[");
-	print_holders(bpf_map__fd(obj->maps.latch_holders), traces_fd);
+	print_holders(obj->maps.latch_holders, traces_fd);
 	printf("],\"redo_writers\":[");
-	print_redo_writers(bpf_map__fd(obj->maps.redo_writers), traces_fd);
+	print_redo_writers(obj->maps.redo_writers, traces_fd);
 	printf("],\"flush_waits\":[");
-	print_flush_waits(bpf_map__fd(obj->maps.flush_waits), traces_fd);
+	print_flush_waits(obj->maps.flush_waits, traces_fd);
 	printf("],\"appliers\":[");
-	print_appliers(bpf_map__fd(obj->maps.applier_threads));
+	print_appliers(obj->maps.applier_threads);
 	printf("]}\n");
 	fflush(stdout);
-}
-
-/* The wait count of each latch as last printed, so that each interval prints only the
- * latches waited for since: under a scan, thousands of pages may hold a wait or two each, and
- * printing them all every second would fill the journal. Open addressing, twice the map
- * (latches or work_latches) it follows, so it never fills. */
-#define PRINTED_SLOTS 16384
-#define PRINTED_WORK_SLOTS 8192
-
-struct printed {
-	unsigned char key[sizeof(struct work_latch_key)]; /* the larger of the two keys */
-	__u64 count;
-	bool used;
-};
-
-static struct printed printed_latches[PRINTED_SLOTS], printed_work[PRINTED_WORK_SLOTS];
-
-/* The slot for key (of len bytes, whose first member is a struct latch_key): its own, or
- * the free one it would take. */
-static struct printed *printed_slot(struct printed *table, unsigned int slots, const void *key, size_t len)
-{
-	const struct latch_key *latch = key;
-	__u64 h = (latch->id ^ (__u64)latch->mode << 56 ^ (__u64)latch->kind << 60) * 0x9E3779B97F4A7C15ULL;
-	unsigned int i = (h >> 32) % slots, n;
-
-	if (len == sizeof(struct work_latch_key))
-		i = (i + ((const struct work_latch_key *)key)->owner) % slots;
-	for (n = 0; n < slots; n++, i = (i + 1) % slots)
-		if (!table[i].used || !memcmp(table[i].key, key, len))
-			return &table[i];
-	return NULL;
-}
-
-/* Whether the entry's count changed since it was last printed, noting it printed now. */
-static bool changed(struct printed *table, unsigned int slots, const void *key, size_t len, __u64 count)
-{
-	struct printed *seen = printed_slot(table, slots, key, len);
-
-	if (seen && seen->used && seen->count == count)
-		return false;
-	if (seen) {
-		memcpy(seen->key, key, len);
-		seen->count = count;
-		seen->used = true;
-	}
-	return true;
 }
 
 /* The latches purge's work (owner 1) and a replica applier's events (2) waited on since the
@@ -274,6 +255,7 @@ static bool changed(struct printed *table, unsigned int slots, const void *key, 
  * id, mode, waits, ns]. The report names the latches of each phase from them. */
 static void print_work_latches(struct innostall_bpf *obj)
 {
+	static struct changed_rows printed;
 	int fd = bpf_map__fd(obj->maps.work_latches);
 	struct work_latch_key key, prev;
 	struct wait_sum sum;
@@ -284,7 +266,8 @@ static void print_work_latches(struct innostall_bpf *obj)
 	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
 		prev = key;
 		if (bpf_map_lookup_elem(fd, &key, &sum) ||
-		    !changed(printed_work, PRINTED_WORK_SLOTS, &key, sizeof(key), sum.count))
+		    !row_changed(&printed, bpf_map__max_entries(obj->maps.work_latches), &key, sizeof(key),
+				 &sum, sizeof(sum)))
 			continue;
 		printf("%s[%u,%u,%llu,%u,%llu,%llu]", first ? "" : ",", key.owner, key.latch.kind,
 		       key.latch.id, key.latch.mode, sum.count, sum.total_ns);
@@ -299,6 +282,7 @@ static void print_work_latches(struct innostall_bpf *obj)
  * applier's work (print_work_latches). */
 void print_latches(struct innostall_bpf *obj)
 {
+	static struct changed_rows printed;
 	int fd = bpf_map__fd(obj->maps.latches);
 	struct latch_key key, prev;
 	struct latch_sum sum;
@@ -309,9 +293,9 @@ void print_latches(struct innostall_bpf *obj)
 	for (more = !bpf_map_get_next_key(fd, NULL, &key); more;
 	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
 		prev = key;
-		if (bpf_map_lookup_elem(fd, &key, &sum))
-			continue;
-		if (!changed(printed_latches, PRINTED_SLOTS, &key, sizeof(key), sum.count))
+		if (bpf_map_lookup_elem(fd, &key, &sum) ||
+		    !row_changed(&printed, bpf_map__max_entries(obj->maps.latches), &key, sizeof(key),
+				 &sum, sizeof(sum)))
 			continue;
 		printf("%s[%u,%llu,%u,%llu,%llu,%llu,%llu,[", first ? "" : ",", key.kind, key.id,
 		       key.mode, sum.count, sum.total_ns, sum.max_ns, sum.latch);

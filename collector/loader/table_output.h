@@ -8,7 +8,8 @@
 
 struct innostall_bpf;
 
-/* Every tenth interval and at the end: contended blocks, stacks, holders, writers, appliers. */
+/* Every tenth interval and at the end: the rows of contended blocks, stacks, holders,
+ * writers and appliers that changed since the last such line ("rows":"changed"). */
 void print_latch_tables(struct innostall_bpf *obj);
 /* Before each snapshot: the latches waited for since the last line, then purge's and the
  * applier's (work_latches). */

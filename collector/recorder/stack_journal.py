@@ -9,6 +9,7 @@ from ..discovery.symbolize import StackSymbolizer
 from ..discovery.target import Target
 from ..server import latch_names
 from ..server.view_names import ViewNames
+from .folded_tables import STACK_TABLES, FoldedTables
 
 
 def processes_running(path: str):
@@ -27,7 +28,7 @@ class StackJournal:
     """Stacks are folded now, while the server's maps still tell which file each address
     belongs to; the journal then keeps them symbolized: deep-walk events gain a "folded"
     field, latch tables and read views have each stack's addresses replaced by its folded
-    string."""
+    string (the latch tables' rows that fold alike summed: folded_tables.py)."""
 
     def __init__(self, target: Target, names: ViewNames | None = None,
                  latches: latch_names.LatchNamer | None = None):
@@ -36,6 +37,7 @@ class StackJournal:
         self.latches = latches  # names the contended latches, from the server's memory
         self.latch_name_at: dict[int, str] = {}  # address -> name, as the latches lines named them
         self._symbolizer: StackSymbolizer | None = None  # built at the first stack
+        self.tables = FoldedTables(self.fold)  # the latch tables' rows, each stack folded once
         # Latch stacks carry no pid: with --binary, any process running the executable
         # has it mapped the same way, so its maps resolve them.
         self.pid = target.pid or next(processes_running(target.path), None)
@@ -52,15 +54,11 @@ class StackJournal:
             rec["folded"] = self.fold(rec["stack"], rec["pid"])
             self.name_walk(rec)
         elif rec["type"] == "latch_tables":
-            rec["stacks"] = [[mode, waits, ns, self.fold(stack)] for mode, waits, ns, stack in rec["stacks"]]
-            rec["latch_stacks"] = [[kind, ident, mode, waits, ns, self.fold(stack)]
-                                   for kind, ident, mode, waits, ns, stack in rec.get("latch_stacks", [])]
-            rec["holders"] = [[latch, mode, thread, waits, ns, self.fold(stack), self.holder_latch_name(latch)]
-                              for latch, mode, thread, waits, ns, stack in rec.get("holders", [])]
-            rec["redo_writers"] = [[tid, thread, written, by_purge, writes, self.fold(stack) if stack else ""]
-                                   for tid, thread, written, by_purge, writes, stack in rec.get("redo_writers", [])]
-            rec["flush_waits"] = [[kind, thread, waits, ns, self.fold(stack)]
-                                  for kind, thread, waits, ns, stack in rec.get("flush_waits", [])]
+            for table in STACK_TABLES:
+                rec[table] = self.tables.table(table, rec.get(table, []))
+            for holder in rec["holders"]:
+                holder.append(self.holder_latch_name(holder[0]))
+            rec["redo_writers"] = self.tables.redo_writers(rec.get("redo_writers", []))
         elif rec["type"] == "latches":
             self.name_latches(rec)
         elif rec["type"] == "read_views":

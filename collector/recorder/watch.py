@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 from innostall.format import journal_files
+from innostall.format.latch_table_rows import MergedTables
 
 from . import idle, store
 
@@ -76,7 +77,7 @@ class WatchJournal:
         self.attach_ns = None
         self.ring: collections.deque[tuple[int, list[str]]] = collections.deque()  # (snapshot ns, its lines)
         self.lines: list[str] = []  # since the last snapshot
-        self.latch_tables: str | None = None  # the latest: only the last one is read
+        self.latch_tables = MergedTables()  # since the attach: a saved recording's are whole
         self.latch_max: dict[tuple, int] = {}  # each latch's longest wait so far, ns
         self.latch_spike: tuple[float, str] | None = None  # (ms, latch) longer than the trigger's, not yet seen
         self.saving: Saving | None = None
@@ -109,7 +110,7 @@ class WatchJournal:
                     sys.stderr.write("innostall watch: attached, watching\n")
                 return True
             if kind == "latch_tables":
-                self.latch_tables = line
+                self.latch_tables.add(rec)
                 return True
             if kind == "latches":
                 self.note_latch_waits(rec)
@@ -191,8 +192,8 @@ class WatchJournal:
 
     def end_saving(self, rec: dict, end_reason: str) -> None:
         saving, self.saving = self.saving, None
-        if self.latch_tables:
-            saving.writer.write(self.latch_tables)
+        if tables := self.latch_tables.record():
+            saving.writer.write(json.dumps(tables, separators=(",", ":")) + "\n")
         saving.writer.close()
         self.saved_bytes += journal_files.disk_bytes(saving.directory)
         meta = {**self.meta, "watch": {**saving.trigger, "triggers": self.triggers.words()},

@@ -72,7 +72,8 @@ from innostall.format.schema import Schema, format_1
 from innostall.names import ARROW
 
 FORMAT = "innostall-recording"
-FORMAT_VERSION = 3  # 2: meta.json keeps the measurement schema; 3: the journal may be rolled into .xz segments
+FORMAT_VERSION = 4  # 2: meta.json keeps the measurement schema; 3: the journal may be rolled into .xz segments;
+# 4: its latch_tables lines hold the rows changed since the line before (latch_table_rows.py)
 META, JOURNAL = "meta.json", "journal.jsonl"
 COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
 PAGES, WAIT_STACKS = "block_pages.parquet", "wait_stacks.parquet"

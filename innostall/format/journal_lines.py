@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from innostall.format import journal_files, shapes
+from innostall.format.latch_table_rows import MergedTables, holds_changed_rows
 from innostall.format.safe_text import without_surrogates
 
 # How much of a journal is read. A line may be long: a latch_tables line holds up to 16384
@@ -23,8 +24,9 @@ MAX_JOURNAL_BYTES = 2 * 2**30
 SNAPSHOT_TYPES = ("attached", "interval", "final")  # snapshots of the counters; journal.py's too
 # a \uD800-\uDFFF escape: a lone surrogate once parsed, unless it is half of a pair
 ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
-# how the recorder begins a latch_tables line: 80% of a busy server's journal, each line
-# superseded by the next, so only the last is parsed
+# how the recorder begins a latch_tables line. One that holds every row supersedes those
+# before it and is parsed only if no line comes after it (journals of format 2, where they
+# were 80% of a busy server's journal); one of changed rows is merged (latch_table_rows.py).
 LATCH_TABLES = b'{"type":"latch_tables",'
 
 
@@ -65,7 +67,7 @@ def read_records(directory: str) -> list[dict]:
 
 def read_journal_lines(directory: str) -> JournalLines:
     """Every line of the recording's journal that parses and has its type's shape, in
-    order (the last latch_tables line last), and how many did not: records() held in a
+    order (the latch tables, merged, last), and how many did not: records() held in a
     list."""
     read = JournalLines()
     read.records = list(records(directory, read))
@@ -77,14 +79,13 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
     journal.jsonl: journal_files.py), each line that parses and has its type's shape; what
     was skipped is counted in `read`. A torn last line (the recorder was killed, the disk
     filled: no newline at its end) is the normal end of a recording cut short and not
-    counted. Only the last latch_tables line is given, after every other record: each
-    holds the whole recording's tables so far. FileNotFoundError when there is no
-    journal."""
+    counted. The latch_tables lines are given as one record, merged (latch_table_rows.py),
+    after every other record. FileNotFoundError when there is no journal."""
     paths = journal_files.parts(directory)
     if not paths:
         raise FileNotFoundError(errno.ENOENT, "No journal", os.path.join(directory, journal_files.LIVE))
     reading = shapes.Reading()
-    tables, latest_tables, number, last_snapshot, total = None, None, 0, -1, 0
+    tables, whole_tables, number, last_snapshot, total = MergedTables(), None, 0, -1, 0
     for index, path in enumerate(paths):
         final_part = index == len(paths) - 1
         f, lines = journal_files.opened_lines(path)
@@ -96,8 +97,9 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
                     while line and not line.endswith(b"\n"):  # the rest of it, never held whole
                         line = lines.readline(2**20)
                     fault = f"longer than {MAX_LINE_BYTES >> 20} MiB"
-                elif line.startswith(LATCH_TABLES) and line.endswith(b"\n"):
-                    tables, latest_tables = (number, line), None  # parsed only if it is the last
+                elif (line.startswith(LATCH_TABLES) and line.endswith(b"\n")
+                      and not holds_changed_rows(line)):
+                    whole_tables = (number, line)  # parsed only if no line of tables follows
                     continue
                 else:
                     try:
@@ -109,8 +111,11 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
                     except (ValueError, RecursionError) as e:  # not JSON, a number too long, nested too deep
                         fault = str(e) if isinstance(e, shapes.Fault) else "not JSON"
                     else:
-                        if record["type"] == "latch_tables":  # written otherwise than the recorder writes it
-                            tables, latest_tables = None, record
+                        if record["type"] == "latch_tables":
+                            if whole_tables and record.get("rows") == "changed":
+                                merge_tables(tables, whole_tables, reading, read)
+                            whole_tables = None
+                            tables.add(record)
                         else:
                             yield record
                         continue
@@ -126,13 +131,20 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
                 read.unread_bytes = max(0, os.fstat(f.fileno()).st_size - f.tell()) + sum(
                     os.lstat(later).st_size for later in paths[index + 1:])
                 break
-    if tables:
-        number, line = tables
-        try:
-            latest_tables = parsed(line, reading)
-        except (ValueError, RecursionError) as e:
-            read.damaged += 1
-            read.first_fault = read.first_fault or f"line {number}: {e if isinstance(e, shapes.Fault) else 'not JSON'}"
-    if latest_tables:
-        yield latest_tables
+    if whole_tables:
+        merge_tables(tables, whole_tables, reading, read)
+    if merged := tables.record():
+        yield merged
     read.clamped = reading.clamped
+
+
+def merge_tables(tables: MergedTables, numbered_line: tuple[int, bytes], reading: shapes.Reading,
+                 read: JournalLines) -> None:
+    """A latch_tables line left unparsed, parsed and added to the tables (a damaged one
+    counted)."""
+    number, line = numbered_line
+    try:
+        tables.add(parsed(line, reading))
+    except (ValueError, RecursionError) as e:
+        read.damaged += 1
+        read.first_fault = read.first_fault or f"line {number}: {e if isinstance(e, shapes.Fault) else 'not JSON'}"

@@ -196,6 +196,7 @@ SHAPES = {
     "read_views": fields({"mono_ns": count, "views": list_of(VIEW, MAX_VIEWS)}, {"open": count}),
     "latches": fields({"latches": list_of(LATCH, MAX_ROWS)}),
     "latch_tables": fields({}, {
+        "rows": text,  # "changed": only the rows changed since the line before (latch_table_rows.py)
         "pages": list_of(row(count, count, count, count), MAX_ROWS),
         "stacks": list_of(row(MODE, count, count, text), MAX_ROWS),
         "latch_stacks": list_of(row(small(256), identity, MODE, count, count, text), MAX_ROWS),
