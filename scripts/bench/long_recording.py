@@ -24,6 +24,7 @@ from pathlib import Path
 
 from innostall.collector.recorder import store
 from innostall.format import journal as fmt, journal_files
+from innostall.format.latch_table_rows import MergedTables
 
 # Journal lines written once: the calibration and the attach before the first cycle, the
 # loader's end after the last
@@ -58,7 +59,11 @@ class Cycles:
         for r in self.body:
             if r["type"] == "latches":
                 self.latch_rows.update({tuple(row[:3]): row for row in r["latches"]})
-        self.tables = fmt.latest_latch_tables(self.body)
+        tables = MergedTables()  # the source's tables at its end, whichever way its lines hold them
+        for r in self.body:
+            if r["type"] == "latch_tables":
+                tables.add(r)
+        self.tables = tables.record() or {}
 
     def snapshot(self, r: dict, cycle: int) -> dict:
         final = self.final
@@ -154,8 +159,8 @@ def long_journal(cycles: Cycles, intervals: int):
 
 
 def every_line(recording: Path) -> list[dict]:
-    """Every whole line of a recording's journal, the superseded latch tables too (the
-    format's reader keeps only the last: a report needs no more, but a long recording has
+    """Every whole line of a recording's journal, each latch_tables line as it is (the
+    format's reader merges them into one: a report needs no more, but a long recording has
     them all)."""
     return [json.loads(line) for line in journal_files.every_line(str(recording)) if line.endswith(b"\n")]
 
