@@ -25,8 +25,8 @@ SNAPSHOT_TYPES = ("attached", "interval", "final")  # snapshots of the counters;
 # a \uD800-\uDFFF escape: a lone surrogate once parsed, unless it is half of a pair
 ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 # how the recorder begins a latch_tables line. One that holds every row supersedes those
-# before it and is parsed only if no line comes after it (journals of format 2, where they
-# were 80% of a busy server's journal); one of changed rows is merged (latch_table_rows.py).
+# before it and is parsed only if no line comes after it (journals of format 3 and before:
+# 80% of a busy server's journal); one of changed rows is merged (latch_table_rows.py).
 LATCH_TABLES = b'{"type":"latch_tables",'
 
 
