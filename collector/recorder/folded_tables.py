@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-# table: how many columns before its two counts (waits, ns) name the row; the stack follows
-STACK_TABLES = {"stacks": 1, "latch_stacks": 3, "holders": 3, "flush_waits": 2}
+from innostall.format.latch_table_rows import STACK_TABLES
 
 
 class FoldedTables:

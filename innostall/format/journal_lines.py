@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from innostall.format import journal_files, shapes
-from innostall.format.latch_table_rows import MergedTables, holds_changed_rows
+from innostall.format.latch_table_rows import CHANGED, MergedTables, holds_changed_rows
 from innostall.format.safe_text import without_surrogates
 
 # How much of a journal is read. A line may be long: a latch_tables line holds up to 16384
@@ -112,7 +112,7 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
                         fault = str(e) if isinstance(e, shapes.Fault) else "not JSON"
                     else:
                         if record["type"] == "latch_tables":
-                            if whole_tables and record.get("rows") == "changed":
+                            if whole_tables and record.get("rows") == CHANGED:
                                 merge_tables(tables, whole_tables, reading, read)
                             whole_tables = None
                             tables.add(record)

@@ -10,14 +10,19 @@ from __future__ import annotations
 import re
 
 CHANGED = "changed"
-# the columns that tell a row from the others of its table (shapes.py gives each row's layout)
+# The tables whose rows end in a stack (shapes.py gives each row's layout): how many columns
+# before its two counts (waits, ns) name the row; the stack follows the counts.
+STACK_TABLES = {
+    "stacks": 1,  # mode
+    "latch_stacks": 3,  # latch kind, latch, mode
+    "holders": 3,  # latch, mode, releasing thread's name
+    "flush_waits": 2,  # kind of wait, thread name
+}
+# the columns that tell a row from the others of its table: a stack table's names and stack
 KEYS = {
     "pages": (0, 1),  # space, page
-    "stacks": (0, 3),  # mode, folded stack
-    "latch_stacks": (0, 1, 2, 5),  # latch kind, latch, mode, folded stack
-    "holders": (0, 1, 2, 5),  # latch, mode, releasing thread's name, folded stack
+    **{table: (*range(names), names + 2) for table, names in STACK_TABLES.items()},
     "redo_writers": (0,),  # thread id
-    "flush_waits": (0, 1, 4),  # kind of wait, thread name, folded stack
     "appliers": (0,),  # thread id
 }
 # how a line of changed rows begins, before its tables, as the loader and the recorder write it
