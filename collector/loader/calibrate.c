@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* What a probe hit costs here: the loader probes calibration targets, functions of its
  * own, with programs shaped like ours (probes/calibrate.bpf.c), and times calls to it
- * bare, with an entry probe, then with entry and return probes. Thread CPU time is used,
- * because the kernel charges a hit to the thread that traps, as it does in the server.
+ * bare, with an entry probe, then with entry and return probes. Each call is timed alone on
+ * the monotonic clock (read in user space, the same few ns in every timing, so it cancels)
+ * and a timing is the median of its calls: a call that an interrupt or another thread cut
+ * into lands in the tail the median ignores.
  *
  * A busy server comes to each trap with the caches full of its own work, so the kernel's
  * uprobe path and our maps miss there; timed with hot caches, a hit costs half of what it
  * costs in the server. So the L2 cache is flushed before each call (a pass over a buffer of
- * its size), in the bare timing too, and the difference is the hit.
+ * its size), in the bare timing too, and the difference is the hit. The pass stays outside
+ * the clock: it takes ~50 us, and timed with it the hit was 2% of what the clock saw.
  *
  * Like the server's functions, the targets start with `push %rbp`, an instruction the
  * kernel emulates instead of single-stepping it; a probed instruction that must be
@@ -45,7 +48,7 @@
 #include "uprobe.h"
 #include "run_time.h"
 
-#define CALLS 1000 /* per timing: 10-20 ms each */
+#define CALLS 1000 /* per timing: ~50 ms each, most of it the evictions */
 #define ROUNDS 7   /* each times the three functions in turn */
 #define ATTEMPTS 3 /* rounds of seven taken again while a median comes out below its floor */
 #define CACHE_LINE 64
@@ -88,19 +91,6 @@ static void chill(void)
 		cold[i]++;
 }
 
-static double ns_per_call(int (*target)(int))
-{
-	unsigned long long start = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	volatile int sink = 0;
-	int i;
-
-	for (i = 0; i < CALLS; i++) {
-		chill();
-		sink += target(i);
-	}
-	return (double)(now_ns(CLOCK_THREAD_CPUTIME_ID) - start) / CALLS;
-}
-
 static int by_value(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -112,6 +102,24 @@ static double median(double *values, int n)
 {
 	qsort(values, n, sizeof(*values), by_value);
 	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/* A call's typical cost, eviction excluded: the median of its calls, each timed alone. */
+static double ns_per_call(int (*target)(int))
+{
+	static double took[CALLS];
+	volatile int sink = 0;
+	int i;
+
+	for (i = 0; i < CALLS; i++) {
+		unsigned long long start;
+
+		chill();
+		start = now_ns(CLOCK_MONOTONIC);
+		sink += target(i);
+		took[i] = now_ns(CLOCK_MONOTONIC) - start;
+	}
+	return median(took, CALLS);
 }
 
 struct run_mark {
