@@ -31,7 +31,7 @@ def trace(args, out_dir: str, watch=None) -> tuple[object, dict]:
 
         names = discover.select(args.probes)
         tgt = resolve_target(args)
-        probes = discover.resolve(tgt, names)
+        probes = discover.resolve(tgt, names, kept=discover.named(args.probes))
         if note := discover.version_note(tgt):
             print(f"innostall: {note}", file=sys.stderr)
         meta = recorder.record(tgt, probes, out_dir, duration_s=args.duration,

@@ -257,9 +257,19 @@ def missing_members(variant: dict, target: Target) -> list[str]:
     return [m for m in variant.get("needs", []) if m not in known]
 
 
-def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProbe]:
+def named(spec: str | None) -> set[str]:
+    """The probes a --probes list names one by one (not through a set)."""
+    return {item.strip() for item in (spec or "").split(",")} & set(catalog())
+
+
+def resolve(target: Target, names: list[str] | None = None, kept: set[str] | None = None) -> list[ResolvedProbe]:
+    """Each probe for this build, attachable or with the reason it is not. A probe whose
+    catalog entry says it is `read_from_memory` is left out when this build's memory
+    answers the same, unless kept (None: every probe is kept)."""
     check_supported(target)
     entries = catalog()
+    walkable = kept is not None and layouts.views_walkable(layouts.answer(target.elf, target.debug)
+                                                          if target.elf else None)
     known_layout = (layout(target) or {}).get("latch_model") is not None
     resolved = []
     for name in names or list(entries):
@@ -271,6 +281,10 @@ def resolve(target: Target, names: list[str] | None = None) -> list[ResolvedProb
                               bpftrace_with=dict(entry.get("bpftrace_with", {})),
                               replica_only=entry.get("replica_only", False))
         variants = ordered_variants(entry["variant"], target)
+        if entry.get("read_from_memory") and walkable and name not in kept:
+            probe.reason = f"not needed: {entry['read_from_memory']}"
+            resolved.append(probe)
+            continue
         if entry.get("needs_layout") and not known_layout:
             probe.reason = (f"block and latch structs of {target.label} are neither in its DWARF "
                             "nor in the catalog, so block latches cannot be told apart")

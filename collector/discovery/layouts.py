@@ -20,7 +20,7 @@ from innostall import resources
 from . import cache
 from .elf import ElfImage
 
-FORMAT = 8  # of the cached answer; raised when the request or its reading changes
+FORMAT = 9  # of the cached answer; raised when the request or its reading changes
 # The loader's member -> the member paths that may hold it, across releases (10.6+ moved
 # the block latch into buf_page_t). Offsets in bytes, but the flag's in bits.
 PATHS = {
@@ -87,6 +87,26 @@ POOL_CONSTANTS = ("buf_page_t::UNFIXED", "buf_page_t::READ_FIX", "buf_page_t::WR
                   "buf_page_state::BUF_BLOCK_FILE_PAGE")
 POOL_TYPES = ("buf_pool_t::chunk_t", "buf_chunk_t", "buf_block_t")
 POOL_QUERIES = (*(p for paths in POOL_PATHS.values() for p in paths), *POOL_CONSTANTS, *POOL_TYPES)
+# The transactions' list the open read views are read from (collector/server/view_walk.py):
+# (the first element's pointer, from trx_sys; the next one's, in trx_t), first one present wins
+VIEW_LISTS = (
+    ("trx_sys.trx_list.trx_list.sentinel_.next", "trx_t.next"),  # MariaDB 10.6+: an ilist
+    ("trx_sys.trx_list.start", "trx_t.trx_list.next"),  # MariaDB 10.3-10.5: a UT_LIST
+    ("trx_sys.mysql_trx_list.start", "trx_t.mysql_trx_list.next"),  # MySQL 5.7-8.0.?, MariaDB 10.2
+    ("trx_sys.mysql_trx_list.first_element", "trx_t.mysql_trx_list.next"),  # later MySQL
+)
+VIEW_PATHS = {
+    "read_view": ("trx_t.read_view",),  # embedded (MariaDB 10.3+) or a pointer (MySQL)
+    "open": ("ReadView.m_open", "ReadView.m_state", "ReadView.m_closed"),
+    "limit_no": ("ReadView.m_low_limit_no",),
+    "trx_id": ("trx_t.id",),
+    "thd": ("trx_t.mysql_thd",),
+    "started": ("trx_t.start_time",),  # time_t: seconds of CLOCK_REALTIME
+    "connection_id": ("THD.thread_id", "THD.m_thread_id"),
+    "os_tid": ("THD.os_thread_id",),  # MariaDB 10.1.8+: PROCESSLIST.TID
+}
+VIEW_NEEDED = ("read_view", "open", "limit_no", "trx_id")
+VIEW_QUERIES = (*(p for pair in VIEW_LISTS for p in pair), *(p for paths in VIEW_PATHS.values() for p in paths))
 TIMEOUT_S = 120  # a debug file several GB large, on a slow disk
 
 
@@ -106,7 +126,7 @@ def read(path: str) -> dict | None:
         return None
     request = [*(p for paths in PATHS.values() for p in paths), *CONSTANTS, "trx_sys",
                *(p for paths in STATE_PATHS.values() for p in paths), *STATE_ARRAYS, *STATE_GLOBALS,
-               *STATE_SCALARS.values(), *POOL_QUERIES]
+               *STATE_SCALARS.values(), *POOL_QUERIES, *VIEW_QUERIES]
     flatten = [arg for name in LATCH_GLOBALS for arg in ("--flatten", name)]
     try:
         done = subprocess.run([str(tool), "--compact", "-j", "2", path, *request, *flatten],
@@ -221,3 +241,22 @@ def layout_of(elf: ElfImage, debug: ElfImage | None) -> dict | None:
     if key not in _read:
         _read[key] = from_dwarf(elf, debug)
     return _read[key]
+
+
+def view_list(found: dict) -> tuple[dict, dict] | None:
+    """The transactions' list the open read views are walked on: its first element's
+    pointer and trx_t's next pointer, as the reader gave them; None if the build has none."""
+    paths = found.get("paths", {})
+    return next(((paths[head], paths[nxt]) for head, nxt in VIEW_LISTS if head in paths and nxt in paths), None)
+
+
+def view_member(found: dict, name: str) -> dict | None:
+    """A VIEW_PATHS member as the reader gave it, with the path that held it."""
+    paths = found.get("paths", {})
+    return next((paths[p] | {"path": p} for p in VIEW_PATHS[name] if p in paths), None)
+
+
+def views_walkable(found: dict | None) -> bool:
+    """Whether this build's open read views can be read from its memory (view_walk.py)."""
+    return bool(found and found.get("globals", {}).get("trx_sys", {}).get("address") and view_list(found)
+                and all(view_member(found, name) for name in VIEW_NEEDED))

@@ -246,7 +246,9 @@ int print_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The oldest open read views, before each snapshot: the views that hold purge back. */
+/* The oldest open read views, before each snapshot: the views that hold purge back. Each
+ * view's key (&trx->read_view) lets the recorder match it with the views it reads from the
+ * server's memory (collector/server/view_walk.py); the recorder drops it. */
 void print_read_views(struct innostall_bpf *obj, __u32 flag_offset)
 {
 	struct open_view views[REPORTED_VIEWS];
@@ -259,8 +261,8 @@ void print_read_views(struct innostall_bpf *obj, __u32 flag_offset)
 	for (i = 0; i < nr; i++) {
 		const struct read_view *rv = &views[i].rv;
 
-		printf("%s{\"tid\":%u,\"pid\":%u,\"opened_ns\":%llu,\"history_at_open\":",
-		       i ? "," : "", rv->tid, rv->tgid, rv->opened_ns);
+		printf("%s{\"key\":%llu,\"tid\":%u,\"pid\":%u,\"opened_ns\":%llu,\"history_at_open\":",
+		       i ? "," : "", views[i].key, rv->tid, rv->tgid, rv->opened_ns);
 		if (rv->history < 0)
 			printf("null");
 		else

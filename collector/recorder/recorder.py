@@ -22,6 +22,7 @@ from innostall.format.schema import Schema
 from ..discovery.discover import ResolvedProbe, layout
 from ..discovery.target import Target
 from ..loader import loader
+from ..server.open_views import open_views_of
 from ..server.state import open_state, state_plan
 from . import idle, store
 from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
@@ -203,18 +204,21 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     state = open_state(target.pid, state_places) if state_places else None
+    views, meta["read_views_from_memory"] = open_views_of(target)
     lag = replica_lag(target, probes, asked, prepared.replicating)
     journal = WatchJournal(out_dir, asked.watch, meta) if asked.watch else Journal(out_dir)
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
     try:
-        attached_at = follow(proc, journal, meta, StackJournal(target, names, namer), asked.on_event,
+        attached_at = follow(proc, journal, meta, StackJournal(target, names, namer, views), asked.on_event,
                              LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,
                              live, starting, state, lag)
     finally:
         meta["sql"].update(names.close() if names else {})
         if state:
             state.close()
+        if views:
+            views.close()
         if lag:
             lag.close()
         if namer:

@@ -8,6 +8,7 @@ import os
 from ..discovery.symbolize import StackSymbolizer
 from ..discovery.target import Target
 from ..server import latch_names
+from ..server.open_views import OpenViews
 from ..server.view_names import ViewNames
 from .folded_tables import STACK_TABLES, FoldedTables
 
@@ -24,6 +25,14 @@ def processes_running(path: str):
                 continue
 
 
+def history_of(snapshot: dict) -> int | None:
+    """The history list length at a snapshot: read from memory, else by the probes."""
+    counters = snapshot.get("counters", {})
+    if "history" in snapshot.get("server", {}):
+        return snapshot["server"]["history"]
+    return counters.get("history_length") if counters.get("history_reads") else None
+
+
 class StackJournal:
     """Stacks are folded now, while the server's maps still tell which file each address
     belongs to; the journal then keeps them symbolized: deep-walk events gain a "folded"
@@ -31,9 +40,10 @@ class StackJournal:
     string (the latch tables' rows that fold alike summed: folded_tables.py)."""
 
     def __init__(self, target: Target, names: ViewNames | None = None,
-                 latches: latch_names.LatchNamer | None = None):
+                 latches: latch_names.LatchNamer | None = None, views: OpenViews | None = None):
         self.target = target
         self.names = names  # who holds the read views, by SQL when we may log in
+        self.views = views  # the open read views, read from the server's memory
         self.latches = latches  # names the contended latches, from the server's memory
         self.latch_name_at: dict[int, str] = {}  # address -> name, as the latches lines named them
         self._symbolizer: StackSymbolizer | None = None  # built at the first stack
@@ -50,6 +60,8 @@ class StackJournal:
         return self._symbolizer.folded(pid or self.pid, addresses)
 
     def journal_line(self, rec: dict, line: str) -> str:
+        if self.views and rec["type"] in ("interval", "final"):
+            self.views.note_history(history_of(rec))
         if rec["type"] == "deep_walk":
             rec["folded"] = self.fold(rec["stack"], rec["pid"])
             self.name_walk(rec)
@@ -65,6 +77,10 @@ class StackJournal:
             for view in rec["views"]:
                 view["folded"] = self.fold(view.pop("stack"), view.get("pid"))
                 view["source"] = "probe"
+            if self.views:
+                self.views.merge(rec)
+            for view in rec["views"]:
+                view.pop("key", None)
             if self.names:
                 self.names.annotate(rec)
         else:

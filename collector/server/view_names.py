@@ -42,8 +42,14 @@ class ViewNames:
             self.transactions = self.session.old_transactions()
         by_tid = {t["tid"]: t for t in self.transactions if t["tid"] is not None}
         to_mono = time.monotonic_ns() - time.time_ns()  # this clock's offset to CLOCK_REALTIME
+        by_connection = {t["connection_id"]: t for t in self.transactions if t["connection_id"] is not None}
         for view in rec["views"]:
             trx = by_tid.pop(view["tid"], None)
+            if trx is None and view["tid"] is None and view.get("connection_id") in by_connection:
+                # a view read from a MySQL server's memory: its THD gives no OS thread
+                trx = by_connection[view["connection_id"]]
+                view["tid"] = trx["tid"]
+                by_tid.pop(trx["tid"], None)
             if trx:
                 view.update({k: trx[k] for k in NAMES})
                 self.bound_by_start(view, trx, to_mono)
