@@ -166,3 +166,53 @@ def test_a_view_opened_before_the_recording_is_named_by_sql(servers, server_name
     assert view["source"] == "sql" and view["seen_open"]
     # INNODB_TRX gives whole seconds: the start is known to within one
     assert abs(opened_before_s - (attached["real_ns"] / 1e9 - opened_real)) < 1.5
+
+
+@pytest.mark.parametrize("server_name", ["mariadb-11.4.5", "mariadb-10.11.5", "mariadb-10.4.6", "mariadb-10.2.11"])
+def test_a_view_no_probe_saw_open_is_read_from_memory_within_an_interval(servers, server_name, tmp_path):
+    """Without the read_view probe, the view that pins purge is read from the server's memory
+    (collector/server/view_walk.py) at the first interval after it opened, with the OS thread
+    and connection the server gives. The builds with DWARF: the walk follows their
+    transactions' list, which each family keeps its own way."""
+    srv = servers(server_name)
+    tgt = target.from_pid(srv.pid)
+    probes = [p for p in discover.resolve(tgt, ["purge_batch", "history_length"]) if p.ok]
+    snapshot = srv.connect()
+    tid = os_thread_id(snapshot)
+    with snapshot.cursor() as cur:
+        cur.execute("SELECT CONNECTION_ID()")
+        connection_id = cur.fetchone()[0]
+    attached, opened = threading.Event(), {}
+
+    def pin():
+        attached.wait(60)
+        time.sleep(1.2)  # the first walk, at attach, sees no view of it
+        with snapshot.cursor() as cur:
+            opened["before"] = time.monotonic_ns()
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            opened["after"] = time.monotonic_ns()
+        time.sleep(2.5)
+        stop_own_recording()
+
+    pinning = threading.Thread(target=pin, daemon=True)
+    pinning.start()
+    try:
+        recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=30,
+                        on_event=lambda rec: rec["type"] == "attached" and attached.set())
+    finally:
+        attached.set()
+        pinning.join(60)
+        snapshot.rollback()
+    meta = json.loads((tmp_path / "rec" / "meta.json").read_text())
+    assert meta["read_views_from_memory"] == {"read": True}, meta["read_views_from_memory"]
+    lines = journal(tmp_path / "rec")
+    sightings = [(r["mono_ns"], v) for r in lines if r["type"] == "read_views" for v in r["views"]
+                 if v["tid"] == tid]
+    assert sightings, "the pinning view was never read"
+    seen_ns, view = sightings[0]
+    interval_ns = meta["interval_s"] * 1e9
+    print(f"{server_name}: view of connection {view['connection_id']} (tid {view['tid']}) first seen "
+          f"{(view['opened_ns'] - opened['after']) / 1e9:.3f} s after it opened")
+    assert (view["source"], view["connection_id"], view["seen_open"]) == ("memory", connection_id, True)
+    # read once an interval, when the recorder takes the loader's line (a few ms later)
+    assert opened["before"] <= view["opened_ns"] <= opened["after"] + interval_ns + 0.5e9

@@ -119,3 +119,15 @@ def test_a_named_view_is_not_asked_about_again_every_second(clock):
         annotated(names, [probe_view(9, 95.0)])
         clock.sleep(1)
     assert server.asked == 1
+
+
+def test_a_view_read_from_memory_without_its_thread_is_named_by_its_connection(clock):
+    """A MySQL THD gives the connection, not the OS thread: SQL gives the thread, and the
+    transaction is not shown a second time as one only SQL saw."""
+    server = Server()
+    server.begin(4210, 90.0)
+    names = ViewNames(server)
+    memory_view = {"tid": None, "connection_id": 421, "opened_ns": 91 * S, "history_at_open": None,
+                   "folded": "", "seen_open": True, "source": "memory"}
+    views = annotated(names, [memory_view])
+    assert [(v["tid"], v["user"], v["source"]) for v in views] == [(4210, "app", "memory")]

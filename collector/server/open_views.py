@@ -37,7 +37,9 @@ class OpenViews:
         walked = self.walk.open_views()
         if walked is None:
             return
-        now, to_mono = rec["mono_ns"], time.monotonic_ns() - time.time_ns()
+        # read after the walk: a view first seen now was open by then, so its age is no more
+        # than it was (the recorder reads the loader's line a moment after its mono_ns)
+        now, to_mono = time.monotonic_ns(), time.monotonic_ns() - time.time_ns()
         sightings, added = {}, []
         for view in walked:
             ident = (view.key, view.limit_no)

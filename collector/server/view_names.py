@@ -73,7 +73,8 @@ class ViewNames:
         transaction started: take that start, if the answer is newer than the sighting (an
         older answer may describe an earlier transaction of the same thread)."""
         started = self.started_mono_ns(trx, to_mono)
-        if (view.get("seen_open") and started is not None and started < view["opened_ns"]
+        if (view.get("seen_open") and view.get("source") != "memory"  # the walk's bound is finer
+                and started is not None and started < view["opened_ns"]
                 and self.answer_ns >= view["opened_ns"]):
             view["opened_ns"] = started
 
