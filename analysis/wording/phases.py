@@ -45,6 +45,8 @@ def view_words(view: dict) -> str:
         opened = ("first seen at " if view.get("seen_open") else "opened at ") + path(frames, 3)
     elif view.get("opened_s") is not None and view["opened_s"] < 0:
         opened = "opened before the recording"
+    elif view.get("source") == "memory":  # read from the server's memory, no probe saw it open
+        opened = "found in the server's memory (where it opened: --probes default,read_view)"
     else:
         opened = "opened at an unknown place (no stack)"
     named = is_known(view.get("connection_id")) and view.get("tid") is not None  # else who() names it
