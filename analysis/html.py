@@ -15,6 +15,7 @@ from innostall.format.schema import prose_unit
 from innostall.errors import UserError
 
 from . import charts, cost, flamegraph, metrics, purge, redo, summary as summaries, report_tables
+from .estimates import estimate_words
 from .wording.numbers import shorten
 from .wording.findings import purge_headline
 from .wording.phases import STATEMENT_SHOWN, who
@@ -268,12 +269,20 @@ def context(rec: Recording) -> dict:
         "other_hists": [hist_section(rec, n) for n in report_tables.hist_names(rec) if n not in known],
         "counters": other_counters(rec),
         "cost": [line.strip() for line in cost.render_cost(summary["governor"])[2:]],
-        "sampled": {"walks": cost.sampled_note(rec, "version_walk"),
-                    "latches": cost.sampled_note(rec, "block_lock_s")},
+        "sampled": {"walks": cost.sampled_note(rec, "version_walk") + estimated_note(
+                        summary["version_walk"].get("estimated"), {"reads": "reads that built versions"}),
+                    "latches": cost.sampled_note(rec, "block_lock_s") + estimated_note(
+                        summary["block_lock"].get("estimated"), {"waits": "waits", "total_wait_s": "s"})},
         "plotly_js": Markup(charts.plotly_js()),
         "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "version": __version__,
     }
+
+
+def estimated_note(estimated: dict | None, units: dict[str, str]) -> str:
+    """' [in all, estimated interval by interval: about ...]' beside a sampled section's title."""
+    words = estimate_words(estimated, units)
+    return f" [in all, estimated interval by interval: {words}]" if words else ""
 
 
 def render_html(rec: Recording) -> str:

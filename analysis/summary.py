@@ -9,6 +9,7 @@ from innostall.format.writer_tables import PURGE_ONLY
 from innostall.names import demangle, is_address_name, short_frame
 
 from .cost import cost_summary, coverage
+from .estimates import estimated_figures
 from .holders import named_holders, top_holders
 from .histogram import percentile, stats
 from .purge import purge_story
@@ -54,6 +55,8 @@ def version_walk_summary(rec: Recording) -> dict:
         "deep_walks": max(rec.counter_total("deep_walks"), len(kept)),
         "deep_walks_kept": len(rec.walks),
         "coverage": coverage(rec, "version_walk"),
+        # the whole, where sampled: interval by interval (estimates.py)
+        "estimated": estimated_figures(rec, "version_walk", {"reads": (["version_walks"], 1)}),
         "deepest": deepest_walks(rec),
     }
 
@@ -140,6 +143,9 @@ def block_lock_summary(rec: Recording) -> dict:
         "top_page_pct": round(100 * hottest_us / total_us, 3) if top and total_us else None,
         "map_full": rec.counter_total("latch_map_full"),
         "coverage": coverage(rec, "block_lock_s"),
+        "estimated": estimated_figures(rec, "block_lock_s", {
+            "waits": ([f"block_waits_{mode.lower()}" for mode in block_modes(rec)], 1),
+            "total_wait_s": (["block_wait_ns"], 1e-9)}),
     }
 
 
@@ -197,6 +203,8 @@ def undo_summary(rec: Recording) -> dict:
         "page_reads": {c: rec.counter_total(f"page_reads_{c}") for c in causes},
         "read_latency_us": latency_summary(rec, "page_read_latency"),
         "coverage": coverage(rec, "undo_read"),
+        "estimated": estimated_figures(rec, "undo_read", {
+            "page_reads": ([f"page_reads_{c}" for c in causes], 1)}),
     }
 
 
@@ -247,6 +255,7 @@ def measured(rec: Recording) -> dict:
             "dml_delays": rec.counter_total("dml_delays"),
             "dml_delay_ms": round(rec.counter_total("dml_delay_us") / 1000, 1),
             "records_coverage": coverage(rec, "purge_record"),
+            "records_estimated": estimated_figures(rec, "purge_record", {"records": (["purge_records"], 1)}),
             "dml_delay_coverage": coverage(rec, "dml_delay"),
             **purge_story(rec),
             "latches": work_latches(rec, PURGE_ONLY),

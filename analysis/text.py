@@ -10,6 +10,7 @@ from innostall.names import demangle, leaf_path, server_label
 from innostall.format.schema import bcc_unit
 
 from .cost import render_cost, sampled_note
+from .estimates import estimate_words
 from .histogram import format_log2
 from .wording.numbers import latency, seconds, shorten
 from .wording.phase_list import phase_lines
@@ -45,6 +46,12 @@ def wait_stack_lines(stacks: pd.DataFrame, top: int = 5, frames: int = 5) -> lis
             for w in stacks.nlargest(top, "wait_us").itertuples()]
 
 
+def estimate_line(estimated: dict | None, units: dict[str, str]) -> list[str]:
+    """The whole a sampled count stands for (analysis/estimates.py), under its line."""
+    words = estimate_words(estimated, units)
+    return [f"  in all, estimated interval by interval: {words}"] if words else []
+
+
 def render_undo(rec: Recording, undo: dict) -> list[str]:
     if not undo["recorded"]:
         return ["", "Undo page reads: not recorded (probe undo_read)"]
@@ -53,6 +60,7 @@ def render_undo(rec: Recording, undo: dict) -> list[str]:
              f"  physical reads inside version walks {reads['walk']} (undo pages), inside purge "
              f"batches {reads['purge']} (the coordinator's undo and index pages), elsewhere "
              f"{reads['other']} (any page)"]
+    lines += estimate_line(undo.get("estimated"), {"page_reads": "physical reads"})
     if rec.probe_attached("undo_fetch") or rec.probe_attached("purge_undo_fetch"):
         lines.append(f"  undo page lookups: version walks {fetches['walk']}, purge {fetches['purge']}, "
                      f"other {fetches['other']}")
@@ -80,6 +88,7 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
              + sampled_note(rec, "block_lock_s"),
              f"  waits {locks['waits']} (S {modes['S']}, X {modes['X']}, SX/U {modes['SX']}), "
              f"{locks['total_wait_ms']:.1f} ms in all; " + page_io_words(locks)]
+    lines += estimate_line(locks.get("estimated"), {"waits": "waits", "total_wait_s": "s"})
     if locks["waits"]:
         lines.append(f"  wait time {latency(lat)}")
     lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "
@@ -197,6 +206,7 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
              + sampled_note(rec, "version_walk"),
              f"  reads that built versions {walks['reads']} ({per_s:.1f}/s), versions built "
              f"{walks['versions']}, max depth {walks['max_depth']}"]
+    lines += estimate_line(walks.get("estimated"), {"reads": "reads that built versions"})
     if walks["reads"] and walks["depth"]["p50"] is not None:  # None: its histogram is empty (damaged)
         depth, lat = walks["depth"], walks["latency_us"]
         lines.append(f"  depth p50 ~{depth['p50']:.0f}, p99 ~{depth['p99']:.0f}; latency {latency(lat)}")
@@ -304,6 +314,7 @@ def render_purge(rec: Recording, s: dict) -> list[str]:
     if rec.probe_attached("purge_record"):
         lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"
                      + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))
+        lines += estimate_line(s.get("records_estimated"), {"records": "undo records"})
     lines += dml_delay_line(rec, s)
     series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
     lines += finding_lines(purge_findings(rec, s) + throttle_findings(s))

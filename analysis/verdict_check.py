@@ -28,7 +28,8 @@ import re
 import pandas as pd
 from markupsafe import escape
 
-from . import replica_check  # a module import: replica_check reads numbers with this one's said()
+from . import estimates, replica_check  # a module import: replica_check reads numbers with this one's said()
+from .cost import coverage
 from .html import render_html
 from .wording.phases import EVENTS_SHOWN, view_words
 from .phases import PINNED_SHARE, VERDICTS
@@ -364,11 +365,14 @@ def finding_problems(told: dict, rec) -> list[str]:
          and said(g[2], max([total("version_walk_max_depth"), *rec.walks["depth"]]))),
         (rf"^({NUMBER}) event\(s\) were lost", lambda g: said(g[0], total("drops"))),
         (rf"^version walks read ({NUMBER}) undo pages from disk", lambda g: said(g[0], total("page_reads_walk"))),
-        (rf"^Threads waited ({NUMBER}) s in all on buffer-block latches \(({NUMBER}) waits? in ({NUMBER}) s\)\."
+        (rf"^Threads waited ({NUMBER}) s in all on buffer-block latches \(({NUMBER}) waits? in ({NUMBER}) s\)"
+         rf"(?: while their probes were attached, ({NUMBER})% of the time: at least about ({NUMBER}) s, "
+         rf"({NUMBER}) waits in all, estimated interval by interval)?\."
          rf"(?: ({NUMBER})% of that time was on one page, (.+?): a hot spot)?"
          rf"(?: ({NUMBER}) s of it \(({NUMBER})%\) was on pages being written to disk)?",
          lambda g: said(g[0], block_us / 1e6) and said(g[1], block_waits) and said(g[2], rec.duration_s)
-         and block_words_hold(g[3:], hot, block_us, block_waits, total("block_write_wait_ns") / 1e3, named)),
+         and block_estimate_holds(g[3:6], rec)
+         and block_words_hold(g[6:], hot, block_us, block_waits, total("block_write_wait_ns") / 1e3, named)),
         (rf"^Purge itself waited ({NUMBER}) s on block latches",
          lambda g: said(g[0], rec.wait_stacks.loc[rec.wait_stacks["stack"].str.contains("row_purge", regex=False),
                                                   "wait_us"].sum() / 1e6)),
@@ -412,6 +416,19 @@ def finding_problems(told: dict, rec) -> list[str]:
         elif not hit[1](hit[0].groups()):
             problems.append(f"finding '{finding}': its tables say otherwise")
     return problems
+
+
+def block_estimate_holds(g: tuple, rec) -> bool:
+    """The block-latch finding's estimate of the whole, said exactly where the latch group
+    was sampled: its coverage, and the estimate (estimates.py) of the wait time and of the
+    waits, no less than what was seen."""
+    seconds = estimates.estimated_total(rec, ["block_wait_ns"], "block_lock_s")
+    waits = estimates.estimated_total(rec, [f"block_waits_{m}" for m in ("s", "x", "sx")], "block_lock_s")
+    if g[0] is None or seconds is None:
+        return g[0] is None and seconds is None
+    return (said(g[0], 100 * coverage(rec, "block_lock_s")) and said(g[1], seconds["estimated"] / 1e9)
+            and said(g[2], waits["estimated"]) and seconds["seen"] <= seconds["estimated"]
+            and waits["seen"] <= waits["estimated"])
 
 
 def block_words_hold(g: tuple, hot, block_us: float, block_waits: int, write_us: float, named) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..flush_batches import slow_batch_findings
+from ..estimates import estimate_words
 from ..recording import Recording
 from ..timeline import per_interval
 from .numbers import latency
@@ -200,6 +201,11 @@ def block_lock_findings(locks: dict, stacks: pd.DataFrame, duration_s: float) ->
         return []
     found = [f"Threads waited {locks['total_wait_s']:.2f} s in all on buffer-block "
              f"latches ({locks['waits']} wait{'s' if locks['waits'] != 1 else ''} in {duration_s:.0f} s)."]
+    if locks.get("estimated"):  # sampled: what was seen is a floor
+        found[0] = found[0][:-1] + (
+            f" while their probes were attached, {100 * locks['coverage']:.0f}% of the time: "
+            f"{estimate_words(locks['estimated'], {'total_wait_s': 's', 'waits': 'waits'})} in all, "
+            "estimated interval by interval.")
     if write_share(locks) >= WRITE_BOUND_SHARE:
         found[0] += (f" {locks['page_write_wait_s']:.2f} s of it ({100 * write_share(locks):.0f}%) was on pages "
                      "being written to disk: the flusher holds a page's latch until its write completes, so "

@@ -18,8 +18,8 @@ is set, or while m_closed is not (MySQL). A view's key is &trx->read_view, the k
 read_view probe gives it, so the two are matched.
 
 Nothing is locked, and the list may change under the walk: a step that leaves mapped
-memory, loops, or goes on past MAX_STEPS ends the walk, and what was read so far is kept,
-said incomplete. A view changing while it is read is at worst one interval stale: the next
+memory, loops, or goes on past MAX_STEPS or MAX_WALK_S ends the walk, and what was read so
+far is kept, said incomplete. A view changing while it is read is at worst one interval stale: the next
 walk reads it again. The server's memory is never written (ServerMemory)."""
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ from ..discovery import layouts
 from .latch_names import ServerMemory
 
 MAX_STEPS = 100_000  # transactions on one list: far more than max_connections allows
+# The walk's time, at most: a pread of a trx_t takes ~10 us here, so 5,000 transactions; a
+# longer list is cut, and said so (complete), rather than hold up the recorder's line
+MAX_WALK_S = 0.05
 USER_SPACE_END = 1 << 47  # x86-64: a pointer at or past it is not the server's
 EPOCH_2000_S = 946_684_800  # a transaction start before it is not one
 
@@ -129,9 +132,12 @@ class ViewWalk:
         node = plan.next_offset if plan.circular else 0  # where a pointer points in trx_t
         span, seen, views = plan.trx_span(), set(), []
         self.steps, self.complete = 0, False
+        deadline = time.monotonic() + MAX_WALK_S
         while pointer != end:
             if not plausible(pointer) or pointer in seen or len(seen) >= MAX_STEPS:
                 return views  # stale or looping: what was read so far
+            if len(seen) % 64 == 63 and time.monotonic() > deadline:
+                return views
             seen.add(pointer)
             trx = pointer - node
             data = self.memory.read(trx, span)

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from innostall.analysis import cost, recording
+from innostall.analysis import cost, estimates, recording
 
 TOP = Path(__file__).resolve().parents[2]
 FIXTURE = TOP / "scripts" / "fixture.sh"
@@ -52,14 +52,19 @@ def record_both(server: str, seconds: int, out: Path) -> None:
 
 
 def table(sampled: recording.Recording, exact: recording.Recording) -> list[str]:
-    lines = ["| count | exact | seen by the budgeted recording | its group attached | share seen |",
-             "|---|---:|---:|---:|---:|"]
+    lines = ["| count | exact | seen by the budgeted recording | its group attached | share seen "
+             "| estimated (analysis/estimates.py) | estimate / exact |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for what, names, probe in COUNTS:
         scale = 1e-6 if what.endswith(" ms") else 1
         truth = sum(exact.counter_total(n) for n in names) * scale
         seen = sum(sampled.counter_total(n) for n in names) * scale
         share = f"{100 * seen / truth:.1f}%" if truth else "-"
-        lines.append(f"| {what} | {truth:,.0f} | {seen:,.0f} | {100 * cost.coverage(sampled, probe):.0f}% | {share} |")
+        found = estimates.estimated_total(sampled, names, probe)
+        whole = seen if found is None else found["estimated"] * scale
+        ratio = f"{whole / truth:.2f}" if truth else "-"
+        lines.append(f"| {what} | {truth:,.0f} | {seen:,.0f} | {100 * cost.coverage(sampled, probe):.0f}% | {share} "
+                     f"| {whole:,.0f} | {ratio} |")
     return lines
 
 

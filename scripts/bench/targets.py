@@ -96,16 +96,68 @@ def estimate_target(results: dict, arm: str, what: str) -> dict:
     return unsure(name, figure)
 
 
+def one_percent_target(results: dict) -> dict:
+    """Issue 29's: the median at most 1% extra CPU/trx, and its 90% interval's upper end at
+    most 2% (two noisy cores cannot pin 1% closer than that)."""
+    name = "default set: <= 1% extra server CPU/trx, 90% upper end <= 2% (steady)"
+    measured = steady_cpu(results, "default")
+    median, interval = measured.get("median"), measured.get("median_90")
+    if median is None:
+        return target(name, "n/a", None)
+    figure = percent_extra(median) + raw_note(results, "default")
+    if not interval:
+        return target(name, figure, median - 1 <= 0.01)
+    figure += f" (90%: {(interval[0] - 1) * 100:+.2f} … {(interval[1] - 1) * 100:+.2f}%)"
+    return target(name, figure, median - 1 <= 0.01 and interval[1] - 1 <= 0.02)
+
+
+def default_windows(results: dict, with_scans: bool = False) -> list[dict]:
+    """The governor's account of each default-set recording in the steady phase (and the
+    worst case's scans)."""
+    entries = results.get("steady", {}).get("windows", []) + (
+        results.get("worst", {}).get("scans", []) if with_scans else [])
+    return [w["tracer"]["governor"] for w in entries
+            if w["arm"] == "default" and isinstance(w.get("tracer", {}).get("governor"), dict)]
+
+
+def coverage_target(results: dict) -> dict:
+    """Every group of the default set attached >= 90% of the time, the median over the
+    steady recordings; what is read from the server's memory instead needs no group."""
+    name = "default set: every group attached >= 90% of the time (steady; read views from memory)"
+    windows = default_windows(results)
+    shares: dict[str, list[float]] = {}
+    for governor in windows:
+        for group, g in governor.get("groups", {}).items():
+            if g.get("coverage") is not None:
+                shares.setdefault(group, []).append(g["coverage"])
+    if not shares:
+        return target(name, "n/a", None)
+    medians = {group: statistics.median(v) for group, v in shares.items()}
+    short = sorted((share, group) for group, share in medians.items() if share < 0.9)
+    figure = (", ".join(f"{group} {100 * share:.0f}%" for share, group in short) + " below"
+              if short else f"all {len(medians)} at or above 90%") + f" ({len(windows)} recordings)"
+    return target(name, figure, not short)
+
+
+def budget_target(results: dict) -> dict:
+    """No default-set recording estimated over its budget (ms against ms)."""
+    windows = default_windows(results, with_scans=True)
+    over = [g for g in windows if g.get("overhead_ms", 0) > g.get("budget_ms", float("inf"))]
+    spent = [g["overhead_ms"] / g["budget_ms"] for g in windows if g.get("budget_ms")]
+    figure = f"{len(over)} of {len(windows)} over" + (f" (at most {max(spent):.2f} of it spent)" if spent else "")
+    return target("default set: no recording's estimate over its budget (steady, worst case)", figure,
+                  not over if windows else None)
+
+
 def targets(results: dict) -> list[dict]:
     cpu = {arm: steady_cpu(results, arm).get("median") for arm in STEADY_ARMS}
     scan = {arm: median_of(results, "worst", f"{arm}/untraced", "scan_s") for arm in SCAN_ARMS}
-    one_percent = extra_target("default set: <= 1% extra server CPU/trx (steady)", cpu.get("default"),
-                               0.01, steady_cpu(results, "default").get("median_90"))
-    one_percent["measured"] += raw_note(results, "default")
-    return [one_percent,
+    return [one_percent_target(results),
+            coverage_target(results),
+            budget_target(results),
             estimate_target(results, "default", "default set"),
             estimate_target(results, "exact", "default set unbudgeted (--exact)"),
-            extra_target("worst-case scan: <= 5% slower with the default set", scan.get("default"), 0.05),
+            extra_target("worst-case scan: <= 3% slower with the default set", scan.get("default"), 0.03),
             extra_target("full set: <= 5% extra server CPU/trx (steady)", cpu.get("full"), 0.05),
             bpftrace_target("CPU/trx, steady", cpu.get("default"), cpu.get("bpftrace")),
             bpftrace_target("worst-case scan time", scan.get("default"), scan.get("bpftrace")),
