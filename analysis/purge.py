@@ -81,7 +81,9 @@ def purge_table(rec: Recording) -> pd.DataFrame:
         table["purge_empty_batches"] >= table["purge_batches"])
     views = oldest_views(rec, table.index)
     table = table.join(views)
-    recorded = len(rec.read_views) > 0 or rec.counter_total("read_views_opened") > 0
+    # views seen, or every open view read from the server's memory: none seen then means none open
+    recorded = (len(rec.read_views) > 0 or rec.counter_total("read_views_opened") > 0
+                or bool(rec.meta.get("read_views_from_memory", {}).get("read")))
     table["pinned"], table["purgeable"] = split_history(
         table["history"].tolist(), table["all_empty"].tolist(), view_keys(table),
         table["view_history_at_open"].tolist(), recorded)
