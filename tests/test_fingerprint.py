@@ -310,3 +310,15 @@ def test_record_keep_literals_reaches_the_session_and_meta(monkeypatch, argv, ke
     _, meta = server_access.sql_access(types.SimpleNamespace(pid=1), [read_view], None, True, args.keep_literals)
     assert seen["keep_literals"] is args.keep_literals
     assert meta["statements"] == kept
+
+
+def test_views_read_from_memory_are_named_by_sql_without_their_probe(monkeypatch):
+    """Where the open read views are read from the server's memory, the read_view probe is
+    out of the default set; SQL must still name their connections (the demo lost its 'user'
+    before this)."""
+    monkeypatch.setattr(server_access.sql, "connect", lambda pid, dsn, keep_literals=False: (
+        types.SimpleNamespace(socket="/s.sock", user="root", tid_source=None, note=None), None))
+    target, others = types.SimpleNamespace(pid=1), [types.SimpleNamespace(ok=True, name="purge_batch")]
+    assert server_access.sql_access(target, others, None, True)[1] == {
+        "access": False, "reason": "read views are not traced"}
+    assert server_access.sql_access(target, others, None, True, views_from_memory=True)[1]["access"]

@@ -201,10 +201,11 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     except (UserError, OSError) as e:
         raise abandon(out_dir, prepared, e)
     proc = start_loader(target, out_dir, asked, prepared, starting, group)
-    names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals)
+    views, meta["read_views_from_memory"] = open_views_of(target)
+    names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals,
+                                    views_from_memory=views is not None)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     state = open_state(target.pid, state_places) if state_places else None
-    views, meta["read_views_from_memory"] = open_views_of(target)
     lag = replica_lag(target, probes, asked, prepared.replicating)
     journal = WatchJournal(out_dir, asked.watch, meta) if asked.watch else Journal(out_dir)
     meta["max_size"] = prepared.max_bytes

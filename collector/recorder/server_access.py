@@ -31,12 +31,14 @@ def latch_namer(target: Target, probes: list[ResolvedProbe], dsn: str | None,
 
 
 def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
-               enabled: bool, keep_literals: bool = False) -> tuple[ViewNames | None, dict]:
+               enabled: bool, keep_literals: bool = False,
+               views_from_memory: bool = False) -> tuple[ViewNames | None, dict]:
     """SQL access to name the threads that hold read views, when the read views are traced
-    and we may log in; and what meta.json says of it, and of how statements are kept."""
+    or read from the server's memory, and we may log in; and what meta.json says of it, and
+    of how statements are kept."""
     if not enabled:
         return None, {"access": False, "reason": "off (--no-sql)"}
-    if not any(p.ok and p.name == "read_view" for p in probes):
+    if not views_from_memory and not any(p.ok and p.name == "read_view" for p in probes):
         return None, {"access": False, "reason": "read views are not traced"}
     session, reason = sql.connect(target.pid, dsn, keep_literals)
     if session is None:
