@@ -131,3 +131,22 @@ def test_a_view_read_from_memory_without_its_thread_is_named_by_its_connection(c
                    "folded": "", "seen_open": True, "source": "memory"}
     views = annotated(names, [memory_view])
     assert [(v["tid"], v["user"], v["source"]) for v in views] == [(4210, "app", "memory")]
+
+
+def test_with_every_view_read_from_memory_sql_only_names_them(clock):
+    """The walk reads every open view: a transaction SQL lists with none there holds none,
+    so it is never shown, and SQL is asked only for a view long open with no name."""
+    server = Server()
+    server.begin(77, 50.0)  # open long, but with no read view
+    names = ViewNames(server, views_complete=True)
+    for _ in range(20):
+        assert annotated(names, []) == []
+        clock.sleep(1)
+    assert server.asked == 0
+    memory_view = {"tid": 77, "connection_id": 7, "opened_ns": 95 * S, "history_at_open": None,
+                   "folded": "", "seen_open": True, "source": "memory"}
+    assert annotated(names, [memory_view])[0]["user"] == "app"
+    for _ in range(5):
+        clock.sleep(1)
+        annotated(names, [dict(memory_view)])
+    assert server.asked == 1

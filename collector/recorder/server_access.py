@@ -43,7 +43,7 @@ def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
     session, reason = sql.connect(target.pid, dsn, keep_literals)
     if session is None:
         return None, {"access": False, "reason": reason}
-    return ViewNames(session), {"access": True, "socket": session.socket, "user": session.user,
+    return ViewNames(session, views_complete=views_from_memory), {"access": True, "socket": session.socket, "user": session.user,
                                 "tid_source": session.tid_source, "note": session.note,
                                 "statements": "literals kept" if keep_literals else "fingerprinted"}
 

@@ -5,6 +5,7 @@ already open when the recording began, whose views the probes never saw open. No
 else depends on it: without SQL access the views keep what the probes gave."""
 from __future__ import annotations
 
+import math
 import time
 
 # The query runs in the server, and under 8 OLTP threads on 2 cores asking once a second
@@ -24,8 +25,12 @@ NAMES = ("connection_id", "user", "statement")
 
 
 class ViewNames:
-    def __init__(self, session):
+    def __init__(self, session, views_complete: bool = False):
         self.session = session  # a sql.SqlSession, or None
+        # every open view is read from the server's memory (open_views.py): a transaction
+        # SQL lists with no view there holds none, so SQL only names views, and is asked
+        # only when one long open has no name yet
+        self.views_complete = views_complete
         self.answer_ns: int | None = None  # CLOCK_MONOTONIC of the last answer, as views are timed
         self.transactions: list[dict] = []  # open at the last answer, oldest first
         self.probe_tids: set[int] = set()  # threads with a view the probes saw open last time
@@ -53,7 +58,7 @@ class ViewNames:
             if trx:
                 view.update({k: trx[k] for k in NAMES})
                 self.bound_by_start(view, trx, to_mono)
-        unseen = self.unseen(by_tid.values(), to_mono)
+        unseen = [] if self.views_complete else self.unseen(by_tid.values(), to_mono)
         self.unseen_shown = bool(unseen)
         rec["views"] += unseen
         rec["views"].sort(key=lambda v: v["opened_ns"])
@@ -79,15 +84,18 @@ class ViewNames:
             view["opened_ns"] = started
 
     def worth_asking(self, views: list[dict]) -> bool:
-        if self.answer_ns is None:
+        if self.answer_ns is None and not self.views_complete:
             return True
-        since = (time.monotonic_ns() - self.answer_ns) / 1e9
-        if since >= ASK_ANYWAY_S or (self.unseen_shown and since >= UNSEEN_RECHECK_S):
+        since = math.inf if self.answer_ns is None else (time.monotonic_ns() - self.answer_ns) / 1e9
+        if not self.views_complete and (since >= ASK_ANYWAY_S or (self.unseen_shown and since >= UNSEEN_RECHECK_S)):
             return True
-        named = {t["tid"] for t in self.transactions}
+        tids = {t["tid"] for t in self.transactions}
+        connections = {t["connection_id"] for t in self.transactions}
         long_open = time.monotonic_ns() - int(LONG_OPEN_S * 1e9)
         return since >= ASK_EVERY_S and any(
-            v["opened_ns"] < long_open and (v["tid"] not in named or v["opened_ns"] > self.answer_ns)
+            v["opened_ns"] < long_open
+            and ((v["tid"] not in tids and v.get("connection_id") not in connections)
+                 or self.answer_ns is None or v["opened_ns"] > self.answer_ns)
             for v in views)
 
     def unseen(self, transactions, to_mono: int) -> list[dict]:
