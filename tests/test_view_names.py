@@ -150,3 +150,14 @@ def test_with_every_view_read_from_memory_sql_only_names_them(clock):
         clock.sleep(1)
         annotated(names, [dict(memory_view)])
     assert server.asked == 1
+
+
+def test_with_every_view_read_from_memory_the_first_view_is_named_at_once(clock):
+    """A view already open at the first line is named then, as without the walk (the live
+    pinning test reads its user from the first second on)."""
+    server = Server()
+    server.begin(88, 99.5)
+    names = ViewNames(server, views_complete=True)
+    view = {"tid": 88, "connection_id": 8, "opened_ns": int(99.5 * S), "history_at_open": None,
+            "folded": "f", "seen_open": False, "source": "probe"}
+    assert annotated(names, [view])[0]["user"] == "app" and server.asked == 1

@@ -84,8 +84,8 @@ class ViewNames:
             view["opened_ns"] = started
 
     def worth_asking(self, views: list[dict]) -> bool:
-        if self.answer_ns is None and not self.views_complete:
-            return True
+        if self.answer_ns is None:  # the first question names the views already open
+            return bool(views) or not self.views_complete
         since = math.inf if self.answer_ns is None else (time.monotonic_ns() - self.answer_ns) / 1e9
         if not self.views_complete and (since >= ASK_ANYWAY_S or (self.unseen_shown and since >= UNSEEN_RECHECK_S)):
             return True
