@@ -43,8 +43,11 @@ def estimated_total(rec: Recording, names: list[str], probe: str) -> dict | None
     estimated interval by interval: {"seen", "estimated"}; None when the group was never
     sampled (the count is the whole) or never watched."""
     share = attached_share(rec, probe)
-    if share is None:
-        return None
+    return None if share is None else scaled_total(rec, names, share)
+
+
+def scaled_total(rec: Recording, names: list[str], share: pd.Series) -> dict | None:
+    """estimated_total for a group attached `share` of each interval (attached_share)."""
     seen = per_interval(rec, names).sum(axis=1).reindex(share.index, fill_value=0)
     lengths = interval_lengths(share.to_frame())
     watched = share >= MIN_SHARE
@@ -59,15 +62,15 @@ def estimated_total(rec: Recording, names: list[str], probe: str) -> dict | None
 def estimated_figures(rec: Recording, probe: str, figures: dict[str, tuple[list[str], float]]) -> dict | None:
     """A section's sampled figures, each estimated in the section's own unit: {figure:
     value} for figures {name: (counters, unit scale)}; None when the probe's group was never
-    sampled (its figures are whole)."""
+    sampled (its figures are whole). The group's share of each interval is read once."""
+    share = attached_share(rec, probe)
     out = {}
     for figure, (names, scale) in figures.items():
-        found = estimated_total(rec, names, probe)
+        found = None if share is None else scaled_total(rec, names, share)
         if found is None:
             return None
         out[figure] = round(found["estimated"] * scale, 6)
     return out
-
 
 def estimate_words(estimated: dict | None, units: dict[str, str]) -> str:
     """'at least about 1,234 waits, 1.620 s', from estimated_figures; units gives each

@@ -422,8 +422,9 @@ def block_estimate_holds(g: tuple, rec) -> bool:
     """The block-latch finding's estimate of the whole, said exactly where the latch group
     was sampled: its coverage, and the estimate (estimates.py) of the wait time and of the
     waits, no less than what was seen."""
-    seconds = estimates.estimated_total(rec, ["block_wait_ns"], "block_lock_s")
-    waits = estimates.estimated_total(rec, [f"block_waits_{m}" for m in ("s", "x", "sx")], "block_lock_s")
+    share = estimates.attached_share(rec, "block_lock_s")
+    seconds = None if share is None else estimates.scaled_total(rec, ["block_wait_ns"], share)
+    waits = None if share is None else estimates.scaled_total(rec, [f"block_waits_{m}" for m in ("s", "x", "sx")], share)
     if g[0] is None or seconds is None:
         return g[0] is None and seconds is None
     return (said(g[0], 100 * coverage(rec, "block_lock_s")) and said(g[1], seconds["estimated"] / 1e9)
