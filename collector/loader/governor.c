@@ -57,6 +57,8 @@
 				 * window open past its allowance: cut, the stall in progress
 				 * would be lost whole, where a DBA most wants it; a stalled
 				 * load hits the probes little meanwhile */
+#define CHEAP_SHARE 0.25       /* of an interval's budget, kept for the coolest groups
+				 * whatever the debt (keep_cool_groups) */
 #define MIN_BASE_CPU 0.25       /* the budget is reckoned on at least this share of one CPU:
 				 * 1% of a nearly idle server is less than one long version
 				 * walk costs (about 1 ms), and sampling would hide the very
@@ -232,6 +234,23 @@ static void account_hits(struct governor *gov)
 	account_tracepoints(gov);
 }
 
+/* The share of a tracepoint program's runs since it was last settled that ran in the
+ * server's context: it runs at every switch or wakeup on the machine, and a run in another
+ * process's context costs that process, not the server the budget is a share of. Those runs
+ * return at their first test, so the server's runs, which go on, cost a little more than
+ * their share of the run time says. 1 for a uprobe's program: it runs in the server only. */
+static double server_share(struct governor *gov, struct program_run *prog,
+			   unsigned long long runs)
+{
+	unsigned long long in_server;
+
+	if (prog->server_slot < 0)
+		return 1;
+	in_server = gov->slot_hits[prog->server_slot] - prog->server_runs;
+	prog->server_runs = gov->slot_hits[prog->server_slot];
+	return runs > prog->runs ? fmin(1, (double)in_server / (runs - prog->runs)) : 1;
+}
+
 /* One program's run time since it was last settled, shared among its attachments by their
  * hits since then (a tracepoint, which counts no hits of its own, has one attachment), less
  * the average runs already charged for those hits. */
@@ -240,9 +259,11 @@ static void settle_program(struct governor *gov, int p)
 	struct program_run *prog = &gov->programs[p];
 	unsigned long long ns, runs, hits = 0;
 	int i, sharing = 0;
+	double in_server;
 
 	if (!run_time_of(prog->prog, &ns, &runs))
 		return;
+	in_server = server_share(gov, prog, runs);
 	for (i = 0; i < gov->nr_att; i++)
 		if (gov->program_of[i] == p) {
 			hits += gov->hits[i] - gov->hits_settled[i];
@@ -254,7 +275,7 @@ static void settle_program(struct governor *gov, int p)
 		if (gov->program_of[i] != p)
 			continue;
 		share = hits ? (double)(gov->hits[i] - gov->hits_settled[i]) / hits : 1.0 / sharing;
-		charge_hits(gov, i, share * (ns - prog->ns) - gov->run_charged_ns[i]);
+		charge_hits(gov, i, share * in_server * (ns - prog->ns) - gov->run_charged_ns[i]);
 		gov->run_charged_ns[i] = 0;
 		gov->hits_settled[i] = gov->hits[i];
 	}
@@ -288,6 +309,9 @@ static void find_programs(struct governor *gov)
 		if (p == gov->nr_programs) {
 			gov->programs[p].prog = prog;
 			run_time_of(prog, &gov->programs[p].ns, &gov->programs[p].runs);
+			gov->programs[p].server_slot = !gov->att[i].tracepoint ? -1 :
+				strcmp(gov->att[i].prog, "purge_sched_switch") ? HITS_SCHED_WAKING :
+										 HITS_SCHED_SWITCH;
 			gov->nr_programs++;
 		}
 		gov->program_of[i] = p;
@@ -359,11 +383,38 @@ static double demand_of(struct governor *gov, unsigned int group)
 	return gov->groups[group].demand < 0 ? INFINITY : gov->groups[group].demand;
 }
 
-/* Max-min fair shares of `budget` for demands (ns each; < 0 unknown, i.e. unbounded);
- * groups that fit may also use what the others leave. */
-static void share_out(struct governor *gov, double budget, double interval_s)
+/* The coolest groups whose needs together come to at most CHEAP_SHARE of the interval's
+ * budget get them first, debt or not (share_out): their probes (the history's, purge
+ * workers', the applier's) fire a few times a second and cost a hundredth of the budget
+ * each, yet a debt the hot groups ran up left them detached a quarter of the time. The
+ * debt is repaid by the others. */
+static double keep_cool_groups(struct governor *gov, const double *need, double budget)
 {
-	double need[MAX_GROUPS], left = budget;
+	bool kept[MAX_GROUPS] = {};
+	double total = 0;
+	unsigned int group, n;
+
+	for (n = 1; n < gov->nr_groups; n++) {
+		int coolest = -1;
+
+		for (group = 1; group < gov->nr_groups; group++)
+			if (!kept[group] && (coolest < 0 || need[group] < need[coolest]))
+				coolest = group;
+		if (!isfinite(need[coolest]) || total + need[coolest] > CHEAP_SHARE * budget)
+			break;
+		kept[coolest] = true;
+		gov->groups[coolest].allowance_ns = need[coolest];
+		total += need[coolest];
+	}
+	return total;
+}
+
+/* Max-min fair shares of `budget` less `debt` for demands (ns each; < 0 unknown, i.e.
+ * unbounded), after the cool groups' needs (keep_cool_groups); groups that fit may also use
+ * what the others leave. */
+static void share_out(struct governor *gov, double budget, double debt, double interval_s)
+{
+	double need[MAX_GROUPS], left;
 	unsigned int group, unfit, round;
 
 	for (group = 1; group < gov->nr_groups; group++) {
@@ -372,6 +423,7 @@ static void share_out(struct governor *gov, double budget, double interval_s)
 		need[group] = demand_of(gov, group) * interval_s * HEADROOM;
 		g->allowance_ns = -1; /* not yet given */
 	}
+	left = budget - debt - keep_cool_groups(gov, need, budget);
 	for (round = 1; round < gov->nr_groups; round++) {
 		double share;
 
@@ -516,7 +568,7 @@ static void plan_interval(struct governor *gov)
 		return;
 	update_demands(gov, now);
 	/* the next interval is budgeted like the last one: the best guess of the load */
-	share_out(gov, budget - always - debt, gov->cfg.interval_ms / 1e3);
+	share_out(gov, budget - always, debt, gov->cfg.interval_ms / 1e3);
 	open_coolest_first(gov, now);
 }
 

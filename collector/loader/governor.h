@@ -47,6 +47,9 @@ struct governor {
 		struct bpf_program *prog;
 		unsigned long long ns, runs; /* cumulative, as last settled */
 		double average_ns; /* a run, over the last settled stretch */
+		int server_slot; /* a tracepoint's: where it counts its runs in the server's
+				  * context (innostall.h); -1 for a uprobe's program */
+		unsigned long long server_runs; /* in that slot, as last settled */
 	} programs[MAX_ATTACHMENTS];
 	int nr_programs;
 	int program_of[MAX_ATTACHMENTS]; /* index into programs */
