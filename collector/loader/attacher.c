@@ -247,6 +247,16 @@ void attacher_close(struct attacher *a, unsigned int group)
 	pthread_mutex_unlock(&a->lock);
 }
 
+bool attacher_opening(struct attacher *a, unsigned int group)
+{
+	bool opening;
+
+	pthread_mutex_lock(&a->lock);
+	opening = a->want_open[group] && !a->window[group].open;
+	pthread_mutex_unlock(&a->lock);
+	return opening;
+}
+
 struct window attacher_window(struct attacher *a, unsigned int group)
 {
 	struct window w;

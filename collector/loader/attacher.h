@@ -45,6 +45,8 @@ void attacher_open(struct attacher *a, unsigned int group);
 /* Close a group's window now; its probes are detached in the background. */
 void attacher_close(struct attacher *a, unsigned int group);
 struct window attacher_window(struct attacher *a, unsigned int group);
+/* Whether a group was asked open and its window has not opened yet (it is being attached). */
+bool attacher_opening(struct attacher *a, unsigned int group);
 /* Close everything, wait until every probe is detached, stop the worker. */
 void attacher_stop(struct attacher *a);
 

@@ -50,6 +50,12 @@
 				 * five-second recordings at 0.90-1.001 of their budget */
 #define HEADROOM 1.5            /* a group that fits may cost this much more than last time
 				 * before it is sampled: loads fluctuate */
+#define OPENING_CHECK_NS 1000000ULL /* checks while a group is being attached: its window
+				     * opens when the last probe is in (7-8 ms for the version
+				     * steps), and in the worst case, seen only at the next tick,
+				     * it ran 12 ms on a 5 ms allowance */
+#define CLOSE_LAG_NS 1000000ULL /* from the decision to close a group to its last breakpoint
+				  * gone: the attacher's wakeup and the links' close */
 #define MIN_WINDOW_NS MIN_CHECK_NS /* each group is attached at least this long per
 				      * interval, so its demand is known again when the load
 				      * changes; short, as it is spent whatever the budget */
@@ -295,6 +301,25 @@ static void settle_run_times(struct governor *gov)
 			settle_program(gov, p);
 }
 
+/* Settle the programs of the sampled groups whose windows are open, at each check: a
+ * program's runs are charged at its average of the last interval until settled, and a
+ * burst of longer runs (the deep walks of a scan, each taking its stack) ran a window on
+ * past its allowance for the rest of the interval. */
+static void settle_open_groups(struct governor *gov)
+{
+	bool settled[MAX_ATTACHMENTS] = {};
+	int i;
+
+	if (!gov->cfg.cost.programs_apart)
+		return;
+	for (i = 0; i < gov->nr_att; i++)
+		if (gov->att[i].group && !settled[gov->program_of[i]] &&
+		    attacher_window(&gov->attacher, gov->att[i].group).open) {
+			settled[gov->program_of[i]] = true;
+			settle_program(gov, gov->program_of[i]);
+		}
+}
+
 /* The programs of the attachments, each once, with their run time so far. */
 static void find_programs(struct governor *gov)
 {
@@ -344,7 +369,28 @@ static bool window_held(struct governor *gov, unsigned int group, unsigned long 
 	return g->spent_ns < 2 * g->allowance_ns && stall_open(gov, group, now);
 }
 
-/* Returns when it wants to be called next, 0 for never. */
+static void note_check(struct group_state *g, unsigned long long now)
+{
+	g->checked_ns = now;
+	g->spent_at_check = g->spent_ns;
+}
+
+/* What an open group costs a second now: its demand of the last interval, or what it spent
+ * a second since the last check when that is more. In the seed's worst case a scan's steps
+ * began inside a window opened while the server was idle, and at the last interval's
+ * demand the governor foresaw no end to its allowance: it went on until the next tick. */
+static double demand_now(struct group_state *g, unsigned long long now)
+{
+	double rate = 0;
+
+	if (g->checked_ns && now > g->checked_ns)
+		rate = (g->spent_ns - g->spent_at_check) * 1e9 / (now - g->checked_ns);
+	note_check(g, now);
+	return fmax(rate, g->demand);
+}
+
+/* Returns when it wants to be called next, 0 for never. A group closes once what it has
+ * left is what it would spend while closing (CLOSE_LAG_NS at its present rate). */
 static unsigned long long tick(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), next = now + TICK_NS;
@@ -353,9 +399,10 @@ static unsigned long long tick(struct governor *gov)
 	if (!sampling(gov))
 		return 0;
 	account_hits(gov);
+	settle_open_groups(gov);
 	for (group = 1; group < gov->nr_groups; group++) {
 		struct group_state *g = &gov->groups[group];
-		double left = g->allowance_ns - g->spent_ns;
+		double left = g->allowance_ns - g->spent_ns, rate, reserve;
 
 		if (g->open_at_ns && now >= g->open_at_ns) { /* its window's time has come */
 			g->open_at_ns = 0;
@@ -363,14 +410,20 @@ static unsigned long long tick(struct governor *gov)
 		} else if (g->open_at_ns && g->open_at_ns < next) {
 			next = g->open_at_ns;
 		}
-		if (!attacher_window(&gov->attacher, group).open)
+		if (!attacher_window(&gov->attacher, group).open) {
+			note_check(g, now);
+			if (attacher_opening(&gov->attacher, group) && now + OPENING_CHECK_NS < next)
+				next = now + OPENING_CHECK_NS;
 			continue;
-		if (left < 0 && attached_ns(gov, group, now) - g->attached_before_ns >= MIN_WINDOW_NS) {
+		}
+		rate = demand_now(g, now);
+		reserve = rate * CLOSE_LAG_NS / 1e9;
+		if (left < reserve && attached_ns(gov, group, now) - g->attached_before_ns >= MIN_WINDOW_NS) {
 			if (!window_held(gov, group, now))
 				attacher_close(&gov->attacher, group);
-		} else if (left > 0 && g->demand > 0 && now + left / g->demand * 1e9 < next) {
+		} else if (left > reserve && rate > 0 && now + (left - reserve) / rate * 1e9 < next) {
 			/* it will have spent its allowance before the next tick */
-			next = now + left / g->demand * 1e9;
+			next = now + (left - reserve) / rate * 1e9;
 			if (next < now + MIN_CHECK_NS)
 				next = now + MIN_CHECK_NS;
 		}
@@ -470,6 +523,7 @@ static void update_demands(struct governor *gov, unsigned long long now)
 			g->demand = g->spent_ns * 1e9 / (attached - g->attached_before_ns);
 		g->attached_before_ns = attached;
 		g->spent_ns = 0;
+		note_check(g, now);
 	}
 }
 

@@ -27,6 +27,8 @@ struct group_state {
 	double demand;       /* its overhead per second attached (ns/s); < 0: unknown */
 	unsigned long long attached_before_ns; /* attached time before this interval */
 	unsigned long long open_at_ns; /* when its window is to open in this interval; 0: asked */
+	unsigned long long checked_ns; /* the last check (tick), and spent_ns then */
+	double spent_at_check;
 };
 
 struct governor {

@@ -20,10 +20,11 @@ from pathlib import Path
 
 from bench import load, server
 from bench.markdown import governor_text
-from bench.tracers import recording_summary
 from bench.server import fixture
 from bench.settings import STEADY_LOAD
+from bench.tracers import recording_summary
 from fixture_servers import REPO
+from innostall.analysis import recording
 
 INNOSTALL = REPO / "build" / "venv" / "bin" / "innostall"
 OUT = Path("/tmp/innostall-program-costs")
@@ -72,6 +73,12 @@ def main() -> int:
         steady.stop()
     print(f"steady load at {rate} tps, record {' '.join(extra) or '(default)'}, {took:.0f} s")
     print("\n".join(table(before, after, took)))
+    taken = recording.load(str(OUT))
+    waits = sum(taken.counter_total(n) for n in ("block_waits_s", "block_waits_x", "block_waits_sx",
+                                                 "other_latch_waits"))
+    if waits:
+        print(f"latch stacks: {taken.counter_total('latch_extra_ns') / waits:,.0f} ns a wait "
+              f"(latch_extra_ns over {waits:,.0f} waits)")
     print("governor:", governor_text(recording_summary(OUT).get("governor", {})))
     return 0
 
