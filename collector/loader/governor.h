@@ -63,6 +63,7 @@ struct governor {
 	unsigned int seed; /* where sampled windows open in their interval (rand_r) */
 	unsigned long long cpu_start_ns, cpu_last_ns; /* the server's CPU time */
 	double budget_ns; /* the whole recording's budget so far */
+	double fastest_spend; /* the most the probes could cost a second (ns/s): tick() */
 	pthread_t thread; /* checks and plans on its own (governor.c) */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
