@@ -443,17 +443,19 @@ static unsigned long long tick(struct governor *gov)
 		}
 		rate = demand_now(g, now);
 		reserve = rate * CLOSE_LAG_NS / 1e9;
-		if (g->demand >= 0 && now + check_within(gov, g, left - reserve) < next)
-			next = now + check_within(gov, g, left - reserve);
-		if (left < reserve && attached_ns(gov, group, now) - g->attached_before_ns >= MIN_WINDOW_NS) {
-			if (!window_held(gov, group, now))
+		if (left < reserve) {
+			unsigned long long attached = attached_ns(gov, group, now) - g->attached_before_ns;
+
+			if (attached < MIN_WINDOW_NS)
+				next = fmin(next, now + MIN_WINDOW_NS - attached);
+			else if (!window_held(gov, group, now))
 				attacher_close(&gov->attacher, group);
-		} else if (left > reserve && rate > 0 && now + (left - reserve) / rate * 1e9 < next) {
-			/* it will have spent its allowance before the next tick */
-			next = now + (left - reserve) / rate * 1e9;
-			if (next < now + MIN_CHECK_NS)
-				next = now + MIN_CHECK_NS;
+			continue; /* held open by a stall: checked again at the next tick */
 		}
+		if (g->demand >= 0)
+			next = fmin(next, now + check_within(gov, g, left - reserve));
+		if (left > reserve && rate > 0) /* when it will have spent its allowance */
+			next = fmin(next, now + fmax((left - reserve) / rate * 1e9, MIN_CHECK_NS));
 	}
 	return next;
 }
