@@ -302,13 +302,18 @@ static void settle_run_times(struct governor *gov)
 			settle_program(gov, p);
 }
 
+/* Whether a group's window is shorter than the interval: its demand, known, is more than
+ * its allowance. */
+static bool sampled(const struct governor *gov, const struct group_state *g)
+{
+	return g->demand >= 0 && g->demand * gov->cfg.interval_ms / 1e3 > g->allowance_ns;
+}
+
 /* Settle the programs of the sampled groups whose windows are open, at each check (those
  * of the groups that fit, at the interval's end: they are open all the time): a
  * program's runs are charged at its average of the last interval until settled, and a
  * burst of longer runs (the deep walks of a scan, each taking its stack) ran a window on
  * past its allowance for the rest of the interval. */
-static bool sampled(const struct governor *gov, const struct group_state *g);
-
 static void settle_open_groups(struct governor *gov)
 {
 	bool settled[MAX_ATTACHMENTS] = {};
@@ -394,13 +399,6 @@ static double demand_now(struct group_state *g, unsigned long long now)
 	return fmax(rate, g->demand);
 }
 
-/* Whether a group's window is shorter than the interval: its demand, known, is more than
- * its allowance. */
-static bool sampled(const struct governor *gov, const struct group_state *g)
-{
-	return g->demand >= 0 && g->demand * gov->cfg.interval_ms / 1e3 > g->allowance_ns;
-}
-
 /* How soon a sampled group's window is checked again, with left to spend: before it could
  * have spent it at the fastest a group can spend, no sooner than SAMPLED_CHECK_NS. A group
  * that fits its interval is open all the time and checked at the ticks: checking those
@@ -412,11 +410,11 @@ static double check_within(const struct governor *gov, double left)
 }
 
 /* Returns when it wants to be called next, 0 for never. A group closes once what it has
- * left is what it would spend while closing (CLOSE_LAG_NS at its present rate). An open
- * window is checked again before it could have spent what it has left at the fastest a
- * group can spend (fastest_spend, check_within): its rate of the last interval is no
- * bound, as a scan that began since spends a hundred times as fast. In the seed's worst
- * case a version-step window ran 11 ms between two checks and spent 14 ms on a 4 ms
+ * left is what it would spend while closing (CLOSE_LAG_NS at its present rate). A sampled
+ * group's open window is checked again before it could have spent what it has left at the
+ * fastest a group can spend (fastest_spend, check_within): its rate of the last interval
+ * is no bound, as a scan that began since spends a hundred times as fast. In the seed's
+ * worst case a version-step window ran 11 ms between two checks and spent 14 ms on a 4 ms
  * allowance. */
 static unsigned long long tick(struct governor *gov)
 {
@@ -467,6 +465,18 @@ static double demand_of(struct governor *gov, unsigned int group)
 	return gov->groups[group].demand < 0 ? INFINITY : gov->groups[group].demand;
 }
 
+/* The group of least demand not yet taken (the first of equals), marked taken now. */
+static unsigned int take_coolest(struct governor *gov, bool *taken)
+{
+	unsigned int group, coolest = 0;
+
+	for (group = 1; group < gov->nr_groups; group++)
+		if (!taken[group] && (!coolest || demand_of(gov, group) < demand_of(gov, coolest)))
+			coolest = group;
+	taken[coolest] = true;
+	return coolest;
+}
+
 /* The coolest groups whose needs together come to at most CHEAP_SHARE of the interval's
  * budget get them first, debt or not (share_out): their probes (the history's, purge
  * workers', the applier's) fire a few times a second and cost a hundredth of the budget
@@ -476,17 +486,12 @@ static double keep_cool_groups(struct governor *gov, const double *need, double 
 {
 	bool kept[MAX_GROUPS] = {};
 	double total = 0;
-	unsigned int group, n;
+	unsigned int n, coolest;
 
 	for (n = 1; n < gov->nr_groups; n++) {
-		int coolest = -1;
-
-		for (group = 1; group < gov->nr_groups; group++)
-			if (!kept[group] && (coolest < 0 || need[group] < need[coolest]))
-				coolest = group;
+		coolest = take_coolest(gov, kept);
 		if (!isfinite(need[coolest]) || total + need[coolest] > CHEAP_SHARE * budget)
 			break;
-		kept[coolest] = true;
 		gov->groups[coolest].allowance_ns = need[coolest];
 		total += need[coolest];
 	}
@@ -582,15 +587,10 @@ static unsigned long long window_delay_ns(struct governor *gov, unsigned int gro
 static void open_coolest_first(struct governor *gov, unsigned long long now)
 {
 	bool asked[MAX_GROUPS] = {};
-	unsigned int group, n;
+	unsigned int n, coolest;
 
 	for (n = 1; n < gov->nr_groups; n++) {
-		int coolest = -1;
-
-		for (group = 1; group < gov->nr_groups; group++)
-			if (!asked[group] && (coolest < 0 || demand_of(gov, group) < demand_of(gov, coolest)))
-				coolest = group;
-		asked[coolest] = true;
+		coolest = take_coolest(gov, asked);
 		gov->groups[coolest].open_at_ns = 0;
 		if (gov->groups[coolest].allowance_ns > 0 || gov->groups[coolest].demand <= 0) {
 			unsigned long long delay = window_delay_ns(gov, coolest);
