@@ -177,6 +177,19 @@ def latch_holders_of(rec: Recording, name: str, top: int = 3) -> list[dict]:
             for h in mine.itertuples()]
 
 
+def unstacked_waits(rec: Recording) -> dict | None:
+    """The latch waits too short for a stack (record --latch-stack-threshold): counted and
+    timed with their latch, absent from the stack tables and flame graphs. None where every
+    wait kept its stack."""
+    threshold = rec.setting("latch_stack_threshold_us", 0)
+    if not threshold or "latch_waits_unstacked" not in rec.schema.counters:
+        return None
+    waited_ns = rec.counter_total("block_wait_ns") + rec.counter_total("other_latch_wait_ns")
+    ns = rec.counter_total("latch_unstacked_ns")
+    return {"threshold_us": threshold, "waits": rec.counter_total("latch_waits_unstacked"),
+            "wait_ms": round(ns / 1e6, 1), "wait_pct": round(100 * ns / waited_ns, 1) if waited_ns else None}
+
+
 def latches_summary(rec: Recording, top: int = 10) -> dict:
     """The most contended latches by wait time, each named (`unknown` where nothing could
     name it), with its waiters' stacks and its holders' (latch_holders_of)."""
@@ -187,6 +200,7 @@ def latches_summary(rec: Recording, top: int = 10) -> dict:
     rows = latches.nlargest(top, "wait_us")
     return {
         "wait_ms": round(total_us / 1000, 1),
+        "unstacked": unstacked_waits(rec),
         "named_pct": round(100 * named_us / total_us, 1) if total_us else None,
         "top": [{"name": r.name, "kind": r.kind, "waits": int(r.waits),
                  "wait_ms": round(float(r.wait_us) / 1000, 3), "p99_us": float(r.p99_us),

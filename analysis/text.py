@@ -20,7 +20,8 @@ from .wording.replica import replica_findings, replica_lines
 from .wording.work_latches import work_latch_lines
 from .pinning import statements_note
 from .recording import Recording
-from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
+from .summary import (OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, unstacked_waits,
+                      warnings)
 from .wording.findings import (batch_findings, block_lock_findings, flush_findings, free_page_findings,
                                log_room_findings,
                                purge_findings, purge_headline, purge_redo_findings, throttle_findings,
@@ -44,6 +45,15 @@ def log2_text(rec: Recording, names: str | list[str]) -> str:
 def wait_stack_lines(stacks: pd.DataFrame, top: int = 5, frames: int = 5) -> list[str]:
     return [f"  {w.mode:<3} {w.wait_us / 1000:9.1f} ms {w.waits:>8} waits  {leaf_path(w.stack, frames)}"
             for w in stacks.nlargest(top, "wait_us").itertuples()]
+
+
+def unstacked_lines(unstacked: dict | None) -> list[str]:
+    """What the stack tables leave out: the waits shorter than the recording's threshold."""
+    if not unstacked or not unstacked["waits"]:
+        return []
+    share = f", {unstacked['wait_pct']:.1f}% of the time waited" if unstacked["wait_pct"] is not None else ""
+    return [f"  (waits of {unstacked['threshold_us']} µs or more: {unstacked['waits']} shorter waits, "
+            f"{unstacked['wait_ms']:.1f} ms{share}, are counted with their latch, without a stack)"]
 
 
 def estimate_line(estimated: dict | None, units: dict[str, str]) -> list[str]:
@@ -103,7 +113,8 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
                   for p in locks["top_pages"][:5]]
     block_stacks = rec.wait_stacks[rec.wait_stacks["mode"] != OTHER_LATCHES]
     if len(block_stacks):
-        lines += ["", "Stacks waiting longest (leaf first)"] + wait_stack_lines(block_stacks)
+        lines += ["", "Stacks waiting longest (leaf first)"] + unstacked_lines(unstacked_waits(rec))
+        lines += wait_stack_lines(block_stacks)
     return lines + holder_lines(top_holders(rec.latch_holders))
 
 

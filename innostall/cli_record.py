@@ -36,7 +36,8 @@ def trace(args, out_dir: str, watch=None) -> tuple[object, dict]:
             print(f"innostall: {note}", file=sys.stderr)
         meta = recorder.record(tgt, probes, out_dir, duration_s=args.duration,
                                interval_s=args.interval,
-                               settings={"deep_walk_threshold": args.deep_walk_threshold},
+                               settings={"deep_walk_threshold": args.deep_walk_threshold,
+                                         "latch_stack_threshold_us": args.latch_stack_threshold},
                                budget_pct=None if args.exact else args.budget or recorder.DEFAULT_BUDGET_PCT,
                                sql_dsn=args.sql, use_sql=not args.no_sql, metrics=metrics,
                                holders=args.holders, start=start, max_size=args.max_size,
@@ -142,6 +143,9 @@ def add_tracing_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--probes", help="comma-separated probe sets or probe names (default)")
     parser.add_argument("--deep-walk-threshold", type=int, default=100, metavar="N",
                         help="keep the stack of reads that build N or more row versions (100)")
+    parser.add_argument("--latch-stack-threshold", type=int, default=16, metavar="US",
+                        help="keep the stack of latch waits of US µs or more; shorter ones are "
+                        "counted per latch (16; 0: every wait)")
     cost = parser.add_mutually_exclusive_group()
     cost.add_argument("--budget", type=positive, metavar="PCT",
                       help="share of the server's CPU time the probes may cost; hotter probes "

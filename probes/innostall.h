@@ -58,7 +58,10 @@
  *          value seen since the previous snapshot, which the loader zeroes once printed)
  * latch_extra_ns is what the latch programs spend beyond a probe hit, timed by themselves:
  * user stacks, libc unwinding and the wakeup tracepoint; the governor charges it to the
- * latch group. purge_sleep_extra_ns is the same for the scheduler tracepoint that times
+ * latch group. latch_waits_unstacked and latch_unstacked_ns are the latch waits shorter than
+ * latch_stack_threshold_us, counted and timed with their latch but given no stack (a stack
+ * is most of a wait's cost to the server, and these waits hold little of the time);
+ * mutex_waits_unstacked, those of them in a pthread mutex. purge_sleep_extra_ns is the same for the scheduler tracepoint that times
  * purge's sleeps, for the switches that find a purge span open, charged to its group.
  * (With the kernel timing our programs, the governor takes their run times instead.)
  * purge_batch_split_ns and purge_worker_split_ns are the wall time of the spans that the
@@ -199,7 +202,10 @@
 	X(CNT_APPLIER_OPEN_LATCH_NS, "applier_open_latch_ns", "gauge", "ns")      \
 	X(CNT_APPLIER_OPEN_ROW_LOCK_NS, "applier_open_row_lock_ns", "gauge", "ns") \
 	X(CNT_APPLIER_OPEN_COMMIT_WAIT_NS, "applier_open_commit_wait_ns", "gauge", "ns") \
-	X(CNT_APPLIER_OPEN_REDO_NS, "applier_open_redo_ns", "gauge", "ns")
+	X(CNT_APPLIER_OPEN_REDO_NS, "applier_open_redo_ns", "gauge", "ns")        \
+	X(CNT_LATCH_WAITS_UNSTACKED, "latch_waits_unstacked", "count", "waits")    \
+	X(CNT_LATCH_UNSTACKED_NS, "latch_unstacked_ns", "total", "ns")            \
+	X(CNT_MUTEX_WAITS_UNSTACKED, "mutex_waits_unstacked", "count", "waits")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \

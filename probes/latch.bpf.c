@@ -33,6 +33,12 @@ enum { SYNC_MUTEX = 1, RW_LOCK_SX = 2, RW_LOCK_X_WAIT = 3, RW_LOCK_S = 4, RW_LOC
 #define FIL_PAGE_OFFSET 4
 #define FIL_PAGE_SPACE_ID 34
 
+/* Waits shorter than this many µs are counted and timed with their latch, without a user
+ * stack: the stack is most of what a wait's return costs the waiter, and the short waits,
+ * where the latch came free while the waiter spun or just after it slept, hold a small share
+ * of the time waited. 0: a stack for every wait. */
+const volatile __u64 latch_stack_threshold_us = 16;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -159,24 +165,37 @@ static __always_inline bool rw_lock_block_page(__u64 latch, struct page_key *pag
 }
 
 /* The wait again under the work it interrupted, if purge's or the applier's. */
-static __always_inline void work_latch_add(struct latch_key *key, __u64 ns)
+static __always_inline void work_latch_add(struct latch_key *key, __u64 ns, enum work_owner owner)
 {
-	struct work_latch_key owned = { .latch = *key, .owner = work_owner_of(current_tid()) };
+	struct work_latch_key owned = { .latch = *key, .owner = owner };
 
-	if (owned.owner != WORK_NONE)
+	if (owner != WORK_NONE)
 		sum_add(&work_latches, &owned, ns, CNT_LATCH_MAP_FULL);
 }
 
-/* One wait on one latch: its sums and log2 histogram, and its waiter's stack. A map full
- * of other latches costs the wait's attribution, counted in latch_map_full. */
+/* Whether this wait is long enough for its stack; a shorter one is counted apart. */
+static __always_inline bool stack_wanted(__u64 ns, bool pthread_mutex)
+{
+	if (ns >= latch_stack_threshold_us * 1000)
+		return true;
+	counter_add(CNT_LATCH_WAITS_UNSTACKED, 1);
+	counter_add(CNT_LATCH_UNSTACKED_NS, ns);
+	if (pthread_mutex)
+		counter_add(CNT_MUTEX_WAITS_UNSTACKED, 1);
+	return false;
+}
+
+/* One wait on one latch: its sums and log2 histogram, and its waiter's stack unless it has
+ * none (NULL). A map full of other latches costs the wait's attribution, counted in
+ * latch_map_full. */
 static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 ns,
-				      struct stack_key *stack)
+				      struct stack_key *stack, enum work_owner owner)
 {
 	struct big_keys *big = big_keys_here();
 	struct latch_sum *sum = bpf_map_lookup_elem(&latches, key), fresh = {};
 	__u32 slot = log2_u64(ns / 1000);
 
-	work_latch_add(key, ns);
+	work_latch_add(key, ns, owner);
 
 	if (slot >= LATCH_SLOTS)
 		slot = LATCH_SLOTS - 1;
@@ -194,7 +213,7 @@ static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 
 	if (ns > sum->max_ns) /* a race may keep the lower of two maxima: rare, and harmless */
 		sum->max_ns = ns;
 	sum->latch = latch;
-	if (!big)
+	if (!big || !stack)
 		return;
 	big->by_stack.id = key->id;
 	big->by_stack.stack_id = stack->stack_id;
@@ -205,7 +224,7 @@ static __always_inline void latch_add(struct latch_key *key, __u64 latch, __u64 
 }
 
 static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u64 ns,
-					    struct page_key *page, bool io)
+					    struct page_key *page, bool io, enum work_owner owner)
 {
 	static const __u32 hist_of[] = { HIST_BLOCK_WAIT_S_US, HIST_BLOCK_WAIT_X_US,
 					 HIST_BLOCK_WAIT_SX_US };
@@ -228,16 +247,21 @@ static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u
 		counter_add(CNT_BLOCK_READ_WAIT_NS, ns);
 	}
 	sum_add(&block_pages, page, ns, CNT_LATCH_MAP_FULL);
+	latch.id = (__u64)page->space << 32 | page->page_no;
+	if (!stack_wanted(ns, false)) {
+		latch_add(&latch, w->latch, ns, NULL, owner);
+		return;
+	}
 	key = &big->stack;
 	__builtin_memset(key, 0, sizeof(*key));
 	key->mode = mode;
 	user_stack_at(ctx, key);
 	sum_add(&wait_stacks, key, ns, CNT_LATCH_MAP_FULL);
-	latch.id = (__u64)page->space << 32 | page->page_no;
-	latch_add(&latch, w->latch, ns, key);
+	latch_add(&latch, w->latch, ns, key, owner);
 }
 
-static __always_inline void other_wait_done(void *ctx, struct wait_state *w, __u64 ns)
+static __always_inline void other_wait_done(void *ctx, struct wait_state *w, __u64 ns,
+					    enum work_owner owner)
 {
 	struct latch_key latch = { .id = w->latch, .mode = w->mode, .kind = w->kind };
 	struct big_keys *big = big_keys_here();
@@ -249,18 +273,23 @@ static __always_inline void other_wait_done(void *ctx, struct wait_state *w, __u
 	hist_add(HIST_OTHER_LATCH_WAIT_US, ns / 1000);
 	counter_add(CNT_OTHER_LATCH_WAITS, 1);
 	counter_add(CNT_OTHER_LATCH_WAIT_NS, ns);
+	if (w->pthread_mutex) {
+		counter_add(CNT_MUTEX_WAITS, 1);
+		counter_add(CNT_MUTEX_WAIT_NS, ns);
+	}
 	if (!big)
 		return;
+	if (!stack_wanted(ns, w->pthread_mutex)) {
+		latch_add(&latch, w->latch, ns, NULL, owner);
+		return;
+	}
 	stack = &big->stack;
 	__builtin_memset(stack, 0, sizeof(*stack));
 	stack->mode = MODE_OTHER;
 	user_stack_at(ctx, stack); /* a pthread mutex's wait ends in libc: unwound through it */
-	latch_add(&latch, w->latch, ns, stack);
-	if (w->pthread_mutex) {
-		counter_add(CNT_MUTEX_WAITS, 1);
-		counter_add(CNT_MUTEX_WAIT_NS, ns);
+	latch_add(&latch, w->latch, ns, stack, owner);
+	if (w->pthread_mutex)
 		sum_add(&wait_stacks, stack, ns, CNT_LATCH_MAP_FULL);
-	}
 }
 
 SEC("uretprobe")
@@ -270,6 +299,7 @@ int BPF_KRETPROBE(latch_wait_exit)
 	struct wait_state *w;
 	struct page_key page = {};
 	bool io = false, block = false;
+	enum work_owner owner;
 	__u64 ns;
 
 	count_hit(ctx);
@@ -283,7 +313,7 @@ int BPF_KRETPROBE(latch_wait_exit)
 		return 0;
 	}
 	ns = bpf_ktime_get_ns() - w->start_ns;
-	purge_charge(tid, false, ns);
+	span_charge(work_of(tid, &owner), false, ns);
 	if (w->mode != MODE_OTHER) {
 		if (layout.latch_model == MODEL_SUX)
 			block = sux_block_page(w->latch, &page, &io);
@@ -291,9 +321,9 @@ int BPF_KRETPROBE(latch_wait_exit)
 			block = rw_lock_block_page(w->latch, &page);
 	}
 	if (block) {
-		block_wait_done(ctx, w, ns, &page, io);
+		block_wait_done(ctx, w, ns, &page, io, owner);
 	} else {
-		other_wait_done(ctx, w, ns);
+		other_wait_done(ctx, w, ns, owner);
 	}
 	holder_wait_done(tid, w, w->start_ns + ns);
 	bpf_map_delete_elem(&latch_waits, &tid);

@@ -258,13 +258,27 @@ static __always_inline struct purge_span *purge_span_of(__u32 tid)
 	return span ? span : bpf_map_lookup_elem(&worker_start, &tid);
 }
 
-/* The span whose time a thread's sleeps, page reads and latch waits are charged to: purge's
- * or the applier's. */
-static __always_inline struct purge_span *work_span_of(__u32 tid)
+/* The span whose time a thread's sleeps, page reads and latch waits are charged to, and
+ * whose work it is (enum work_owner): purge's (its coordinator's batch or a worker's task),
+ * the replica applier's (an event), or none (NULL). A latch wait's end needs both: asked
+ * once, as each map is a hash lookup on the hot path. */
+static __always_inline struct purge_span *work_of(__u32 tid, enum work_owner *owner)
 {
 	struct purge_span *span = purge_span_of(tid);
 
-	return span ? span : bpf_map_lookup_elem(&applier_start, &tid);
+	*owner = WORK_PURGE;
+	if (span)
+		return span;
+	span = bpf_map_lookup_elem(&applier_start, &tid);
+	*owner = span ? WORK_APPLIER : WORK_NONE;
+	return span;
+}
+
+static __always_inline struct purge_span *work_span_of(__u32 tid)
+{
+	enum work_owner owner;
+
+	return work_of(tid, &owner);
 }
 
 static __always_inline void purge_spans_add(__s64 n)
@@ -309,27 +323,20 @@ static __always_inline void purge_span_drop(void *map, __u32 *tid)
 		purge_spans_add(-1);
 }
 
-/* Whose work the thread is doing: purge's (its coordinator's batch or a worker's task),
- * the replica applier's (an event), or none. */
-static __always_inline enum work_owner work_owner_of(__u32 tid)
+/* Add ns of page reads or latch waits to a span of work (work_of), if any. */
+static __always_inline void span_charge(struct purge_span *span, bool io, __u64 ns)
 {
-	if (purge_span_of(tid))
-		return WORK_PURGE;
-	return bpf_map_lookup_elem(&applier_start, &tid) ? WORK_APPLIER : WORK_NONE;
-}
-
-/* Add ns of page reads or latch waits to the work the thread is doing, if any: purge's
- * coordinator's batch or a worker's task, or the replica applier's event. */
-static __always_inline void purge_charge(__u32 tid, bool io, __u64 ns)
-{
-	struct purge_span *span = work_span_of(tid);
-
 	if (!span)
 		return;
 	if (io)
 		span->io_ns += ns;
 	else
 		span->latch_ns += ns;
+}
+
+static __always_inline void purge_charge(__u32 tid, bool io, __u64 ns)
+{
+	span_charge(work_span_of(tid), io, ns);
 }
 
 /* The history list length, as the server computed it or as read from its memory: a gauge

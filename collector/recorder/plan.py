@@ -11,7 +11,8 @@ from ..discovery import discover
 from ..discovery.discover import ResolvedProbe
 from ..discovery.target import Target
 
-DEFAULT_SETTINGS = {"deep_walk_threshold": 100}  # versions: walks this deep are kept with stacks
+# walks this many versions deep, latch waits this many µs long, are kept with their stacks
+DEFAULT_SETTINGS = {"deep_walk_threshold": 100, "latch_stack_threshold_us": 16}
 
 
 def check_settings(settings: dict[str, int]) -> dict[str, int]:
@@ -20,6 +21,8 @@ def check_settings(settings: dict[str, int]) -> dict[str, int]:
         raise UserError(f"unknown setting {unknown[0]}")
     if settings.get("deep_walk_threshold", 1) < 1:
         raise UserError("--deep-walk-threshold must be at least 1 (versions)")
+    if settings.get("latch_stack_threshold_us", 0) < 0:
+        raise UserError("--latch-stack-threshold must be 0 or more (µs)")
     return {**DEFAULT_SETTINGS, **settings}
 
 

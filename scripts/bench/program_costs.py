@@ -76,9 +76,13 @@ def main() -> int:
     taken = recording.load(str(OUT))
     waits = sum(taken.counter_total(n) for n in ("block_waits_s", "block_waits_x", "block_waits_sx",
                                                  "other_latch_waits"))
-    if waits:
-        print(f"latch stacks: {taken.counter_total('latch_extra_ns') / waits:,.0f} ns a wait "
-              f"(latch_extra_ns over {waits:,.0f} waits)")
+    unstacked, waited_ns = taken.counter_total("latch_waits_unstacked"), sum(
+        taken.counter_total(n) for n in ("block_wait_ns", "other_latch_wait_ns"))
+    if waits > unstacked:
+        print(f"latch stacks: {taken.counter_total('latch_extra_ns') / (waits - unstacked):,.0f} ns a "
+              f"stacked wait (latch_extra_ns over {waits - unstacked:,.0f} waits); {unstacked:,.0f} of "
+              f"{waits:,.0f} waits too short for one, "
+              f"{100 * taken.counter_total('latch_unstacked_ns') / max(waited_ns, 1):.1f}% of the time waited")
     print("governor:", governor_text(recording_summary(OUT).get("governor", {})))
     return 0
 
