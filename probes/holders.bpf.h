@@ -67,7 +67,6 @@ static __always_inline void holder_charge(struct wait_state *w, struct waker *by
 					  __u64 waits)
 {
 	struct big_keys *big = big_keys_here();
-	struct wait_sum *sum, fresh = { waits, ns };
 	struct holder_key *key;
 
 	if (!big)
@@ -78,13 +77,7 @@ static __always_inline void holder_charge(struct wait_state *w, struct waker *by
 	key->stack = by->stack;
 	key->stack.mode = w->mode;
 	__builtin_memcpy(key->comm, by->comm, COMM_LEN);
-	sum = bpf_map_lookup_elem(&latch_holders, key);
-	if (sum) {
-		__sync_fetch_and_add(&sum->count, waits);
-		__sync_fetch_and_add(&sum->total_ns, ns);
-	} else if (bpf_map_update_elem(&latch_holders, key, &fresh, BPF_NOEXIST)) {
-		counter_add(CNT_LATCH_MAP_FULL, 1);
-	}
+	sum_add_n(&latch_holders, key, waits, ns, CNT_LATCH_MAP_FULL);
 }
 
 /* The wakes of the thread's wait, made ready for one more when create: NULL if none. */

@@ -102,11 +102,16 @@ SHARED struct {
 } walks SEC(".maps");
 
 /* Hits per attachment, counted before any filter: what the loader's cost governor reads.
- * Indexed by the attachment's number, the low half of its BPF cookie; the last slots count
- * the scheduler tracepoints' runs and calibration's hits (innostall.h HITS_*). */
+ * A row of MAX_ATTACHMENTS slots per CPU, as a per-CPU array keeps them, so that a hit
+ * never waits for another CPU's; in the row, the attachment's number (the low half of its
+ * BPF cookie), and last the scheduler tracepoints' runs and calibration's hits (innostall.h
+ * HITS_*). A plain array the loader sizes to the machine's CPUs and maps into its memory:
+ * it reads the counts at each check without a system call (a batched read of a per-CPU
+ * array was a third of its CPU time). */
 SHARED struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MAX_ATTACHMENTS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, MAX_ATTACHMENTS); /* a row per CPU: set by the loader */
 	__type(key, __u32);
 	__type(value, __u64);
 } probe_hits SEC(".maps");
@@ -139,10 +144,14 @@ static __always_inline __u32 current_tid(void)
 
 static __always_inline void count_in_slot(__u32 slot)
 {
-	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &slot);
+	__u32 key = bpf_get_smp_processor_id() * MAX_ATTACHMENTS + slot;
+	__u64 *hits;
 
+	if (slot >= MAX_ATTACHMENTS)
+		return;
+	hits = bpf_map_lookup_elem(&probe_hits, &key);
 	if (hits)
-		(*hits)++;
+		(*hits)++; /* this CPU's row: nobody else writes it */
 }
 
 static __always_inline void count_hit(void *ctx)
@@ -222,19 +231,30 @@ static __always_inline void counter_max(__u32 id, __u64 value)
 	}
 }
 
-/* One more wait of ns under key in a map of wait_sum (a wait's stack, page, holder ...);
- * a full map costs the wait's row, counted in overflow_counter. */
+/* waits more waits of ns in all under key in a map of wait_sum (a wait's stack, page,
+ * holder ...); a full map costs the row, counted in overflow_counter. */
+static __always_inline void sum_add_n(void *map, void *key, __u64 waits, __u64 ns,
+				      __u32 overflow_counter)
+{
+	struct wait_sum *sum = bpf_map_lookup_elem(map, key), fresh = { waits, ns };
+
+	if (!sum) {
+		if (!bpf_map_update_elem(map, key, &fresh, BPF_NOEXIST))
+			return;
+		/* full, or another CPU inserted the key first: then it is there to add to */
+		sum = bpf_map_lookup_elem(map, key);
+		if (!sum) {
+			counter_add(overflow_counter, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&sum->count, waits);
+	__sync_fetch_and_add(&sum->total_ns, ns);
+}
+
 static __always_inline void sum_add(void *map, void *key, __u64 ns, __u32 overflow_counter)
 {
-	struct wait_sum *sum = bpf_map_lookup_elem(map, key), fresh = { 1, ns };
-
-	if (sum) {
-		__sync_fetch_and_add(&sum->count, 1);
-		__sync_fetch_and_add(&sum->total_ns, ns);
-	} else if (bpf_map_update_elem(map, key, &fresh, BPF_NOEXIST)) {
-		/* full, or another CPU inserted it first: the latter is rare enough to drop */
-		counter_add(overflow_counter, 1);
-	}
+	sum_add_n(map, key, 1, ns, overflow_counter);
 }
 
 static __always_inline void hist_add(__u32 id, __u64 value)

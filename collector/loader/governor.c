@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "innostall.h"
@@ -164,27 +165,28 @@ static double counter_growth(struct governor *gov, __u32 id, unsigned long long 
 	return total;
 }
 
-/* Every probe_hits slot, summed over the CPUs, into slot_hits: one batched read (the
- * governor checks every few ms while it samples, and a read per slot made its system calls
- * most of the loader's CPU); a slot at a time on kernels without batched array reads. */
-static bool read_hits(struct governor *gov)
+/* Every probe_hits slot, summed over the CPUs' rows, into slot_hits: read from the map's
+ * memory, mapped into ours (map_hits), as the governor checks every millisecond or so
+ * while it samples. An aligned 64-bit load sees a count whole. */
+static void read_hits(struct governor *gov)
 {
-	int fd = bpf_map__fd(gov->obj->maps.probe_hits), ncpus = libbpf_num_possible_cpus(), c;
-	__u32 keys[MAX_ATTACHMENTS], out_batch, count = MAX_ATTACHMENTS, slot;
-	__u64 *values = calloc((size_t)MAX_ATTACHMENTS * ncpus, sizeof(__u64));
-	bool ok = values != NULL;
+	int slot, cpu;
 
-	if (ok && bpf_map_lookup_batch(fd, NULL, &out_batch, keys, values, &count, NULL) &&
-	    errno != ENOENT) /* ENOENT: the whole array was read */
-		for (count = 0; ok && count < MAX_ATTACHMENTS; count++) {
-			keys[count] = count;
-			ok = !bpf_map_lookup_elem(fd, &keys[count], values + (size_t)count * ncpus);
-		}
-	for (slot = 0; ok && slot < count; slot++)
-		for (gov->slot_hits[keys[slot]] = 0, c = 0; c < ncpus; c++)
-			gov->slot_hits[keys[slot]] += values[(size_t)slot * ncpus + c];
-	free(values);
-	return ok;
+	for (slot = 0; slot < MAX_ATTACHMENTS; slot++)
+		for (gov->slot_hits[slot] = 0, cpu = 0; cpu < gov->hit_rows; cpu++)
+			gov->slot_hits[slot] += gov->hit_counts[cpu * MAX_ATTACHMENTS + slot];
+}
+
+static void map_hits(struct governor *gov)
+{
+	struct bpf_map *map = gov->obj->maps.probe_hits;
+	size_t size = (size_t)bpf_map__max_entries(map) * sizeof(__u64);
+	void *mem = mmap(NULL, size, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
+
+	if (mem == MAP_FAILED)
+		die("cannot map the hit counts: %s", strerror(errno));
+	gov->hit_counts = mem;
+	gov->hit_rows = bpf_map__max_entries(map) / MAX_ATTACHMENTS;
 }
 
 /* The scheduler tracepoints, whose runs no cookie numbers: each run in the server's
@@ -227,8 +229,7 @@ static void account_hits(struct governor *gov)
 	double run_ns;
 	int i;
 
-	if (!read_hits(gov))
-		return;
+	read_hits(gov);
 	for (i = 0; i < gov->nr_att; i++) {
 		sum = gov->slot_hits[i];
 		hits = sum - gov->hits[i];
@@ -700,6 +701,7 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 		gov->hit_cost_ns[i] = hit_cost_ns(gov, i);
 	}
 	find_programs(gov);
+	map_hits(gov);
 	/* every CPU running the server's probed code, each hit counted twice over */
 	gov->fastest_spend = fmax(1, sysconf(_SC_NPROCESSORS_ONLN)) * HIT_INDIRECT_FACTOR * 1e9;
 	gov->started_ns = gov->interval_start_ns = now_ns(CLOCK_MONOTONIC);

@@ -41,6 +41,8 @@ struct governor {
 	struct attacher attacher;
 	unsigned long long hits[MAX_ATTACHMENTS]; /* cumulative, as last read */
 	unsigned long long slot_hits[MAX_ATTACHMENTS]; /* probe_hits summed, as last read */
+	const volatile __u64 *hit_counts; /* probe_hits, mapped: a row per CPU */
+	int hit_rows; /* its CPUs, mapped until the loader exits */
 	double hit_cost_ns[MAX_ATTACHMENTS]; /* of one hit, per attachment */
 	/* Programs timed by the kernel (cost.programs_apart): each attachment's hits are also
 	 * charged its program's average run, and each interval the charge is set right by the

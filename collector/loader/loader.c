@@ -335,6 +335,9 @@ static struct innostall_bpf *load_object(void)
 	obj->rodata->targ_tgid = env.pid > 0 ? env.pid : 0;
 	obj->rodata->layout = env.layout;
 	apply_settings(obj);
+	/* a row of hit counts per CPU (maps.bpf.h) */
+	if (bpf_map__set_max_entries(obj->maps.probe_hits, MAX_ATTACHMENTS * libbpf_num_possible_cpus()))
+		die("cannot size the hit counts: %s", strerror(errno));
 	uprobe_programs_prepare(obj->obj);
 	if (innostall_bpf__load(obj))
 		die("cannot load the BPF object: %s (needs root, BTF and Linux 6.6+ for uprobe_multi)",
