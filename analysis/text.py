@@ -20,8 +20,7 @@ from .wording.replica import replica_findings, replica_lines
 from .wording.work_latches import work_latch_lines
 from .pinning import statements_note
 from .recording import Recording
-from .summary import (OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, unstacked_waits,
-                      warnings)
+from .summary import OTHER_LATCHES, ended_by, scans_secondary, secondary_lookups, summary, warnings
 from .wording.findings import (batch_findings, block_lock_findings, flush_findings, free_page_findings,
                                log_room_findings,
                                purge_findings, purge_headline, purge_redo_findings, throttle_findings,
@@ -90,7 +89,7 @@ def page_io_words(locks: dict) -> str:
             f"being written out {locks['page_write_waits']} ({locks['page_write_wait_s'] * 1e3:.1f} ms)")
 
 
-def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
+def render_block_locks(rec: Recording, locks: dict, others: dict, unstacked: dict | None) -> list[str]:
     if not locks["recorded"]:
         return ["", "Block-lock waits: not recorded (probes block_lock_s, block_lock_x)"]
     lat, modes = locks["wait_us"], locks["by_mode"]
@@ -113,7 +112,7 @@ def render_block_locks(rec: Recording, locks: dict, others: dict) -> list[str]:
                   for p in locks["top_pages"][:5]]
     block_stacks = rec.wait_stacks[rec.wait_stacks["mode"] != OTHER_LATCHES]
     if len(block_stacks):
-        lines += ["", "Stacks waiting longest (leaf first)"] + unstacked_lines(unstacked_waits(rec))
+        lines += ["", "Stacks waiting longest (leaf first)"] + unstacked_lines(unstacked)
         lines += wait_stack_lines(block_stacks)
     return lines + holder_lines(top_holders(rec.latch_holders))
 
@@ -348,7 +347,7 @@ def render_text(rec: Recording) -> str:
     lines += render_purge(rec, full["purge"])
     lines += render_walks(rec, full["version_walk"], full["drops"])
     lines += render_undo(rec, full["undo"])
-    lines += render_block_locks(rec, full["block_lock"], full["other_latch"])
+    lines += render_block_locks(rec, full["block_lock"], full["other_latch"], full["latches"]["unstacked"])
     lines += render_latches(rec, full["latches"])
     lines += redo_lines(full) + finding_lines(purge_redo_findings(full) + flush_findings(full)
                                               + log_room_findings(full) + free_page_findings(full)

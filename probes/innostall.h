@@ -61,8 +61,9 @@
  * latch group. latch_waits_unstacked and latch_unstacked_ns are the latch waits shorter than
  * latch_stack_threshold_us, counted and timed with their latch but given no stack (a stack
  * is most of a wait's cost to the server, and these waits hold little of the time);
- * mutex_waits_unstacked, those of them in a pthread mutex. purge_sleep_extra_ns is the same for the scheduler tracepoint that times
- * purge's sleeps, for the switches that find a purge span open, charged to its group.
+ * mutex_waits_unstacked, those of them in a pthread mutex. purge_sleep_extra_ns is the
+ * same as latch_extra_ns for the scheduler tracepoint that times purge's sleeps, for the
+ * switches that find a purge span open, charged to its group.
  * (With the kernel timing our programs, the governor takes their run times instead.)
  * purge_batch_split_ns and purge_worker_split_ns are the wall time of the spans that the
  * sleep tracepoint watched whole, which the three counters after each split (purge.bpf.c).

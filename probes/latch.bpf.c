@@ -173,16 +173,24 @@ static __always_inline void work_latch_add(struct latch_key *key, __u64 ns, enum
 		sum_add(&work_latches, &owned, ns, CNT_LATCH_MAP_FULL);
 }
 
-/* Whether this wait is long enough for its stack; a shorter one is counted apart. */
-static __always_inline bool stack_wanted(__u64 ns, bool pthread_mutex)
+/* The waiter's user stack, in the per-CPU key, for a wait of latch_stack_threshold_us or
+ * more; NULL for a shorter one, counted apart. */
+static __always_inline struct stack_key *waiter_stack(void *ctx, struct big_keys *big, __u64 ns,
+						      __u32 mode, bool pthread_mutex)
 {
-	if (ns >= latch_stack_threshold_us * 1000)
-		return true;
-	counter_add(CNT_LATCH_WAITS_UNSTACKED, 1);
-	counter_add(CNT_LATCH_UNSTACKED_NS, ns);
-	if (pthread_mutex)
-		counter_add(CNT_MUTEX_WAITS_UNSTACKED, 1);
-	return false;
+	struct stack_key *stack = &big->stack;
+
+	if (ns < latch_stack_threshold_us * 1000) {
+		counter_add(CNT_LATCH_WAITS_UNSTACKED, 1);
+		counter_add(CNT_LATCH_UNSTACKED_NS, ns);
+		if (pthread_mutex)
+			counter_add(CNT_MUTEX_WAITS_UNSTACKED, 1);
+		return NULL;
+	}
+	__builtin_memset(stack, 0, sizeof(*stack));
+	stack->mode = mode;
+	user_stack_at(ctx, stack); /* a pthread mutex's wait ends in libc: unwound through it */
+	return stack;
 }
 
 /* One wait on one latch: its sums and log2 histogram, and its waiter's stack unless it has
@@ -248,15 +256,9 @@ static __always_inline void block_wait_done(void *ctx, struct wait_state *w, __u
 	}
 	sum_add(&block_pages, page, ns, CNT_LATCH_MAP_FULL);
 	latch.id = (__u64)page->space << 32 | page->page_no;
-	if (!stack_wanted(ns, false)) {
-		latch_add(&latch, w->latch, ns, NULL, owner);
-		return;
-	}
-	key = &big->stack;
-	__builtin_memset(key, 0, sizeof(*key));
-	key->mode = mode;
-	user_stack_at(ctx, key);
-	sum_add(&wait_stacks, key, ns, CNT_LATCH_MAP_FULL);
+	key = waiter_stack(ctx, big, ns, mode, false);
+	if (key)
+		sum_add(&wait_stacks, key, ns, CNT_LATCH_MAP_FULL);
 	latch_add(&latch, w->latch, ns, key, owner);
 }
 
@@ -279,16 +281,9 @@ static __always_inline void other_wait_done(void *ctx, struct wait_state *w, __u
 	}
 	if (!big)
 		return;
-	if (!stack_wanted(ns, w->pthread_mutex)) {
-		latch_add(&latch, w->latch, ns, NULL, owner);
-		return;
-	}
-	stack = &big->stack;
-	__builtin_memset(stack, 0, sizeof(*stack));
-	stack->mode = MODE_OTHER;
-	user_stack_at(ctx, stack); /* a pthread mutex's wait ends in libc: unwound through it */
+	stack = waiter_stack(ctx, big, ns, MODE_OTHER, w->pthread_mutex);
 	latch_add(&latch, w->latch, ns, stack, owner);
-	if (w->pthread_mutex)
+	if (stack && w->pthread_mutex)
 		sum_add(&wait_stacks, stack, ns, CNT_LATCH_MAP_FULL);
 }
 
