@@ -12,7 +12,11 @@
  * lock_wait_suspend_thread), and for the transactions before it to commit first (the
  * commit order of a parallel applier: wait_for_commit::wait_for_prior_commit2,
  * Commit_order_manager::wait); a third it shares with every committing thread, for the
- * redo log to be written up to its commit (log_write_up_to). At the span's end its time goes into the applier_* counters,
+ * redo log to be written up to its commit (log_write_up_to). The row-lock and commit-order
+ * waits are charged by role: a thread seen applying an event is kept in applier_roles, and
+ * its waits count in the split at their end, whole, whether or not the event around them
+ * was watched (row_lock_wait is never sampled on a replica, so a stall on a row lock is
+ * seen however little the event probe was attached). At the span's end its time goes into the applier_* counters,
  * split only when the sleep tracepoint watched it whole; and into the thread's row of
  * applier_threads, from which the report names the applier threads. An event still being
  * applied at a snapshot is read there by the loader (applier_open_* gauges): a stall in
@@ -33,16 +37,38 @@ struct {
 	__type(value, struct applier_thread);
 } applier_threads SEC(".maps");
 
+/* The threads seen applying an event: a wait of theirs is the applier's (applier.bpf.c's
+ * role charge). Kept from the first event seen to the end, as the applier threads are. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32); /* thread id */
+	__type(value, __u32); /* unused: presence is the role */
+} applier_roles SEC(".maps");
+
+/* Their row-lock and commit-order waits in progress (struct role_wait). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32); /* thread id */
+	__type(value, struct role_wait);
+} role_waits SEC(".maps");
+
 SEC("uprobe")
 int BPF_KPROBE(applier_event_enter)
 {
+	__u32 tid = current_tid(), one = 1;
+
 	count_hit(ctx);
-	if (traced_process())
-		span_begin(ctx, &applier_start, current_tid());
+	if (!traced_process())
+		return 0;
+	if (!bpf_map_lookup_elem(&applier_roles, &tid))
+		bpf_map_update_elem(&applier_roles, &tid, &one, BPF_NOEXIST);
+	span_begin(ctx, &applier_start, tid);
 	return 0;
 }
 
-static __always_inline void thread_add(__u32 tid, __u64 ns)
+static __always_inline void thread_add(__u32 tid, __u64 events, __u64 ns)
 {
 	struct applier_thread *t = bpf_map_lookup_elem(&applier_threads, &tid), fresh = {};
 
@@ -57,7 +83,7 @@ static __always_inline void thread_add(__u32 tid, __u64 ns)
 		if (!t)
 			return;
 	}
-	t->events++;
+	t->events += events;
 	t->apply_ns += ns;
 }
 
@@ -73,6 +99,11 @@ int BPF_KRETPROBE(applier_event_exit)
 	if (!span)
 		return 0;
 	wall_ns = bpf_ktime_get_ns() - span->start_ns;
+	wall_ns = wall_ns > span->taken_ns ? wall_ns - span->taken_ns : 0; /* counted by role */
+	if (span->asleep_ns > span->taken_asleep)
+		span->asleep_ns -= span->taken_asleep;
+	else
+		span->asleep_ns = 0;
 	if (!window_unbroken(span->window)) { /* a window's edge cut it */
 		counter_add(CNT_WINDOW_CUTS, 1);
 	} else {
@@ -87,23 +118,66 @@ int BPF_KRETPROBE(applier_event_exit)
 			counter_add(CNT_APPLIER_COMMIT_WAIT_NS, span->commit_ns);
 			counter_add(CNT_APPLIER_REDO_NS, span->redo_ns);
 		}
-		thread_add(tid, wall_ns);
+		thread_add(tid, 1, wall_ns);
 	}
 	purge_span_drop(&applier_start, &tid);
 	return 0;
 }
 
 /* A wait inside the thread's event: row lock or commit order (innostall.h enum applier_wait). */
-static __always_inline int wait_begin(enum applier_wait kind)
+static __always_inline int wait_begin(void *ctx, enum applier_wait kind)
 {
 	__u32 tid = current_tid();
 	struct purge_span *span = bpf_map_lookup_elem(&applier_start, &tid);
+	struct role_wait *open, wait = { .since = bpf_ktime_get_ns(), .window = window_token(ctx), .kind = kind };
 
+	if (kind != WAIT_REDO) {
+		if (!bpf_map_lookup_elem(&applier_roles, &tid))
+			return 0; /* not an applier: a connection's own wait on the replica */
+		open = bpf_map_lookup_elem(&role_waits, &tid);
+		if (open && window_unbroken(open->window))
+			return 0; /* an inner wait of another kind */
+		wait.span_asleep = span ? span->asleep_ns : 0;
+		bpf_map_update_elem(&role_waits, &tid, &wait, BPF_ANY);
+		return 0;
+	}
 	if (span && !span->wait_since) {
 		span->wait_kind = kind;
-		span->wait_since = bpf_ktime_get_ns();
+		span->wait_since = wait.since;
 		span->wait_asleep = span->asleep_ns;
 	}
+	return 0;
+}
+
+/* A row-lock or commit-order wait's end: its time is the applier's, busy and split, all of
+ * it that wait's part; the span around it, if any, leaves it out of its own. */
+static __always_inline int role_wait_end(enum applier_wait kind)
+{
+	__u32 tid = current_tid();
+	struct role_wait *wait = bpf_map_lookup_elem(&role_waits, &tid);
+	struct purge_span *span;
+	__u64 ns, since;
+
+	if (!wait || wait->kind != kind) /* an inner wait of another kind */
+		return 0;
+	since = wait->since;
+	ns = bpf_ktime_get_ns() - since;
+	if (!window_unbroken(wait->window)) { /* its probe closed while it waited */
+		counter_add(CNT_WINDOW_CUTS, 1);
+		bpf_map_delete_elem(&role_waits, &tid);
+		return 0;
+	}
+	counter_add(CNT_APPLIER_NS, ns);
+	counter_add(CNT_APPLIER_SPLIT_NS, ns);
+	counter_add(kind == WAIT_ROW_LOCK ? CNT_APPLIER_ROW_LOCK_NS : CNT_APPLIER_COMMIT_WAIT_NS, ns);
+	thread_add(tid, 0, ns);
+	span = bpf_map_lookup_elem(&applier_start, &tid);
+	if (span && span->start_ns <= since) {
+		span->taken_ns += ns;
+		if (span->asleep_ns > wait->span_asleep)
+			span->taken_asleep += span->asleep_ns - wait->span_asleep;
+	}
+	bpf_map_delete_elem(&role_waits, &tid);
 	return 0;
 }
 
@@ -111,17 +185,13 @@ static __always_inline int wait_end(enum applier_wait kind)
 {
 	__u32 tid = current_tid();
 	struct purge_span *span = bpf_map_lookup_elem(&applier_start, &tid);
-	__u64 ns;
 
+	if (kind != WAIT_REDO)
+		return role_wait_end(kind);
 	if (!span || !span->wait_since || span->wait_kind != kind) /* an inner wait of another kind */
 		return 0;
-	ns = bpf_ktime_get_ns() - span->wait_since;
 	span->wait_since = 0;
-	if (kind == WAIT_ROW_LOCK)
-		span->row_lock_ns += ns;
-	else if (kind == WAIT_COMMIT_ORDER)
-		span->commit_ns += ns;
-	else if (span->asleep_ns > span->wait_asleep) /* its sleep only: the log's write is CPU */
+	if (span->asleep_ns > span->wait_asleep) /* its sleep only: the log's write is CPU */
 		span->redo_ns += span->asleep_ns - span->wait_asleep;
 	return 0;
 }
@@ -130,7 +200,7 @@ SEC("uprobe")
 int BPF_KPROBE(row_lock_wait_enter)
 {
 	count_hit(ctx);
-	return wait_begin(WAIT_ROW_LOCK);
+	return wait_begin(ctx, WAIT_ROW_LOCK);
 }
 
 SEC("uretprobe")
@@ -144,7 +214,7 @@ SEC("uprobe")
 int BPF_KPROBE(commit_order_wait_enter)
 {
 	count_hit(ctx);
-	return wait_begin(WAIT_COMMIT_ORDER);
+	return wait_begin(ctx, WAIT_COMMIT_ORDER);
 }
 
 SEC("uretprobe")
@@ -164,7 +234,7 @@ SEC("uprobe")
 int BPF_KPROBE(redo_wait_enter)
 {
 	count_hit(ctx);
-	return wait_begin(WAIT_REDO);
+	return wait_begin(ctx, WAIT_REDO);
 }
 
 SEC("uretprobe")

@@ -373,10 +373,25 @@ struct purge_span {
 	__u64 wait_asleep; /* asleep_ns when it began: the redo wait counts its sleep only */
 	__u32 wait_kind; /* which: enum applier_wait (below), while wait_since is set */
 	__u32 pad;
+	__u64 taken_ns, taken_asleep; /* an applier's row-lock and commit-order waits inside it, and
+				       * their sleep: counted by role at their end (struct role_wait),
+				       * so left out of the span's own time */
 };
 
 /* What an applier's event waits for inside it (applier.bpf.c; struct purge_span's wait_kind). */
 enum applier_wait { WAIT_ROW_LOCK, WAIT_COMMIT_ORDER, WAIT_REDO };
+
+/* A row-lock or commit-order wait in progress by a thread known to apply events (applier.bpf.c's
+ * role_waits, by thread id). It is charged to the applier's split at its end whether or not
+ * an event of it was watched: the wait is measured whole by its own probe, and a stall is
+ * one long wait inside an event whose span the governor may have cut or never seen begin. */
+struct role_wait {
+	__u64 since;
+	__u64 window; /* window_token() of the wait's probe at its entry */
+	__u64 span_asleep; /* the thread's span's asleep_ns at the entry, if it had a span */
+	__u32 kind; /* enum applier_wait */
+	__u32 pad;
+};
 
 /* One applier thread's events (applier.bpf.c's applier_threads map, keyed by thread id). */
 struct applier_thread {

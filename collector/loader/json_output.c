@@ -145,13 +145,28 @@ static bool block_write_wait(const union open_wait *open, const struct governor 
 	return open->latch.page_io == PAGE_IO_WRITE && attacher_in_window(&gov->attacher, open->latch.window);
 }
 
+/* A row-lock or commit-order wait by an applier thread in progress (struct role_wait), if
+ * its probe has watched it since it began; NULL otherwise. */
+static const struct role_wait *open_role_wait(int waits_fd, __u32 tid, const struct governor *gov,
+					      struct role_wait *wait)
+{
+	if (waits_fd < 0 || bpf_map_lookup_elem(waits_fd, &tid, wait) ||
+	    !attacher_in_window(&gov->attacher, wait->window))
+		return NULL;
+	return wait;
+}
+
 /* The events the replica's appliers are applying now (applier.bpf.c), begun in their group's
- * current window, and their time so far, split as applier_event_exit splits a whole one:
- * gauges from which the report puts a long event's time in the intervals it took. */
-static void gauge_open_applier(int spans_fd, const struct governor *gov, int counters_fd)
+ * current window, and their time so far, split as applier_event_exit splits a whole one;
+ * and their row-lock and commit-order waits in progress, charged by role as at their end
+ * (the span leaves them out of its own time): gauges from which the report puts a long
+ * event's time in the intervals it took. */
+static void gauge_open_applier(int spans_fd, int waits_fd, const struct governor *gov, int counters_fd)
 {
 	__u64 now = now_ns(CLOCK_MONOTONIC), sum[CNT_APPLIER_OPEN_REDO_NS - CNT_APPLIER_OPEN_EVENTS + 1] = {};
-	__u64 elapsed, asleep, waited;
+	__u64 elapsed, asleep, waited, wait_ns, wait_asleep;
+	struct role_wait wait_buf;
+	const struct role_wait *wait;
 	struct purge_span span;
 	__u32 tid, prev, id;
 	bool more;
@@ -162,23 +177,36 @@ static void gauge_open_applier(int spans_fd, const struct governor *gov, int cou
 		if (bpf_map_lookup_elem(spans_fd, &tid, &span) || span.start_ns > now ||
 		    !attacher_in_window(&gov->attacher, span.window))
 			continue;
+		asleep = span.asleep_ns + (span.asleep_since && span.asleep_since < now ? now - span.asleep_since : 0);
+		wait = open_role_wait(waits_fd, tid, gov, &wait_buf);
+		wait_ns = wait && wait->since >= span.start_ns && wait->since < now ? now - wait->since : 0;
+		wait_asleep = wait_ns && asleep > wait->span_asleep ? asleep - wait->span_asleep : 0;
 		elapsed = now - span.start_ns;
+		elapsed = elapsed > span.taken_ns + wait_ns ? elapsed - span.taken_ns - wait_ns : 0;
+		asleep = asleep > span.taken_asleep + wait_asleep ? asleep - span.taken_asleep - wait_asleep : 0;
 		sum[0]++;
 		sum[CNT_APPLIER_OPEN_NS - CNT_APPLIER_OPEN_EVENTS] += elapsed;
 		if (!attacher_in_window(&gov->attacher, span.sleeps))
 			continue; /* its split is not known whole, as at its end */
-		asleep = span.asleep_ns + (span.asleep_since && span.asleep_since < now ? now - span.asleep_since : 0);
 		waited = span.wait_since && span.wait_since < now ? now - span.wait_since : 0;
 		sum[CNT_APPLIER_OPEN_SPLIT_NS - CNT_APPLIER_OPEN_EVENTS] += elapsed;
 		sum[CNT_APPLIER_OPEN_CPU_NS - CNT_APPLIER_OPEN_EVENTS] += elapsed > asleep ? elapsed - asleep : 0;
 		sum[CNT_APPLIER_OPEN_IO_NS - CNT_APPLIER_OPEN_EVENTS] += span.io_ns;
 		sum[CNT_APPLIER_OPEN_LATCH_NS - CNT_APPLIER_OPEN_EVENTS] += span.latch_ns;
-		sum[CNT_APPLIER_OPEN_ROW_LOCK_NS - CNT_APPLIER_OPEN_EVENTS] +=
-			span.row_lock_ns + (span.wait_kind == WAIT_ROW_LOCK ? waited : 0);
-		sum[CNT_APPLIER_OPEN_COMMIT_WAIT_NS - CNT_APPLIER_OPEN_EVENTS] +=
-			span.commit_ns + (span.wait_kind == WAIT_COMMIT_ORDER ? waited : 0);
 		sum[CNT_APPLIER_OPEN_REDO_NS - CNT_APPLIER_OPEN_EVENTS] += span.redo_ns +
 			(span.wait_kind == WAIT_REDO && waited && asleep > span.wait_asleep ? asleep - span.wait_asleep : 0);
+	}
+	for (more = waits_fd >= 0 && !bpf_map_get_next_key(waits_fd, NULL, &tid); more;
+	     more = !bpf_map_get_next_key(waits_fd, &prev, &tid)) {
+		prev = tid;
+		wait = open_role_wait(waits_fd, tid, gov, &wait_buf);
+		if (!wait || wait->since >= now)
+			continue;
+		wait_ns = now - wait->since;
+		sum[CNT_APPLIER_OPEN_NS - CNT_APPLIER_OPEN_EVENTS] += wait_ns;
+		sum[CNT_APPLIER_OPEN_SPLIT_NS - CNT_APPLIER_OPEN_EVENTS] += wait_ns;
+		sum[(wait->kind == WAIT_ROW_LOCK ? CNT_APPLIER_OPEN_ROW_LOCK_NS : CNT_APPLIER_OPEN_COMMIT_WAIT_NS) -
+		    CNT_APPLIER_OPEN_EVENTS] += wait_ns;
 	}
 	for (id = CNT_APPLIER_OPEN_EVENTS; id <= CNT_APPLIER_OPEN_REDO_NS; id++)
 		bpf_map_update_elem(counters_fd, &id, &sum[id - CNT_APPLIER_OPEN_EVENTS], BPF_ANY);
@@ -194,7 +222,7 @@ static void note_open_waits(struct innostall_bpf *obj, const struct governor *go
 			 CNT_FREE_PAGE_WAITS_OPEN, CNT_FREE_PAGE_OPEN_NS);
 	gauge_open_waits(bpf_map__fd(obj->maps.latch_waits), block_write_wait, gov, counters_fd,
 			 CNT_BLOCK_WRITE_WAITS_OPEN, CNT_BLOCK_WRITE_OPEN_NS);
-	gauge_open_applier(bpf_map__fd(obj->maps.applier_start), gov, counters_fd);
+	gauge_open_applier(bpf_map__fd(obj->maps.applier_start), bpf_map__fd(obj->maps.role_waits), gov, counters_fd);
 }
 
 void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)

@@ -60,7 +60,11 @@ def replica_lag(target: Target, probes: list[ResolvedProbe], asked,
 
 
 NOT_A_REPLICA = ("left out: the server replicates from no source (its replica status is empty), and on a "
-                 "primary this probe would trap every commit for nothing")
+                 "primary this probe would trap for nothing (every commit, or every row-lock wait)")
+# Where the server cannot say whether it replicates, a replica's never-sampled probe
+# (row_lock_wait, charged by role) joins the applier's group: the governor bounds its cost
+# on a primary whose hot rows would trap it, at the price of seeing a replica's stall less.
+UNSURE_GROUP = "applier"
 
 
 def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked) -> bool | None:
@@ -68,10 +72,11 @@ def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked)
     says it replicates from no source; what it said (None: not asked). Where it cannot be
     asked (--no-sql, no login, no privilege) they stay: the cost governor bounds their cost."""
     wanted = [p for p in probes if p.ok and p.replica_only]
-    if not wanted or not asked.use_sql or target.pid is None:
+    if not wanted:
         return None
-    session, _ = sql.connect(target.pid, asked.sql_dsn)
+    session = sql.connect(target.pid, asked.sql_dsn)[0] if asked.use_sql and target.pid is not None else None
     if session is None:
+        sample_when_unsure(wanted)
         return None
     try:
         replicating = replicates(session)
@@ -80,4 +85,12 @@ def leave_out_replica_probes(target: Target, probes: list[ResolvedProbe], asked)
     if replicating is False:
         for p in wanted:
             p.offsets, p.reason = [], NOT_A_REPLICA
+    elif replicating is None:
+        sample_when_unsure(wanted)
     return replicating
+
+
+def sample_when_unsure(wanted: list[ResolvedProbe]) -> None:
+    for p in wanted:
+        if not p.group:
+            p.group = UNSURE_GROUP
