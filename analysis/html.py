@@ -22,7 +22,8 @@ from .wording.phases import STATEMENT_SHOWN, who
 from .wording.replica import replica_lines
 from .pinning import statements_note
 from .recording import Recording
-from .wording.phase_list import shown_phases, tally
+from .wording.phase_list import tally
+from . import verdict_view
 from .window import trigger_words, window_words
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
@@ -124,16 +125,15 @@ def split_rows(told: dict) -> list[dict]:
 def shortened(phase: dict) -> str:
     """What a phase's words shortened, in full, for the line's title: the statements of the
     views it names."""
-    return "; ".join(f"{who(v)} running {v['statement']}" for v in phase["figures"]["views"]
+    return "; ".join(f"{who(v)} running {v['statement']}" for v in phase["figures"].get("views", [])
                      if v["statement"] and shorten(v["statement"], STATEMENT_SHOWN)
                      != " ".join(v["statement"].split()))
 
 
 def story(rec: Recording, summary: dict) -> dict:
     told = summary["purge"]  # what summary() says of purge
-    return {"phases": [{**p, "color": charts.VERDICT_COLORS[p["verdict"]], "title": shortened(p),
-                        "label": p["verdict"].replace("_", " ")} for p in shown_phases(told["phases"])],
-            "phases_tally": tally(told["phases"]),
+    return {"parts": verdict_view.html_parts(summary, charts.VERDICT_COLORS, shortened),
+            "notes": verdict_view.notes(summary),
             "timeline": timeline_chart(rec, told), "history": told["history"],
             "splits": split_rows(told),
             "pinned_by": [{**v, "frames": frames, "path": path(frames, 4)}

@@ -45,6 +45,7 @@ from .pinning import is_known, oldest_views, pinning_views, statements_kept, vie
 from .purge_time import as_ms, coordinator_split, watched_pct, watched_split_columns, worker_split
 from .recording import Recording
 from .timeline import per_interval
+from .wording.phases import verdict_notes
 from .report_tables import counter_names, interval_lengths, server_levels
 
 WATCHED_WHOLE = 0.99  # attached this share of an interval: a read it lacks was not made
@@ -70,11 +71,17 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     table["length_s"] = interval_lengths(table)
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
     watched = history_watched(rec, table)
-    table["history"] = known_history(table["history_length"], table["history_reads"],
-                                     table["history_length_peak"], watched)
-    table["history_end"] = known_history(table["history_length"], table["history_reads"], None, watched)
-    read = history_in_memory(rec, table.index)  # where no probe saw the history, the snapshot's read
-    table["history"], table["history_end"] = table["history"].fillna(read), table["history_end"].fillna(read)
+    probed = known_history(table["history_length"], table["history_reads"],
+                           table["history_length_peak"], watched)
+    read = history_in_memory(rec, table.index)
+    # At a snapshot the server's own reading is the history; the probe's last value inside
+    # the interval is not (read before purge's last batches of it: a catch-up's 66,976
+    # where the server read 0). The probe speaks only for what happened between snapshots:
+    # the level is the interval's peak, its reading at the snapshot included.
+    table["history_end"] = read.combine_first(
+        known_history(table["history_length"], table["history_reads"], None, watched))
+    table["history"] = np.fmax(probed, read)
+    table["history_peaked"] = (table["history_reads"] > 0) & table["history"].notna()
     table["trend"] = trend(table["history"])
     table["growth_per_s"] = growth_per_s(table["history"])
     table["all_empty"] = (table["purge_batches"] > 0) & (
@@ -84,9 +91,12 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     # views seen, or every open view read from the server's memory: none seen then means none open
     recorded = (len(rec.read_views) > 0 or rec.counter_total("read_views_opened") > 0
                 or bool(rec.meta.get("read_views_from_memory", {}).get("read")))
+    keys, at_open = view_keys(table), table["view_history_at_open"].tolist()
     table["pinned"], table["purgeable"] = split_history(
-        table["history"].tolist(), table["all_empty"].tolist(), view_keys(table),
-        table["view_history_at_open"].tolist(), recorded)
+        table["history"].tolist(), table["all_empty"].tolist(), keys, at_open, recorded)
+    # what the view held of the history at each snapshot: "at 22.0 s the view held P of H"
+    table["pinned_end"], _ = split_history(
+        table["history_end"].tolist(), table["all_empty"].tolist(), keys, at_open, recorded)
     return table
 
 
@@ -213,13 +223,15 @@ def history_summary(table: pd.DataFrame) -> dict:
 
 def purge_story(rec: Recording) -> dict:
     """What summary() adds under purge: recorded, history, pinned_by, statements (how their
-    statements were kept: pinning.statements_kept), phases, and the batches' and workers'
+    statements were kept: pinning.statements_kept), phases, notes (how to learn more than
+    the verdict could say: wording.phases.verdict_notes), and the batches' and workers'
     time split in ms (null parts when not measured)."""
     table = purge_table(rec)
     recorded = rec.probe_attached("purge_batch")  # else nothing is said of purge's batches
+    told = phases(table, recorded)
     return {"recorded": recorded, "history": history_summary(table), "pinned_by": pinning_views(table),
             "statements": statements_kept(rec.meta),
-            "phases": phases(table, recorded),
+            "phases": told, "notes": verdict_notes(told),
             "batch_time_ms": as_ms(coordinator_split(table)),
             "worker_time_ms": as_ms(worker_split(table)),
             "split_watched_pct": {who: watched_pct(table, who) for who in ("batch", "worker")},

@@ -13,7 +13,7 @@ from .cost import render_cost, sampled_note
 from .estimates import estimate_words
 from .histogram import format_log2
 from .wording.numbers import latency, seconds, shorten
-from .wording.phase_list import phase_lines
+from . import verdict_view
 from .holders import top_holders
 from .redo import redo_lines
 from .wording.replica import replica_findings, replica_lines
@@ -233,14 +233,6 @@ def render_walks(rec: Recording, walks: dict, drops: int) -> list[str]:
     return lines
 
 
-def verdict_lines(phases: list[dict]) -> list[str]:
-    """The recording's phases, one line each: when, then the cause in words (a long list
-    cut, saying so: wording/phase_list.py)."""
-    if not phases:
-        return ["Verdict", "  no interval recorded"]
-    return ["Verdict"] + phase_lines(phases)
-
-
 def amount(value) -> str:
     return "unknown" if value is None else f"{value:,}"
 
@@ -343,7 +335,7 @@ def render_purge(rec: Recording, s: dict) -> list[str]:
 def render_text(rec: Recording) -> str:
     full = summary(rec)
     head = header(rec)
-    lines = head[:1] + verdict_lines(full["purge"]["phases"]) + [""] + head[1:]
+    lines = head[:1] + verdict_view.text_lines(full) + [""] + head[1:]
     lines += render_purge(rec, full["purge"])
     lines += render_walks(rec, full["version_walk"], full["drops"])
     lines += render_undo(rec, full["undo"])

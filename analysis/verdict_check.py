@@ -48,7 +48,7 @@ __all__ = ["check"]
 TOLERANCE = 2e-3  # seconds: times are kept to the millisecond
 NUMBER = r"[+-]?\d[\d,]*(?:\.\d+)?"
 EVENT = re.compile(rf"^at ({NUMBER})–({NUMBER}) s (.*)$")
-LEVEL_WORDS = rf"no history\b|history at most|history about|with {NUMBER} transactions of history"
+LEVEL_WORDS = rf"no history\b|history at most|history (?:peaking at )?about|with {NUMBER} transactions of history"
 
 
 def check(recording_dir: str) -> list[str]:
@@ -61,7 +61,8 @@ def check(recording_dir: str) -> list[str]:
         problems = []
     except ValueError as e:
         problems = [f"report --json is not valid JSON: {e}"]
-    table = purge_table(rec)
+    state = server_state(rec)
+    table = at_snapshots(purge_table(rec), state)
     phases = told["purge"]["phases"]
     problems += tiling(phases, table)
     recorded = rec.probe_attached("purge_batch")  # else nothing may be said of purge
@@ -71,7 +72,8 @@ def check(recording_dir: str) -> list[str]:
                  and not (p["verdict"] == "throttled" and not recorded)]
     for p in phases:
         where = f"phase {p['from_s']}–{p['to_s']} s ({p['verdict']})"
-        problems += [f"{where}: {x}" for x in phase_problems(p, table)]
+        problems += [f"{where}: {x}" for x in phase_problems(p, table)
+                     + level_problems(rows_in(table, p["from_s"], p["to_s"]), state)]
     problems += finding_problems(told, rec) + replica_check.missing_finding(rec, told)
     text = render_text(rec)
     problems += replica_check.problems(rec, told, text)
@@ -79,6 +81,28 @@ def check(recording_dir: str) -> list[str]:
 
 
 # --- the tables, recomputed over a span ------------------------------------------------
+
+def at_snapshots(table: pd.DataFrame, state: pd.DataFrame) -> pd.DataFrame:
+    """The table with the history at each snapshot as the server itself read it (its
+    server.history column, read here on its own) wherever it did: a move, and what a view
+    held, are told at snapshots, so they must end where the server's reading ends. Where
+    the server was not read, the probe's last reading stands."""
+    if "history" not in state:
+        return table
+    own = state["history"].astype("float64").reindex(table.index)
+    return table.assign(history_end=own.combine_first(table["history_end"]))
+
+
+def level_problems(rows: pd.DataFrame, state: pd.DataFrame) -> list[str]:
+    """An interval's level is its peak, the server's reading at its snapshot included: never
+    below that reading."""
+    if "history" not in state or rows.empty:
+        return []
+    own = state["history"].astype("float64").reindex(rows.index)
+    below = rows.index[(rows["history"] < own).fillna(False).to_numpy(dtype=bool)]
+    return [f"its level at {t:.3f} s is {shown(rows.at[t, 'history'])}, below the server's reading "
+            f"{shown(own[t])}" for t in below]
+
 
 def rows_in(table: pd.DataFrame, from_s: float, to_s: float) -> pd.DataFrame:
     return table[(table.index > from_s + TOLERANCE) & (table.index <= to_s + TOLERANCE)]
@@ -100,8 +124,8 @@ def move(table: pd.DataFrame, rows: pd.DataFrame) -> dict | None:
 
 
 def holding(rows: pd.DataFrame) -> pd.Series | None:
-    """The last row of a span in which the oldest view pinned history."""
-    pinned = rows[rows["pinned"] > 0]
+    """The last row of a span at whose snapshot the oldest view pinned history."""
+    pinned = rows[rows["pinned_end"] > 0]
     return pinned.iloc[-1] if len(pinned) else None
 
 
@@ -193,10 +217,10 @@ def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]
             problems.append(f"{name} is {told}, its intervals say {shown(real)}")
     held, real = figures["held"], truth["held"]
     if (held is None) != (real is None) or (held and not (
-            same(held["at_s"], real.name) and same(held["pinned"], real["pinned"])
-            and same(held["history"], real["history"]))):
+            same(held["at_s"], real.name) and same(held["history"], real["history_end"])
+            and 0 <= held["pinned"] <= held["history"])):
         problems.append(f"held is {held}, its intervals say the view last held "
-                        f"{None if real is None else (real.name, real['pinned'], real['history'])}")
+                        f"{None if real is None else (real.name, real['pinned_end'], real['history_end'])}")
     seen = set(zip(rows["view_tid"], rows["view_opened_s"]))
     problems += [f"names thread {v['tid']}, not the oldest view in any of its intervals"
                  for v in figures.get("views", []) if not any(
@@ -249,15 +273,16 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
         (rf"history ({NUMBER}) → ({NUMBER}) over ({NUMBER}) s(?: \(({NUMBER})/s\))?",
          lambda g: m is not None and said(g[0], m["from"]) and said(g[1], m["to"]) and said(g[2], m["seconds"])
          and g[3] is not None and said(g[3], m["per_s"])),
-        (rf"history about ({NUMBER}) \(({NUMBER})–({NUMBER})\)",
-         lambda g: all(said(x, lv.get(k)) for x, k in zip(g, ("median", "min", "max")))),
+        (rf"history (peaking at )?about ({NUMBER}) \(({NUMBER})–({NUMBER})\)",
+         lambda g: all(said(x, lv.get(k)) for x, k in zip(g[1:], ("median", "min", "max")))
+         and (g[0] is not None) == bool(((rows["history_reads"] > 0) & rows["history"].notna()).any())),
         (rf"(?:history at most|with) ({NUMBER})(?: transactions of history)?", lambda g: said(g[0], lv.get("max"))),
         (r"no history\b", lambda g: lv.get("max") == 0),
         (rf"read in ({NUMBER}) of ({NUMBER}) intervals",
          lambda g: said(g[0], len(rows["history"].dropna())) and said(g[1], len(rows))),
         (rf"(?:at (its end|{NUMBER} s) )?(?:the view held ({NUMBER}) of ({NUMBER}) transactions of history"
          rf"|({NUMBER}) of ({NUMBER}) transactions of history were pinned)",
-         lambda g: held is not None and said(g[1] or g[3], held["pinned"]) and said(g[2] or g[4], held["history"])
+         lambda g: held is not None and said(g[1] or g[3], held["pinned_end"]) and said(g[2] or g[4], held["history_end"])
          and (g[0] is None or (held.name == rows.index[-1] if g[0] == "its end" else said(g[0][:-2], held.name)))),
         (rf"the view closed between ({NUMBER}) and ({NUMBER}) s",
          lambda g: (view_at(g[0]) or (None, None))[1] is not None and view_at(g[1]) is not None

@@ -94,7 +94,8 @@ def test_the_page_leads_with_the_verdict_and_the_timeline(story_page):
     assert order == sorted(order)  # the story first, the server, probe and build facts below it
     phases = page[page.index('id="phases"'):page.index("</ol>", page.index('id="phases"'))]
     assert [phases.count(f">{v}</span>") for v in ("pinned", "catching up", "idle")] == [1, 1, 1]
-    assert "pinned by thread 4321 (read view open 11.5 s" in phases
+    assert "pinned by connection 17 (user app, now running " in phases  # who a DBA looks for first
+    assert "SUM(k) FROM sbtest1&#34;, read view open 11.5 s; thread 4321" in phases
     assert 'id="pinning-views"' in page and 'id="purge-time"' in page
     assert "History list length 1,800 → 0 (max 10,600" in page
 

@@ -46,7 +46,7 @@ def test_a_long_recording_tells_its_sources_story_once_per_repeat(source, long):
     assert whole.counter_total("purge_pages") == CYCLES * short.counter_total("purge_pages")
     assert verdicts(whole) == verdicts(short) * CYCLES
     pinned = [p for p in summary.summary(whole)["purge"]["phases"] if p["verdict"] == "pinned"]
-    assert all(p["detail"].startswith("pinned by thread 4321") for p in pinned)
+    assert all(p["detail"].startswith("pinned by connection 17") for p in pinned)
     # the attach to the last snapshot, as long in meta.json as in the journal
     assert (whole.meta["stop_real_ns"] - whole.meta["start_real_ns"]) / 1e9 == pytest.approx(whole.duration_s)
 

@@ -133,9 +133,10 @@ def test_pinned_then_catching_up(tmp_path):
     assert [p["verdict"] for p in s["phases"]] == ["pinned", "catching_up", "idle"]
     pinned, catch_up, idle = s["phases"]
     assert (pinned["from_s"], pinned["to_s"], catch_up["to_s"], idle["to_s"]) == (0.0, 12.0, 14.0, 18.0)
-    assert pinned["detail"].startswith("pinned by thread 4321 (read view open 11.5 s, opened at "
+    # who a DBA looks for first (connection, user, statement, age), then the thread and where it opened
+    assert pinned["detail"].startswith('pinned by connection 17 (user app, now running "SELECT SUM(k) FROM sbtest1", '
+                                       "read view open 11.5 s; thread 4321, opened at "
                                        "trx_assign_read_view ← innobase_start_trx_and_assign_read_view")
-    assert "connection 17, user app" in pinned["detail"]
     # over the phase, from its first known history to its end, where the view still held it all
     assert pinned["detail"].endswith("history 1,800 → 10,600 over 11.0 s (+800/s); at its end the view "
                                      "held 10,600 of 10,600 transactions of history")
@@ -316,12 +317,12 @@ def test_a_view_caught_after_its_opening_is_said_to_be_at_least_that_old():
     words = phase_words.view_words({"tid": 9, "opened_s": 3.0, "age_s": 42.0, "seen_open": True,
                               "stack": recordings.VIEW_STACK, "connection_id": None, "user": None,
                               "statement": None})
-    assert words == ("thread 9 (read view open at least 42.0 s, first seen at trx_assign_read_view "
+    assert words == ("thread 9 (read view open at least 42.0 s; first seen at trx_assign_read_view "
                      "← innobase_start_trx_and_assign_read_view ← trans_begin)")
     sql = phase_words.view_words({"tid": 9, "opened_s": -30.0, "age_s": 42.0, "stack": "", "connection_id": 5,
                             "user": "app", "statement": "SELECT  SLEEP(100)"})
-    assert sql == ('thread 9 (read view open 42.0 s, opened before the recording; connection 5, '
-                   'user app, now running "SELECT SLEEP(100)")')
+    assert sql == ('connection 5 (user app, now running "SELECT SLEEP(100)", read view open 42.0 s; thread 9, '
+                   'opened before the recording)')
 
 
 # --- a real recording ------------------------------------------------------------------
@@ -359,8 +360,8 @@ def test_a_transaction_found_by_sql_without_a_thread_is_named_by_its_connection(
     assert rec.read_views["tid"].isna().all()
     s = story(rec)
     assert s["phases"][0]["detail"].startswith(
-        'pinned by connection 5 (read view open 36.0 s, opened before the recording; user report, '
-        'now running "SELECT SLEEP(100)"): history 40,000 → 42,500 over 5.0 s (+500/s); at its end the '
+        'pinned by connection 5 (user report, now running "SELECT SLEEP(100)", read view open 36.0 s; '
+        'opened before the recording): history 40,000 → 42,500 over 5.0 s (+500/s); at its end the '
         'view held 42,500 of 42,500')
     [view_] = s["pinned_by"]
     assert (view_["tid"], view_["connection_id"], view_["source"], view_["opened_s"]) == (None, 5, "sql", -30.0)

@@ -185,8 +185,11 @@ def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
 
 # --- the text, the finding, the checker --------------------------------------------------
 
-def test_the_text_section_tells_the_threads_the_split_and_the_phases(tmp_path):
+def test_the_text_section_tells_the_threads_the_split_and_the_verdict_leads_with_its_phases(tmp_path):
     report = text.render_text(recording.load(str(write(tmp_path, row_lock_story()))))
+    verdict = report[:report.index("\n\n")].splitlines()
+    assert verdict[1].startswith("Verdict") and verdict[2].startswith("  Replica applier (lag not read: ")
+    assert verdict.index("  Purge") > 3  # the replica's phases first, then purge's
     section = report[report.index("\nReplica applier"):].splitlines()
     assert section[1:4] == [
         "Replica applier (the replica's threads applying replicated events)",
@@ -197,7 +200,7 @@ def test_the_text_section_tells_the_threads_the_split_and_the_phases(tmp_path):
     assert any(line.startswith("  replication lag: not read: ") for line in section)
     assert "      5.0 –    14.0 s  row-lock-bound: the applier applied 1,233 events (137/s), busy 9.0 s of 9.0 s " \
            "(100%: saturated, it cannot apply faster): 60% of it waiting on row locks (5.4 s), 20% on CPU (1.8 s), " \
-           "10% reading pages (900 ms), 10% asleep for anything else (900 ms)" in section
+           "10% reading pages (900 ms), 10% asleep for anything else (900 ms)" in verdict
     assert any(line.startswith("  finding: The replica's applier spent 60% of its time waiting on row locks "
                                "(5.4 s of 9.0 s busy, in 1,233 events): ") for line in section)
 
@@ -392,8 +395,10 @@ def test_the_metrics_and_the_report_split_the_time_alike():
 
 def test_the_html_shows_the_section_and_its_phases(tmp_path):
     page = html.render_html(recording.load(str(write(tmp_path, row_lock_story()))))
-    assert "<h3>Replica applier</h3>" in page
-    assert "5.0 –    14.0 s  row-lock-bound: the applier applied 1,233 events" in page
+    verdict = page[page.index('<h2 id="verdict">'):page.index('<h2 id="findings">')]
+    assert verdict.index('id="replica-phases"') < verdict.index('id="phases"')  # the replica's story first
+    assert "row-lock-bound: the applier applied 1,233 events" in verdict
+    assert page.index('<h2 id="replica">Replica applier</h2>') < page.index('<h2 id="purge">')
 
 
 def with_open_event(records: list[dict], opens: dict[int, float]) -> list[dict]:

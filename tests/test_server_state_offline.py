@@ -128,13 +128,16 @@ def test_without_the_state_the_report_says_why(tmp_path):
     assert redo.redo_lines(s) == ["", f"Redo and flushing: not recorded ({note})"]
 
 
-def test_the_history_read_from_memory_stands_where_the_probes_saw_none(tmp_path):
+def test_the_history_at_a_snapshot_is_the_servers_own_reading_and_the_probe_only_its_peak(tmp_path):
     detached = {"governor.attached_ns.history": 0}
-    steps = [{"history": 500, "purge_batches": 1, "governor.attached_ns.history": 10**9},
+    probed, read = 500, 510  # the probe's last value inside the first interval, the server's at its end
+    steps = [{"history": probed, "purge_batches": 1, "governor.attached_ns.history": 10**9},
              {"purge_batches": 1, **detached}, {"purge_batches": 1, **detached}]
-    states = [{"history": 510}, {"history": 900}, {"history": 1300}]
+    states = [{"history": read}, {"history": 900}, {"history": 1300}]
     table = purge.purge_table(load(tmp_path, with_state(purge_journal(steps), states)))
-    assert table["history_end"].tolist() == [500, 900, 1300]  # the probes' own figure first
+    assert table["history_end"].tolist() == [read, 900, 1300]  # the server's reading wherever it has one
+    assert table["history"].iloc[0] == max(probed, read)  # a level is the interval's peak, its snapshot included
+    assert table["history_peaked"].tolist() == [True, False, False]
 
 
 def test_the_flush_finding_and_its_check(tmp_path):

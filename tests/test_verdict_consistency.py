@@ -319,7 +319,7 @@ def test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_ti
     shown = re.search(r'now running "([^"]*)"', phase["detail"])[1]
     assert shown.endswith("…") and statement.startswith(shown[:-1]) and statement[len(shown) - 1] == " "
     assert phase["figures"]["views"][0]["statement"] == statement
-    assert f'title="thread 4321 running {escape(statement)}"' in html.render_html(rec)
+    assert f'title="connection 17 running {escape(statement)}"' in html.render_html(rec)
     assert verdict_check.check(rec.path) == []
 
 

@@ -117,7 +117,7 @@ def test_purge_pinned_by_the_verdict_of_the_kept_minutes(tmp_path):
     said = watched(tmp_path, story(), watch.Triggers(verdict="pinned", verdict_every_s=4, before_s=10, after_s=3),
                    on_line=answered)
     saved = said["watch"]["saved"]
-    assert [s["kind"] for s in saved] == ["verdict"] and saved[0]["words"].startswith("purge pinned by thread 4321")
+    assert [s["kind"] for s in saved] == ["verdict"] and saved[0]["words"].startswith("purge pinned by connection 17")
     assert not os.path.exists(tmp_path / ".verdict")  # the kept minutes' copy, gone
     cut = window.saved_window(recording.load(str(tmp_path / saved[0]["directory"])))
     assert any(p["verdict"] == "pinned" for p in summary.summary(cut)["purge"]["phases"])

@@ -30,33 +30,47 @@ STATEMENT_SHOWN = 80  # characters of a view's statement in the verdict (all of 
 
 
 def who(view: dict) -> str:
-    """'thread 1234', or the connection when the OS thread is unknown."""
-    if view.get("tid") is not None:
-        return f"thread {view['tid']}"
-    return f"connection {view['connection_id']}" if view.get("connection_id") is not None else "a transaction"
+    """'connection 12', a DBA's handle on it (KILL, the processlist), or the OS thread when
+    SQL did not name it."""
+    if is_known(view.get("connection_id")):
+        return f"connection {view['connection_id']}"
+    return f"thread {view['tid']}" if view.get("tid") is not None else "a transaction"
 
 
 def view_words(view: dict) -> str:
-    """'thread 1234 (read view open 42 s, opened at f ← g ← h; connection 12, user app,
-    now running "SELECT ..."')'. The statement is the connection's current one, which need
-    not be the one that opened the view: the stack says where it was opened."""
-    frames = leaf_first(view.get("stack"), known_only=True)
-    if frames:
-        opened = ("first seen at " if view.get("seen_open") else "opened at ") + path(frames, 3)
-    elif view.get("opened_s") is not None and view["opened_s"] < 0:
-        opened = "opened before the recording"
-    elif view.get("source") == "memory":  # read from the server's memory, no probe saw it open
-        opened = "found in the server's memory (where it opened: --probes default,read_view)"
-    else:
-        opened = "opened at an unknown place (no stack)"
-    named = is_known(view.get("connection_id")) and view.get("tid") is not None  # else who() names it
-    about = [f"connection {view['connection_id']}"] if named else []
-    about += [f"user {view['user']}"] if view.get("user") else []
+    """'connection 12 (user app, now running "SELECT ...", read view open 42 s; thread 1234,
+    opened at f ← g ← h)': who a DBA would look for first, then the OS thread and where
+    the view opened. The statement is the connection's current one, which need not be the
+    one that opened the view: the stack says where it was opened. Where that is not known,
+    the sentence says nothing of it: how to learn it is a note under the verdict
+    (verdict_notes)."""
+    about = [f"user {view['user']}"] if view.get("user") else []
     if view.get("statement"):
         about.append(f'now running "{shorten(view["statement"], STATEMENT_SHOWN)}"')
     at_least = "at least " if view.get("seen_open") else ""  # caught later than its opening
-    return (f"{who(view)} (read view open {at_least}{seconds(view['age_s'])}, {opened}"
-            + (f"; {', '.join(about)}" if about else "") + ")")
+    about.append(f"read view open {at_least}{seconds(view['age_s'])}")
+    after = [f"thread {view['tid']}"] if is_known(view.get("connection_id")) and view.get("tid") is not None else []
+    frames = leaf_first(view.get("stack"), known_only=True)
+    if frames:
+        after.append(("first seen at " if view.get("seen_open") else "opened at ") + path(frames, 3))
+    elif view.get("opened_s") is not None and view["opened_s"] < 0:
+        after.append("opened before the recording")
+    elif view.get("source") != "memory":  # a view read from memory has no stack to give
+        after.append("opened at an unknown place (no stack)")
+    return f"{who(view)} ({', '.join(about)}" + (f"; {', '.join(after)})" if after else ")")
+
+
+# how to learn where a view found in the server's memory opened: a note, never in the sentence
+OPENED_NOTE = ("where the read views found in the server's memory opened is not known: record with "
+               "--probes default,read_view for the stack each opened at")
+
+
+def verdict_notes(phases: list[dict]) -> list[str]:
+    """What a DBA could learn by recording again, said once under the verdict."""
+    views = [v for p in phases for v in p["figures"].get("views", [])]
+    unplaced = any(v.get("source") == "memory" and not leaf_first(v.get("stack"), known_only=True)
+                   and not (v.get("opened_s") is not None and v["opened_s"] < 0) for v in views)
+    return [OPENED_NOTE] if unplaced else []
 
 
 def rounded(x: float) -> float:
@@ -99,31 +113,37 @@ def history_move(table: pd.DataFrame, a: int, b: int) -> dict | None:
 
 def levels(table: pd.DataFrame, a: int, b: int) -> dict | None:
     """The history's level over rows a..b: median, min and max of those it was read in
-    (known of intervals); None when unknown throughout."""
+    (known of intervals); peaked: how many of them the probe read inside the interval,
+    whose level is then its peak there, not a snapshot's reading; None when unknown
+    throughout."""
     c = columns(table)
-    known_levels = c["history"][c.known_in("history", a, b)]
+    rows = c.known_in("history", a, b)
+    known_levels = c["history"][rows]
     if not len(known_levels):
         return None
+    peaked = int(c["history_peaked"][rows].sum()) if "history_peaked" in c else 0
     return {"median": rounded(np.median(known_levels)), "min": int(known_levels.min()),
-            "max": int(known_levels.max()), "known": len(known_levels), "intervals": b - a + 1}
+            "max": int(known_levels.max()), "known": len(known_levels), "intervals": b - a + 1,
+            "peaked": peaked}
 
 
 def held_row(table: pd.DataFrame, a: int, b: int) -> int | None:
-    """The last row from a to b in which the oldest view pinned history, or None."""
-    holding = np.flatnonzero(columns(table)["pinned"][a:b + 1] > 0)
+    """The last row from a to b at whose snapshot the oldest view pinned history, or None."""
+    holding = np.flatnonzero(columns(table)["pinned_end"][a:b + 1] > 0)
     return a + int(holding[-1]) if len(holding) else None
 
 
 def held(table: pd.DataFrame, a: int, b: int) -> dict | None:
-    """That last interval in which the oldest view pinned history: when, how much of how
-    much, and whether that view is gone by the next snapshot of the span."""
+    """That last snapshot at which the oldest view pinned history: when, how much of the
+    history the server read then, and whether that view is gone by the next snapshot of
+    the span."""
     i = held_row(table, a, b)
     if i is None:
         return None
     c = columns(table)
     tids, opened = c["view_tid"], c["view_opened_s"]
     closed = opened[i] is not None and i < b and (tids[i + 1], opened[i + 1]) != (tids[i], opened[i])
-    return {"at_s": rounded(c.t[i]), "pinned": int(c["pinned"][i]), "history": int(c["history"][i]),
+    return {"at_s": rounded(c.t[i]), "pinned": int(c["pinned_end"][i]), "history": int(c["history_end"][i]),
             "by_view": opened[i] is not None,
             "closed_by_s": rounded(c.t[i + 1]) if closed else None}
 
@@ -271,7 +291,8 @@ def idle_words(f: dict) -> str:
 
 def keeping_up_words(f: dict) -> str:
     lv = f["levels"]
-    level = (f"history about {count(lv['median'])} ({count(lv['min'])}–{count(lv['max'])}){read_in(lv)}"
+    about = "history peaking at about" if lv and lv.get("peaked") else "history about"
+    level = (f"{about} {count(lv['median'])} ({count(lv['min'])}–{count(lv['max'])}){read_in(lv)}"
              if lv else "history length not recorded")
     return (f"keeping up: {level}, purge {count(f['pages_per_s'])} pages/s in "
             f"{f['batches_per_s']:,.1f} batches/s")

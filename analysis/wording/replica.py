@@ -11,7 +11,6 @@ from ..cost import EXACT, sampled_note
 from ..recording import Recording
 from ..replica_time import BOUND, DOING, PARTS, WAITS, applier_totals, time_split, waiting_part
 from .numbers import count, seconds
-from .phase_list import phase_lines
 from .work_latches import heaviest_latch_words, work_latch_lines
 
 SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
@@ -162,9 +161,7 @@ def replica_lines(rec: Recording, told: dict) -> list[str]:
         lines.append(f"  replication lag, as the replica reported it at each snapshot: at most "
                      f"{replica['lag_s_max']:,} s (at {replica['lag_s_max_at_s']:.1f} s), "
                      f"{replica['lag_s_last']:,} s at the end")
-    phases = replica["phases"]
-    lines.append("  phases:")
-    return lines + phase_lines(phases)
+    return lines  # its phases lead the verdict (verdict_view.py)
 
 
 # --- the finding -----------------------------------------------------------------------
