@@ -5,7 +5,8 @@ went, and cuts the recording into phases, each with a verdict: the part of the a
 time that names it (replica_time.named_part: the largest waiting part from a tenth of the
 time, else the largest; cpu-bound, latch-bound, row-lock-bound, io-bound, commit-order-bound,
 off-cpu), or idle (no applier time), unwatched (no applier time while the cost governor had
-its probes detached: nothing is known) and unsplit (busy, but no event watched whole).
+its probes detached: nothing is known; or its probes attached less than WATCHED_ENOUGH of
+it: what was counted is said, no cause) and unsplit (busy, but no event watched whole).
 
 Each interval gets a verdict from its own counters; a run shorter than MIN_PHASE intervals
 then joins its longer neighbour (phases.debounce), and a busy phase is named again by the
@@ -32,11 +33,12 @@ from .cost import coverage, group_of
 from .interval_columns import Columns
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
-from .replica_time import (BOUND, BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNWATCHED, applier_deltas,
-                           applier_totals, seen_throughout, time_split, verdict_of)
+from .replica_time import (BOUND, BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
+                           WATCHED_ENOUGH, applier_deltas, applier_totals, seen_throughout, time_split, verdict_of)
 from .report_tables import counter_names, interval_lengths
 from .timeline import per_interval
 from .wording.replica import phase_detail
+from .wording.replica_lag import lag_rise
 from .work_latches import heaviest, owned_between, work_latches
 
 # The replica's own lag (Seconds_Behind_Master/Source), read over SQL each interval
@@ -80,9 +82,13 @@ def span_totals(c: Columns, a: int, b: int) -> dict[str, int]:
 
 
 def interval_verdicts(table: pd.DataFrame) -> list[str]:
-    """Each interval's verdict from its own counters."""
-    return [verdict_of(row[BUSY], time_split(row), row["seen"])
-            for row in table[[*COUNTERS, "seen"]].to_dict("records")]
+    """Each interval's verdict from its own counters; a busy one whose probes were attached
+    less than WATCHED_ENOUGH of it is unwatched, so that the watched stretches of a sampled
+    recording stand apart from the rest."""
+    verdicts = [verdict_of(row[BUSY], time_split(row), row["seen"])
+                for row in table[[*COUNTERS, "seen"]].to_dict("records")]
+    return [UNWATCHED if v not in (IDLE, UNWATCHED) and attached < WATCHED_ENOUGH else v
+            for v, attached in zip(verdicts, table["attached"].tolist())]
 
 
 # --- phases ----------------------------------------------------------------------------
@@ -99,6 +105,22 @@ def named_by_split(verdicts: list[str], c: Columns, threads: int) -> list[str]:
         if v in (IDLE, UNWATCHED) and quiet:
             continue
         out[a:b + 1] = [verdict_of(totals[BUSY], time_split(totals), 1.0)] * (b - a + 1)
+    return out
+
+
+def watched_enough(verdicts: list[str], c: Columns, sampled: bool) -> list[str]:
+    """A busy run keeps a cause only where it was watched: its probes attached
+    WATCHED_ENOUGH of it, else it is unwatched (at the default budget a busy applier's
+    group may be attached a few percent of the time: the part of a few milliseconds
+    watched is no cause); one with no event watched whole is unsplit."""
+    out = list(verdicts)
+    for v, a, b in runs(verdicts):
+        if v not in (*BOUND.values(), UNSPLIT):
+            continue
+        length = float(c.total("length_s", a, b))
+        attached = float(c.total("attached_s", a, b)) / length if sampled and length else 1.0
+        if attached < WATCHED_ENOUGH:
+            out[a:b + 1] = [UNWATCHED] * (b - a + 1)
     return out
 
 
@@ -147,6 +169,7 @@ def phases(table: pd.DataFrame, threads: int, sampled: bool,
         return []
     c = Columns(table)
     smooth = named_by_split(debounce(interval_verdicts(table), [False] * len(table), MIN_PHASE), c, threads)
+    smooth = watched_enough(smooth, c, sampled)
     found = []
     for v, a, b in runs(smooth):
         f = span_figures(c, a, b, threads, sampled)
@@ -173,14 +196,18 @@ def as_ms(split: dict | None) -> dict:
 
 
 def lag(rec: Recording) -> dict:
-    """{lag_s_max, lag_s_max_at_s, lag_s_last, lag_note}: the replica's lag as it reported
-    it at each snapshot; the figures None, and the note why, where it was not read."""
+    """{lag_s_max, lag_s_max_at_s, lag_s_last, lag_note, lag_rise}: the replica's lag as it
+    reported it at each snapshot, and its largest rise (wording.replica_lag.lag_rise); the
+    figures None, and the note why, where it was not read."""
     rows = rec.counters[rec.counters["name"] == LAG]
     if rows.empty:
-        return {"lag_s_max": None, "lag_s_max_at_s": None, "lag_s_last": None, "lag_note": LAG_NOTE}
+        return {"lag_s_max": None, "lag_s_max_at_s": None, "lag_s_last": None, "lag_note": LAG_NOTE,
+                "lag_rise": None}
     peak = rows.loc[rows["value"].idxmax()]
+    readings = sorted(zip(rows["t_s"].astype(float), rows["value"].astype(float)))
     return {"lag_s_max": int(peak["value"]), "lag_s_max_at_s": round(float(peak["t_s"]), 3),
-            "lag_s_last": int(rows.loc[rows["t_s"].idxmax(), "value"]), "lag_note": None}
+            "lag_s_last": int(rows.loc[rows["t_s"].idxmax(), "value"]), "lag_note": None,
+            "lag_rise": lag_rise(readings)}
 
 
 def replica_summary(rec: Recording) -> dict | None:

@@ -23,10 +23,11 @@ import pandas as pd
 
 from innostall.format.writer_tables import APPLIER_ROLE
 
-from . import verdict_check as vc  # a module import: verdict_check imports this one in turn
+from . import check_numbers as vc
 from .cost import EXACT
-from .replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, VERDICTS, WAITS,
-                           WATCHED_WHOLE, applier_deltas, applier_totals, seen_throughout)
+from .replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
+                           VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE, applier_deltas, applier_totals,
+                           seen_throughout)
 from .wording.phase_list import shown_phases
 from .wording.replica import FINDING_SHARE, SHOWN_SHARE
 
@@ -191,9 +192,15 @@ def reason_problems(verdict: str, real: dict) -> list[str]:
     """A verdict with nothing in its intervals to stand on."""
     split, pairs = real["split_s"], list(zip(real["idle_rows"], real["attached_rows"]))
     quiet = real["busy_share"] < QUIET_SHARE + MARGIN  # else it is named by its split
+    # attached less than WATCHED_ENOUGH of it: nothing may name a cause (within the margin)
+    unwatched = real["attached_share"] is not None and real["attached_share"] < WATCHED_ENOUGH + MARGIN
     reasons = {"idle": quiet and any(idle and seen >= WATCHED_WHOLE for idle, seen in pairs),
-               "unwatched": quiet and any(idle and seen < WATCHED_WHOLE for idle, seen in pairs),
+               "unwatched": (quiet and any(idle and seen < WATCHED_WHOLE for idle, seen in pairs))
+               or (unwatched and real["busy_s"] > 0),
                "unsplit": real["busy_s"] > 0 and not split}
+    if verdict in BOUND.values() and real["attached_share"] is not None \
+            and real["attached_share"] < WATCHED_ENOUGH - MARGIN:
+        return [f"names a cause, yet its probes were attached {real['attached_share']:.0%} of it"]
     watched = sum(split.values()) if split else 0.0
     cause = max((split[w] for w in WAITS), default=0.0) if split else 0.0
     # a tenth of the time someone in its way (within the margin either side of the line)
@@ -234,6 +241,11 @@ def claims(real: dict, named: set[str]) -> list[tuple]:
         (rf"({n})% (?:of it )?({DOING_WORDS}) \({d}\)", part_holds),
         (r"its time was not split \(no event was watched whole\)",
          lambda g: real["busy_s"] > 0 and not real["split_s"]),
+        (rf"counted busy {d}", lambda g: lasted(g[0], g[1], real["busy_s"])),
+        (r"no event was watched whole: where its time went is not known",
+         lambda g: real["busy_s"] > 0 and not real["split_s"]),
+        (r"too little watched to say what held it back",
+         lambda g: real["attached_share"] is not None and real["attached_share"] < WATCHED_ENOUGH + MARGIN),
         (rf"; the latch it waited on most: (.+?) \({d}\)(?=;|$)",
          lambda g: heaviest(real["latch_s"], g[0]) and lasted(g[1], g[2], real["latch_s"][g[0]])),
         (rf"its probes were attached ({n})% of the phase",
@@ -254,6 +266,9 @@ def sentence_problems(p: dict, real: dict) -> list[str]:
                 found.append(f"says '{match.group(0)}': its intervals say otherwise")
         text = re.sub(pattern, "·", text)
     found += [f"says {x} that no claim accounts for, in '{text}'" for x in re.findall(vc.NUMBER, text)]
+    if p["verdict"] in (UNWATCHED, UNSPLIT):  # not watched: what was counted, no share, no cause
+        return found + [f"gives a share of a phase not watched: '{m}'"
+                        for m in re.findall(rf"{vc.NUMBER}% (?!of the phase)", p["detail"])]
     if (p["verdict"] == BOUND["latch"] and real["latch_s"].sum() > 0) != ("the latch it waited on most" in p["detail"]):
         found.append("names the latch it waited on most only, and always, where it is latch-bound and one was tabled")
     shares = real["shares"] or {}
@@ -305,8 +320,62 @@ def latch_words_hold(rec, g) -> bool:
                                                     holders.loc[holders["name"] == name, "role"]))
 
 
+LAG = "server.replica_lag_s"  # the replica's own reading of its lag, at each snapshot
+LAG_GREW_MIN_S = 2  # a rise of the lag smaller than this is a replica keeping up
+
+
+def lag_readings(rec) -> pd.Series:
+    rows = rec.counters[rec.counters["name"] == LAG]
+    return rows.groupby("t_s")["value"].last().sort_index()
+
+
+def own_rise(rec) -> tuple | None:
+    """(low, its time, peak, its time): the lag's rise to its first peak from the last
+    lowest reading before it; None when it rose less than LAG_GREW_MIN_S."""
+    lag = lag_readings(rec)
+    if lag.empty:
+        return None
+    peak_t = lag.idxmax()
+    before = lag[:peak_t]
+    low_t = before[before == before.min()].index[-1]
+    return None if lag[peak_t] - lag[low_t] < LAG_GREW_MIN_S else (lag[low_t], low_t, lag[peak_t], peak_t)
+
+
+def span_list(text: str | None) -> list[tuple[float, float]]:
+    return [] if not text else [tuple(float(x) for x in part.removesuffix(" s").split("–"))
+                                for part in text.split(", ")]
+
+
+def lag_finding_holds(rec, told: dict, g: tuple) -> bool:
+    """The lag's rise as the replica read it; the phases it names, each overlapping that
+    rise, watched ones with their split and unwatched ones with theirs; the largest part of
+    the watched ones' time, summed from their intervals' counters."""
+    rise, replica = own_rise(rec), told.get("replica") or {}
+    if rise is None or not all(vc.said(x, real) for x, real in zip(g[:4], rise)):
+        return False
+    phases = replica.get("phases", [])
+
+    def phase_of(span: tuple[float, float]) -> dict | None:
+        found = [p for p in phases if vc.said(f"{span[0]:.1f}", p["from_s"]) and vc.said(f"{span[1]:.1f}", p["to_s"])]
+        inside = found and found[0]["from_s"] < rise[3] and found[0]["to_s"] > rise[1]
+        return found[0] if inside else None
+    watched, unwatched = [phase_of(s) for s in span_list(g[4])], [phase_of(s) for s in span_list(g[9])]
+    if None in watched or None in unwatched or any(p["verdict"] not in BOUND.values() for p in watched) \
+            or any(p["verdict"] not in (UNWATCHED, UNSPLIT) for p in unwatched):
+        return False
+    if not watched:
+        return g[5] is None
+    table, threads, sampled = counts(rec), applier_threads(rec), attached_name(rec)
+    work = rec.work_latches[rec.work_latches["owner"] == APPLIER_ROLE]
+    parts = {part: sum(truth(table, p["from_s"], p["to_s"], threads, sampled, work)["split_s"][part]
+                       for p in watched) for part in PARTS}
+    part = PART_OF[g[5]]
+    return parts[part] >= max(parts.values()) * (1 - MARGIN) and lasted(g[6], g[7], parts[part]) \
+        and lasted(g[8][0], g[8][1], sum(parts.values()))
+
+
 def finding_claims(rec, told: dict) -> list[tuple]:
-    """The replica finding's (pattern, test) for verdict_check.finding_problems."""
+    """The replica findings' (pattern, test) for verdict_check.finding_problems."""
     n, d = vc.NUMBER, DURATION.format(N=vc.NUMBER)
     split, busy = whole_split(rec), applier_totals(rec)["applier_ns"] / 1e9
     waits = "|".join(re.escape(DOING[p]) for p in (*WAITS, "redo"))
@@ -315,28 +384,41 @@ def finding_claims(rec, told: dict) -> list[tuple]:
         part, watched = PART_OF[g[1]], sum(split.values()) if split else 0.0
         partial = g[4] is not None
         largest = bool(split) and (part == "redo" or split[part] == max(split[w] for w in WAITS)) \
-            and split[part] / watched >= FINDING_SHARE - MARGIN
+            and split[part] / watched >= FINDING_SHARE - MARGIN \
+            and (told.get("replica") or {}).get("applier", {}).get("coverage", 1.0) >= WATCHED_ENOUGH
         return bool(split) and rec.probe_attached("applier_event") and (largest or named_a_phase(told, part)) \
             and vc.said(g[0], 100 * split[part] / watched) \
             and lasted(g[2], g[3], split[part]) and partial == (watched < busy) \
             and (not partial or lasted(g[4], g[5], watched)) and lasted(g[6], g[7], busy) \
             and vc.said(g[8], applier_totals(rec)["applier_events"]) \
             and (g[9] is None or part == "latch" and latch_words_hold(rec, g[9:]))
-    return [(rf"^The replica's applier spent ({n})% of its time ({waits}) \({d} of (?:the {d} watched whole, of )?"
+    spans = rf"{n}–{n} s(?:, {n}–{n} s)*"
+    lag = (rf"^The replica fell behind: its lag grew from ({n}) s at ({n}) s to ({n}) s at ({n}) s\."
+           rf"(?: Of the applier's time watched whole in that span \(({spans})\), the largest part was "
+           rf"({DOING_WORDS}) \({d} of ({n}) (s|ms|µs)\))?(?:;? ({spans}) (?:was|were) too little watched to say "
+           rf"what held it back)?\.?$")
+    return [(lag, lambda g: lag_finding_holds(rec, told, (*g[:8], (g[8], g[9]), g[10]))),
+            (rf"^The replica's applier spent ({n})% of its time ({waits}) \({d} of (?:the {d} watched whole, of )?"
              rf"{d} busy, in ({n}) events\): .*?(?: The latch it waited on longest: (.+) \(([\d,.]+) ms of the "
              rf"([\d,.]+) ms it waited on latches(?:, released most by (.+))?\)\.)?$", holds)]
 
 
 def missing_finding(rec, told: dict) -> list[str]:
-    """A waiting part that took FINDING_SHARE of the watched time, or named a phase, with no
-    finding saying it."""
+    """A rise of the lag, or a waiting part that took FINDING_SHARE of the watched time of a
+    recording watched WATCHED_ENOUGH of it or named a phase, with no finding saying it."""
+    rise = own_rise(rec) if told.get("replica") else None
+    lag_said = any(f.startswith("The replica fell behind: its lag grew") for f in told["findings"])
+    found = [] if (rise is not None) == lag_said else [
+        f"the replica's lag rose {rise[2] - rise[0]:.0f} s and no finding says so" if rise
+        else "a finding says the replica's lag grew, yet it did not rise"]
     split = whole_split(rec)
     if not told.get("replica") or not split or not sum(split.values()):
-        return []
+        return found
     watched = sum(split.values())
     part = max(WAITS, key=lambda w: split[w])
-    wanted = [p for p in (part, "redo") if split[p] / watched >= FINDING_SHARE + MARGIN] \
+    watched_enough = told["replica"]["applier"]["coverage"] >= WATCHED_ENOUGH
+    wanted = [p for p in (part, "redo") if watched_enough and split[p] / watched >= FINDING_SHARE + MARGIN] \
         + [p for p in (*WAITS, "redo") if named_a_phase(told, p)]
     said = [f for f in told["findings"] if f.startswith("The replica's applier spent")]
-    return [f"the applier spent {split[p] / watched:.0%} of its watched time {DOING[p]}, and no finding "
-            f"says so" for p in dict.fromkeys(wanted) if not any(DOING[p] in f.split(" (")[0] for f in said)]
+    return found + [f"the applier spent {split[p] / watched:.0%} of its watched time {DOING[p]}, and no finding "
+                    f"says so" for p in dict.fromkeys(wanted) if not any(DOING[p] in f.split(" (")[0] for f in said)]

@@ -50,6 +50,9 @@ DOING = {"on_cpu": "on CPU", "latch": "waiting on latches", "row_lock": "waiting
 IDLE, UNWATCHED, UNSPLIT = "idle", "unwatched", "unsplit"
 VERDICTS = (*BOUND.values(), IDLE, UNWATCHED, UNSPLIT)
 SATURATED = 0.9  # busy this share of the appliers' time: they cannot apply faster
+# A phase whose probes were attached less than this share of it was not watched: what was
+# counted is said, and no cause (a part of a few milliseconds watched is no story)
+WATCHED_ENOUGH = 0.5
 # An idle (or unwatched) phase that took in busy intervals stays so while its appliers were
 # busy less than this share of their time; busier, it is named by its split: a phase
 # called idle must not have kept them busy half the time.
@@ -112,7 +115,11 @@ def applier_deltas(rec) -> pd.DataFrame:
     table = per_interval(rec, [*COUNTERS, *OPEN.values()]).reindex(ends, fill_value=0)
     before = rec.gauges_before  # a window's: the level at its start
     for name, gauge in OPEN.items():
-        table[name] = table[name] + table[gauge] - table[gauge].shift(1, fill_value=before.get(gauge, 0))
+        grown = table[name] + table[gauge] - table[gauge].shift(1, fill_value=before.get(gauge, 0))
+        # An event in progress whose probes were detached before it ended leaves the gauge
+        # and never reaches the counter: its time so far drops out, and the interval's delta
+        # would go below 0 (busy -62767 µs of 3.0 s). What was seen of that interval is 0.
+        table[name] = grown.clip(lower=0)
     return table[list(COUNTERS)]
 
 

@@ -16,7 +16,9 @@ What it checks, on `report --json`'s summary and the per-interval table (purge.p
 - the findings' figures against the tables they come from, and the block they name as the
   latch table names it;
 - the text and the HTML report carrying the very sentences JSON has;
-- the replica section, its phases and its finding (replica_check.py).
+- the replica section, its phases and its finding (replica_check.py);
+- no duration, share or rate below 0 or above its whole, in JSON, text or HTML
+  (figure_bounds_check.py).
 It recomputes what it checks on its own rather than calling the words' code, so a rule or a
 sentence drifting from the table is caught, not repeated."""
 from __future__ import annotations
@@ -28,7 +30,8 @@ import re
 import pandas as pd
 from markupsafe import escape
 
-from . import estimates, replica_check  # a module import: replica_check reads numbers with this one's said()
+from . import estimates, figure_bounds_check, replica_check
+from .check_numbers import NUMBER, TOLERANCE, said, same, shown
 from .cost import coverage
 from .html import render_html
 from .wording.phases import EVENTS_SHOWN, view_words
@@ -45,8 +48,6 @@ from .timeline import per_interval
 
 __all__ = ["check"]
 
-TOLERANCE = 2e-3  # seconds: times are kept to the millisecond
-NUMBER = r"[+-]?\d[\d,]*(?:\.\d+)?"
 EVENT = re.compile(rf"^at ({NUMBER})–({NUMBER}) s (.*)$")
 LEVEL_WORDS = rf"no history\b|history at most|history (?:peaking at )?about|with {NUMBER} transactions of history"
 
@@ -75,9 +76,9 @@ def check(recording_dir: str) -> list[str]:
         problems += [f"{where}: {x}" for x in phase_problems(p, table)
                      + level_problems(rows_in(table, p["from_s"], p["to_s"]), state)]
     problems += finding_problems(told, rec) + replica_check.missing_finding(rec, told)
-    text = render_text(rec)
-    problems += replica_check.problems(rec, told, text)
-    return problems + view_problems(told, text, render_html(rec))
+    text, html = render_text(rec), render_html(rec)
+    problems += replica_check.problems(rec, told, text) + figure_bounds_check.problems(told, text, html)
+    return problems + view_problems(told, text, html)
 
 
 # --- the tables, recomputed over a span ------------------------------------------------
@@ -228,37 +229,7 @@ def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]
     return problems
 
 
-def shown(value):
-    """A figure as JSON would have it, for a message."""
-    if isinstance(value, dict):
-        return {k: shown(v) for k, v in value.items()}
-    if value is None or isinstance(value, str):
-        return value
-    value = float(value)
-    return None if math.isnan(value) else int(value) if value.is_integer() else round(value, 3)
-
-
-def same(told, real) -> bool:
-    if told is None or real is None or (isinstance(real, float) and math.isnan(real)):
-        return (told is None) == (real is None or (isinstance(real, float) and math.isnan(real)))
-    if isinstance(real, str) or isinstance(told, str):
-        return told == real
-    return abs(float(told) - float(real)) <= max(TOLERANCE, 1e-6 * abs(float(real)))
-
-
 # --- the sentences ---------------------------------------------------------------------
-
-def said(text: str, real) -> bool:
-    """Whether a number as printed is the true one, to the precision it was printed at.
-    The words print figures kept to three decimals, so a rate of -26.5004/s, kept as -26.5,
-    reads '-26' (rounding half to even): that half-thousandth is allowed for too."""
-    if real is None or (isinstance(real, float) and math.isnan(real)):
-        return False
-    decimals = len(text.split(".")[1]) if "." in text else 0
-    kept = 0.5e-3 if decimals < 3 else 0.0
-    return (abs(float(text.replace(",", "")) - float(real))
-            <= 0.5 * 10 ** -decimals + kept + 1e-6 * abs(float(real)))
-
 
 def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> list[tuple]:
     """(pattern, test of its match) for every claim a verdict sentence makes."""

@@ -62,3 +62,10 @@ def shorten(text: str, width: int) -> str:
 def kept(head: str) -> str:
     """The part of a name kept, marked as cut; an arrow left dangling at its end goes."""
     return head.rstrip().removesuffix(ARROW.rstrip()).rstrip() + ELLIPSIS
+
+
+def duration(s: float) -> str:
+    """A span of time at a precision that says something: '1.9 s', '23 ms', '40 µs'."""
+    if s >= 1 or s == 0:
+        return seconds(s)
+    return f"{s * 1e3:.0f} ms" if s >= 1e-3 else f"{s * 1e6:.0f} µs"

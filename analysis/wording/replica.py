@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from ..cost import EXACT, sampled_note
 from ..recording import Recording
-from ..replica_time import BOUND, DOING, PARTS, WAITS, applier_totals, time_split, waiting_part
-from .numbers import count, seconds
+from ..replica_time import (BOUND, DOING, PARTS, UNSPLIT, UNWATCHED, WAITS, WATCHED_ENOUGH, applier_totals, time_split,
+                            waiting_part)
+from .numbers import count, duration
+from .replica_lag import lag_finding
 from .work_latches import heaviest_latch_words, work_latch_lines
 
 SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
@@ -36,13 +38,6 @@ WHY = {
                     "them to commit first (the source's commit order); a slow transaction ahead holds the "
                     "others back, so more workers would not apply faster.",
 }
-
-
-def duration(s: float) -> str:
-    """A span of time at a precision that says something: '1.9 s', '23 ms', '40 µs'."""
-    if s >= 1 or s == 0:
-        return seconds(s)
-    return f"{s * 1e3:.0f} ms" if s >= 1e-3 else f"{s * 1e6:.0f} µs"
 
 
 def rate(per_s: float) -> str:
@@ -109,11 +104,24 @@ def latch_words(f: dict) -> str:
     return f"; the latch it waited on most: {latch['name']} ({duration(latch['wait_s'])})" if latch else ""
 
 
+def counted_words(f: dict) -> str:
+    """'the applier applied 666 events (83.2/s), counted busy 511 ms': what was counted of a
+    phase too little watched to say more (no share of it, no cause)."""
+    return f"{who(f)} applied {count(f['events'])} events ({rate(f['events_per_s'])}), counted busy {duration(f['busy_s'])}"
+
+
 def phase_detail(verdict: str, f: dict) -> str:
     """A phase's line after its times: its verdict, then what the applier did and where its
-    time went."""
+    time went; for a phase not watched enough to say (unwatched, unsplit), only what was
+    counted and that it was not watched."""
+    busy = f["events"] or f["busy_s"]
+    if verdict == UNWATCHED and busy:
+        return f"{verdict}: {counted_words(f)}{attached_words(f)}: too little watched to say what held it back"
+    if verdict == UNSPLIT:
+        return (f"{verdict}: {counted_words(f)}; no event was watched whole: where its time went is not known"
+                f"{attached_words(f)}")
     none = ("no event seen (its probes were detached at times: an event begun then, a stall, may have gone on "
-            "unseen)" if verdict == "unwatched" else "no event applied")
+            "unseen)" if verdict == UNWATCHED else "no event applied")
     return f"{verdict}: {work_words(f, none)}{split_words(f, verdict)}{latch_words(f)}{attached_words(f)}"
 
 
@@ -166,25 +174,27 @@ def replica_lines(rec: Recording, told: dict) -> list[str]:
 
 # --- the finding -----------------------------------------------------------------------
 
-def finding_parts(split: dict | None, phases: list[dict]) -> list[str]:
+def finding_parts(split: dict | None, phases: list[dict], coverage: float = 1.0) -> list[str]:
     """The parts a finding explains: the largest waiting part, and the redo log's waits,
-    each when it took FINDING_SHARE of the watched time, and each that named a phase."""
-    found = waiting_part(split)
+    each when it took FINDING_SHARE of the watched time of a recording whose probes were
+    attached WATCHED_ENOUGH of it (else a share of the few milliseconds watched is no
+    story), and each that named a phase (which was watched enough to be named)."""
+    found = waiting_part(split) if coverage >= WATCHED_ENOUGH else None
     parts = [found[0]] if found and found[1] >= FINDING_SHARE else []
-    if split and sum(split.values()) and split["redo"] / sum(split.values()) >= FINDING_SHARE:
+    if found and split["redo"] / sum(split.values()) >= FINDING_SHARE:
         parts.append("redo")
     return parts + [p for p in (*WAITS, "redo") if p not in parts and any(ph["verdict"] == BOUND[p] for ph in phases)]
 
 
 def replica_findings(rec: Recording, told: dict) -> list[str]:
-    """What the applier waited for (finding_parts): from the counters, not the summary's
-    rounded milliseconds."""
+    """The lag and where it grew (replica_lag.py), then what the applier waited for
+    (finding_parts): from the counters, not the summary's rounded milliseconds."""
     if not told.get("replica"):
         return []
     totals = applier_totals(rec)
     split = time_split(totals)
-    out = []
-    for part in finding_parts(split, told["replica"]["phases"]):
+    out = lag_finding(told["replica"])  # what happened first: the lag, and where it grew
+    for part in finding_parts(split, told["replica"]["phases"], told["replica"]["applier"]["coverage"]):
         watched, busy = sum(split.values()) / 1e9, totals["applier_ns"] / 1e9
         of = (f"of {duration(busy)} busy" if watched >= busy
               else f"of the {duration(watched)} watched whole, of {duration(busy)} busy")

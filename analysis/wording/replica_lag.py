@@ -1,0 +1,67 @@
+"""The replica's finding told from what happened: its lag, as the replica reported it, and
+where it grew; then, of the phases in that span, the largest part of the applier's time
+in the ones that were watched, and which were too little watched to say. A part's share
+of a few milliseconds watched is no story, so the finding starts from the lag, which the
+server itself read at every snapshot.
+
+The figures (lag_rise) are the summary's (replica.replica_summary: `lag_rise`), the words
+are made from them and the phases alone; replica_check.py re-derives both."""
+from __future__ import annotations
+
+from ..replica_time import BOUND, DOING, PARTS
+from .numbers import count, duration
+
+LAG_GREW_MIN_S = 2  # seconds of lag: a rise smaller than this is a replica keeping up
+
+
+def lag_rise(readings: list[tuple[float, float]]) -> dict | None:
+    """The largest rise of the lag to its peak: {from, from_s, to, to_s}, from the last
+    lowest reading before the first peak; None when it never grew LAG_GREW_MIN_S."""
+    if not readings:
+        return None
+    peak_at = max(range(len(readings)), key=lambda i: (readings[i][1], -i))
+    before = readings[:peak_at + 1]
+    low_at = min(range(len(before)), key=lambda i: (before[i][1], -i))
+    (from_s, low), (to_s, high) = readings[low_at], readings[peak_at]
+    if high - low < LAG_GREW_MIN_S:
+        return None
+    return {"from": int(low), "from_s": round(from_s, 3), "to": int(high), "to_s": round(to_s, 3)}
+
+
+def overlapping(phases: list[dict], from_s: float, to_s: float) -> list[dict]:
+    return [p for p in phases if p["from_s"] < to_s and p["to_s"] > from_s]
+
+
+def watched_split(phases: list[dict]) -> dict[str, float] | None:
+    """The watched parts' seconds summed over the phases named by a part (watched enough)."""
+    named = [p for p in phases if p["verdict"] in BOUND.values() and p["figures"]["split_s"]]
+    if not named:
+        return None
+    return {part: sum(p["figures"]["split_s"][part] for p in named) for part in PARTS}
+
+
+def spans(phases: list[dict]) -> str:
+    return ", ".join(f"{p['from_s']:.1f}–{p['to_s']:.1f} s" for p in phases)
+
+
+def lag_finding(replica: dict) -> list[str]:
+    """'The replica fell behind: its lag grew from 0 s at 3.0 s to 23 s at 30.0 s. Of the
+    applier's time watched whole in that span (0.0–11.0 s), the largest part was waiting on
+    row locks (6.0 s of 6.4 s); 11.0–30.0 s was too little watched to say.'"""
+    rise = replica.get("lag_rise")
+    if not rise:
+        return []
+    phases = overlapping(replica["phases"], rise["from_s"], rise["to_s"])
+    split = watched_split(phases)
+    text = (f"The replica fell behind: its lag grew from {count(rise['from'])} s at {rise['from_s']:.1f} s to "
+            f"{count(rise['to'])} s at {rise['to_s']:.1f} s.")
+    named = [p for p in phases if p["verdict"] in BOUND.values() and p["figures"]["split_s"]]
+    if split and sum(split.values()):
+        part = max(PARTS, key=lambda p: split[p])
+        text += (f" Of the applier's time watched whole in that span ({spans(named)}), the largest part was "
+                 f"{DOING[part]} ({duration(split[part])} of {duration(sum(split.values()))})")
+    unwatched = [p for p in phases if p["verdict"] in ("unwatched", "unsplit")]
+    if unwatched:
+        text += ("; " if split else " ") + f"{spans(unwatched)} {'was' if len(unwatched) == 1 else 'were'} " \
+                "too little watched to say what held it back"
+    return [text + ("." if split or unwatched else "")]

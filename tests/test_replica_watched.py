@@ -1,0 +1,97 @@
+"""A replica's phases say a cause only for time that was watched, and the replica's story
+starts from what happened: its lag. At the default budget a busy applier's probes may be
+attached a few percent of the time: a phase attached less than half of it says what was
+counted and that it was not watched, with no cause and no share; no figure is ever below 0
+or above its whole (figure_bounds_check.py, in verdict_check.check); the finding starts
+from the lag the replica reported and where it grew."""
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import REPO
+from innostall.analysis import figure_bounds_check, recording, replica_time, summary, verdict_check
+from innostall.analysis.replica_time import BOUND, WATCHED_ENOUGH
+from innostall.analysis.wording import replica as replica_words
+from test_replica_report import APPLIER_PROBES, IDLE, S, SQL_THREAD, applied, with_open_event
+
+import recordings
+from recordings import purge_journal
+
+# MariaDB 11.4.5 replica at the default budget (1%), recorded 30 s: 4 threads updating on
+# the primary while a session on the replica held sbtest1's rows from 4 s to 10 s; the lag
+# the replica reported rose from 0 to 23 s
+SAMPLED = REPO / "tests" / "data" / "replica-row-lock-sampled"
+
+
+def test_a_phase_watched_less_than_half_names_no_cause_and_gives_no_share():
+    told = summary.summary(recording.load(str(SAMPLED)))["replica"]
+    for p in told["phases"]:
+        attached = p["figures"]["attached_share"]
+        if attached is not None and attached < WATCHED_ENOUGH and p["figures"]["busy_s"]:
+            assert p["verdict"] == "unwatched", p["detail"]
+            assert "too little watched to say what held it back" in p["detail"]
+            assert not re.search(r"\d% (?!of the phase)", p["detail"]), p["detail"]  # no share but the attachment
+        if p["verdict"] in BOUND.values():
+            assert attached is None or attached >= WATCHED_ENOUGH
+    assert {p["verdict"] for p in told["phases"]} >= {"row-lock-bound", "unwatched"}
+
+
+def test_the_finding_starts_from_the_lag_and_where_it_grew():
+    rec = recording.load(str(SAMPLED))
+    told = summary.summary(rec)
+    lag = rec.counters[rec.counters["name"] == "server.replica_lag_s"].set_index("t_s")["value"]
+    first = told["findings"].index(next(f for f in told["findings"] if f.startswith("The replica")))
+    leading = told["findings"][first]
+    assert leading.startswith(f"The replica fell behind: its lag grew from {lag.min():.0f} s at ")
+    assert f"to {lag.max():.0f} s at {lag.idxmax():.1f} s." in leading
+    assert "the largest part was waiting on row locks" in leading  # the watched part of the stall
+    assert "too little watched to say what held it back" in leading
+    assert verdict_check.check(str(SAMPLED)) == []
+
+
+def test_the_checker_catches_a_lag_finding_the_counters_deny(monkeypatch):
+    from innostall.analysis.wording import replica_lag
+    real = replica_lag.lag_finding
+    monkeypatch.setattr(replica_words, "lag_finding",
+                        lambda replica: [f.replace("the largest part was waiting on row locks",
+                                                   "the largest part was on CPU") for f in real(replica)])
+    assert any("The replica fell behind" in p and "its tables say otherwise" in p
+               for p in verdict_check.check(str(SAMPLED)))
+
+
+def test_a_lag_that_rose_with_no_finding_is_caught(monkeypatch):
+    monkeypatch.setattr(replica_words, "lag_finding", lambda replica: [])
+    assert any("lag rose" in p and "no finding says so" in p for p in verdict_check.check(str(SAMPLED)))
+
+
+def test_an_event_whose_probes_were_detached_leaves_no_negative_time(tmp_path):
+    """An event in progress at the 4th snapshot (1.5 s so far) whose probes were detached
+    before it ended: its gauge falls to 0 and no counter takes it. The interval's time is
+    0, never -1.5 s, and the phase that holds it is not watched enough to name a cause."""
+    steps = [{**applied(20, cpu=0.5), "governor.attached_ns.applier": S}] * 3
+    steps += [{**IDLE, "governor.attached_ns.applier": S // 2}]
+    steps += [{**IDLE, "governor.attached_ns.applier": S // 20}] * 4
+    records = with_open_event(purge_journal(steps), {4: 1.5})
+    records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"], "appliers": SQL_THREAD})
+    directory = recordings.write(tmp_path / "rec", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
+    rec = recording.load(str(directory))
+    assert (replica_time.applier_deltas(rec) >= 0).all().all()
+    told = json.loads(json.dumps(summary.summary(rec)))
+    assert all(p["figures"]["busy_s"] >= 0 for p in told["replica"]["phases"])
+    assert verdict_check.check(str(directory)) == []
+
+
+def test_the_bounds_checker_catches_the_figures_a_user_met():
+    """The issue's words, and a JSON figure below 0 and a share above its whole."""
+    said = ("4.0 – 7.0 s  unsplit: the applier applied 12 events (4.0/s), busy -62767 µs of 3.0 s (-2%)"
+            "; 16.0 – 29.2 s  cpu-bound: busy 1.2 s of 13.2 s (130%)")
+    found = figure_bounds_check.words_problems(said, "the text report")
+    assert [p.split("'")[1] for p in found] == ["-62767 µs", "-2%", "130%"]
+    told = {"purge": {"phases": []}, "replica": {"phases": [{"figures": {
+        "busy_s": -0.06, "capacity_s": 3.0, "busy_share": -0.02, "shares": {"on_cpu": 1.5}}}]}}
+    found = figure_bounds_check.json_problems(told)
+    assert any("busy_s is -0.06, below 0" in p for p in found)
+    assert any("shares.on_cpu is 1.5, above its whole" in p for p in found)
+    # a move of the history is signed by nature: not a figure out of bounds
+    assert figure_bounds_check.words_problems("history 46,464 → 4 over 2.0 s (-23,240/s)", "text") == []
