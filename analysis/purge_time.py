@@ -78,8 +78,29 @@ def bound_text(part: str, share: float) -> str:
     return f"{name} ({100 * share:.0f}% of batch time {doing})"
 
 
+# The sleep tracepoint watched this share of purge's time at least, or no bound is named:
+# the largest part of a few milliseconds watched is no cause
+WATCHED_ENOUGH = 0.5
+
+
+def split_watched(rows) -> float | None:
+    """The share of purge's time (its batches' and workers') that the sleep tracepoint
+    watched whole over some intervals; None where it was not sampled (every span split)
+    or no time was spent."""
+    if "purge_batch_split_ns" not in rows:
+        return None
+    spent = total(rows, "purge_batch_ns") + total(rows, "purge_worker_ns")
+    watched = total(rows, "purge_batch_split_ns") + (
+        total(rows, "purge_worker_split_ns") if "purge_worker_split_ns" in rows else 0)
+    return min(1.0, watched / spent) if spent else None
+
+
 def rows_bound(rows: pd.DataFrame) -> tuple[str, float] | None:
-    """The bound of purge as a whole (coordinator and workers) over some intervals."""
+    """The bound of purge as a whole (coordinator and workers) over some intervals; None
+    where the sleep tracepoint watched less than WATCHED_ENOUGH of its time."""
+    watched = split_watched(rows)
+    if watched is not None and watched < WATCHED_ENOUGH:
+        return None
     return bound(purge_split(coordinator_split(rows), worker_split(rows)))
 
 

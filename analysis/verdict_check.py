@@ -38,7 +38,7 @@ from .wording.phases import EVENTS_SHOWN, view_words
 from .phases import PINNED_SHARE, VERDICTS
 from .pinning import BACKLOG_MIN
 from .purge import purge_table
-from .purge_time import rows_bound
+from .purge_time import WATCHED_ENOUGH, rows_bound, split_watched
 from .recording import load
 from .summary import summary
 from .wording.findings import HOT_SPOT_WAITS, WRITE_BOUND_SHARE
@@ -149,7 +149,8 @@ def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
         "levels": {"median": known.median(), "min": known.min(), "max": known.max()} if len(known) else None,
         "history": move(table, rows),
         "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
-        "held": held, "bound": {"part": found[0], "share": found[1]} if found else None}
+        "held": held, "bound": {"part": found[0], "share": found[1]} if found else None,
+        "split_watched": split_watched(rows)}
 
 
 # --- the phases ------------------------------------------------------------------------
@@ -205,7 +206,8 @@ def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]
     """The JSON figures of a span against the table's."""
     problems = []
     for name in ("seconds", "intervals", "batches", "empty_batches", "pages", "all_empty_intervals",
-                 "pages_per_s", "batches_per_s", "pages_per_batch", "dml_delays", "dml_delay_us"):
+                 "pages_per_s", "batches_per_s", "pages_per_batch", "dml_delays", "dml_delay_us",
+                 *(["split_watched"] if "split_watched" in figures else [])):
         if not same(figures[name], truth[name]):
             problems.append(f"{name} is {figures[name]}, its intervals say {shown(truth[name])}")
     for name, real in [("levels", truth["levels"]), ("history", truth["history"]), ("bound", truth["bound"]),
@@ -275,8 +277,12 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
         (rf"DML delayed ({NUMBER}) µs × ({NUMBER}) row operations",
          lambda g: said(g[0], truth["dml_delay_us"] / max(1, truth["dml_delays"])) and said(g[1], truth["dml_delays"])),
         (rf"DML delayed ({NUMBER}) row operations", lambda g: said(g[0], truth["dml_delays"])),
+        (rf"purge's time was watched ({NUMBER})% of it, too little to say where it went",
+         lambda g: truth["split_watched"] is not None and truth["split_watched"] < WATCHED_ENOUGH
+         and said(g[0], 100 * truth["split_watched"])),
         (rf"(CPU-bound|I/O-bound|latch-bound|off CPU) \(({NUMBER})% of batch time",
          lambda g: truth["bound"] is not None and said(g[1], 100 * truth["bound"]["share"])
+         and (truth["split_watched"] is None or truth["split_watched"] >= WATCHED_ENOUGH)
          and g[0] == {"cpu": "CPU-bound", "io": "I/O-bound", "latch": "latch-bound",
                       "other": "off CPU"}[truth["bound"]["part"]]),
         # before the waits they follow, which would take the words they are told by

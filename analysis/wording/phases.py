@@ -17,7 +17,7 @@ from innostall.names import leaf_first, path
 
 from ..interval_columns import columns
 from ..pinning import is_known, phase_views
-from ..purge_time import bound_text, rows_bound
+from ..purge_time import WATCHED_ENOUGH, bound_text, rows_bound, split_watched
 from .numbers import at, between, count, growth, seconds, shorten
 
 EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
@@ -153,7 +153,7 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
     rows = columns(table).span(a, b)
     length = float(rows.total("length_s"))
     batches, empty, pages = (int(rows.total(c)) for c in ("purge_batches", "purge_empty_batches", "purge_pages"))
-    found = rows_bound(rows)
+    found, watched = rows_bound(rows), split_watched(rows)
     return {"seconds": rounded(length), "intervals": len(rows), "batches": batches,
             "empty_batches": empty, "pages": pages,
             "all_empty_intervals": int(rows.total("all_empty")),
@@ -167,7 +167,8 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
             "page_writes": wait_figures(rows, table, b, "block_write"),
             "free_pages": wait_figures(rows, table, b, "free_page"),
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
-            "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None}
+            "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None,
+            "split_watched": round(float(watched), 6) if watched is not None else None}
 
 
 def wait_figures(rows, table: pd.DataFrame, b: int, prefix: str) -> dict:
@@ -211,7 +212,15 @@ def move_words(move: dict | None) -> str:
 
 
 def bound_words(f: dict) -> str:
-    return f"; {bound_text(f['bound']['part'], f['bound']['share'])}" if f["bound"] else ""
+    """'; CPU-bound (46% of batch time on CPU)', or, where too little of purge's time was
+    watched to say, that it was not: "; purge's time was watched 11% of it, too little to
+    say where it went"."""
+    if f["bound"]:
+        return f"; {bound_text(f['bound']['part'], f['bound']['share'])}"
+    watched = f.get("split_watched")
+    if watched is not None and watched < WATCHED_ENOUGH and f["batches"]:
+        return f"; purge's time was watched {100 * watched:.0f}% of it, too little to say where it went"
+    return ""
 
 
 def nothing_found(f: dict) -> bool:
