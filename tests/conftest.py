@@ -87,6 +87,20 @@ AFTER_RECORDINGS = "after_recordings: runs after every other test, over the reco
 HEAVY = "heavy: needs a browser or Go, or takes many seconds without a server: make test, not make check"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def recordings_hold_their_reports(tmp_path_factory):
+    """At the session's end, the checker over every real recording its tests made of the
+    fixture servers (tests/recording_check.py): a sentence its recording contradicts fails
+    the run, whichever tests made it. Those the whole-suite test checked are not read again;
+    a run that made none costs a directory walk."""
+    yield
+    import recording_check  # imports the analysis: only now, in the process that runs the tests
+    found = recording_check.problems_of(recording_check.check_all(
+        recording_check.made_under(tmp_path_factory.getbasetemp())))
+    if found:
+        pytest.fail("reports contradicted by their recordings:\n" + "\n".join(found), pytrace=False)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", LIVE)
     config.addinivalue_line("markers", AFTER_RECORDINGS)

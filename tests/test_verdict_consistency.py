@@ -8,22 +8,23 @@ from __future__ import annotations
 
 import json
 import re
-from concurrent.futures import ProcessPoolExecutor
+import shutil
 from pathlib import Path
 
 import pytest
 from markupsafe import escape
 
+import recording_check
 import recordings
-from conftest import REPO, SESSION_START
+from conftest import REPO
 from innostall.analysis import html, purge, recording, summary, text, verdict_check
 from innostall.analysis.wording import numbers
 from innostall.analysis.wording.numbers import shorten
 from innostall.analysis.wording.phases import flush_bound_words
-from innostall.errors import UserError
 from recordings import purge_journal, view
 
-STORED = sorted(p for p in (REPO / "tests" / "data").iterdir() if (p / "meta.json").exists())
+STORED = recording_check.STORED
+STORED_CATCH_UP = REPO / "tests" / "data" / "catch-up-server-reading"  # the server's history read at snapshots
 # MariaDB 11.4.5: a snapshot held 18 s while 4 threads updated 20,000 rows for 10 s; at its
 # commit purge cleared the 41,477 transactions of history within one interval
 CATCH_UP = REPO / "tests" / "data" / "pin-catch-up"
@@ -152,43 +153,18 @@ def test_no_stored_recording_is_contradicted_by_its_report(directory):
     assert verdict_check.check(str(directory)) == []
 
 
-def recorded_by_this_session(meta: Path) -> bool:
-    """A recording the recorder wrote during this session, of a real server: not one written
-    by tests/recordings.py (its made-up pid) nor a copy of a stored one (a stored pid)."""
-    stored_pids = {json.loads((d / "meta.json").read_text())["target"]["pid"] for d in STORED}
-    if meta.is_symlink() or not meta.is_file():  # a hostile recording's (test_hostile_recordings.py)
-        return False
-    try:
-        pid = json.loads(meta.read_text())["target"]["pid"]
-    except (ValueError, KeyError, TypeError, OSError):
-        return False
-    return (meta.stat().st_mtime >= SESSION_START and pid not in stored_pids | {recordings.PID}
-            and (meta.parent / "journal.jsonl").exists()
-            and (meta.parent / "loader.log").is_file())  # the recorder's; no stored or mutated copy has one
-
-
-def contradictions(directory: Path) -> tuple[str, list[str] | None]:
-    """The checker's findings for one recording; None for one the tests damaged on purpose
-    (reading it is one line, tested where it is made)."""
-    try:
-        return str(directory), verdict_check.check(str(directory))
-    except UserError:
-        return str(directory), None
-
-
 # After every other test: the recordings they made of the fixture servers under their loads.
 @pytest.mark.after_recordings
 def test_no_recording_the_suite_made_is_contradicted_by_its_report(request, tmp_path_factory):
-    made = sorted({meta.parent.resolve() for meta in tmp_path_factory.getbasetemp().rglob("meta.json")
-                   if recorded_by_this_session(meta)})  # resolved: pytest links each test's last directory
+    made = recording_check.made_under(tmp_path_factory.getbasetemp())
     if not request.config.whole_suite and len(made) < 30:
-        pytest.skip(f"{len(made)} real recordings made by this run; the whole suite (make test) makes 30 or more")
-    with ProcessPoolExecutor(2) as pool:  # ~1.5 s each, most of it the HTML's charts
-        checked = dict(pool.map(contradictions, made))
+        pytest.skip(f"{len(made)} real recordings made by this run; the whole suite (make test) makes 30 or more "
+                    "(each is checked at the session's end all the same: conftest.py)")
+    checked = recording_check.check_all(made)
     readable = {d: problems for d, problems in checked.items() if problems is not None}
     servers = {json.loads((Path(d) / "meta.json").read_text())["target"]["version"] for d in readable}
     assert len(readable) >= 30 and len(servers) >= 4, (len(readable), servers)
-    contradicted = [f"{d}: {problem}" for d, problems in readable.items() for problem in problems]
+    contradicted = recording_check.problems_of(readable)
     assert not contradicted, "\n".join(contradicted)
 
 
@@ -430,3 +406,20 @@ def test_a_log_room_wait_split_between_the_page_cleaners_and_the_writers_own_che
     assert verdict_check.finding_problems(said, rec) == []
     tampered = {**said, "findings": [finding.replace("4.5 s writing", "1.5 s writing")]}
     assert verdict_check.finding_problems(tampered, rec) != []
+
+
+def test_the_sessions_own_recordings_are_found_and_checked(tmp_path):
+    """What conftest.py checks at every session's end: the recordings the recorder wrote
+    during it (its journal and its loader's log beside them, a server's pid no stored one
+    has), each checked once."""
+    made = tmp_path / "test_x0" / "rec"
+    shutil.copytree(STORED_CATCH_UP, made)
+    meta = json.loads((made / "meta.json").read_text())
+    meta["target"]["pid"] = max(json.loads((d / "meta.json").read_text())["target"]["pid"] for d in STORED) + 1
+    (made / "meta.json").write_text(json.dumps(meta))
+    (made / "journal.jsonl").write_text("")
+    (made / "loader.log").write_text("")
+    shutil.copytree(made, tmp_path / "copied", ignore=shutil.ignore_patterns("loader.log"))  # no recorder's log
+    assert recording_check.made_under(tmp_path) == [made.resolve()]
+    assert recording_check.check_all([made.resolve()]) == {str(made.resolve()): []}
+    assert str(made.resolve()) in recording_check.CHECKED
