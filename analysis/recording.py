@@ -178,8 +178,10 @@ def _read_tables(path: str, optional: dict, schema: Schema, journal: bool):
                 notes.append(f"{e}: left out")
     counters, hists = (empty(file, lambda records, i=i: fmt.journal_to_tables(records)[i], schema)
                        for i, file in enumerate((fmt.COUNTERS, fmt.HISTS)))
-    return (bounds.read_table(path, fmt.COUNTERS, counters), bounds.read_table(path, fmt.HISTS, hists),
-            tables, notes)
+    counters = bounds.read_table(path, fmt.COUNTERS, counters)
+    if not len(counters):  # the recorder writes the tables only after an interval: this one lost its rows
+        raise bounds.DamagedTable(f"{os.path.join(path, fmt.COUNTERS)}: damaged table (it holds no interval)")
+    return counters, bounds.read_table(path, fmt.HISTS, hists), tables, notes
 
 
 EMPTY: dict[tuple, pd.DataFrame] = {}

@@ -25,7 +25,7 @@ import pandas as pd
 
 from innostall import __version__
 from innostall.errors import UserError
-from innostall.format import journal as fmt, journal_files
+from innostall.format import files, journal as fmt, journal_files, meta_shape
 from innostall.format.fingerprint import fingerprint
 
 from .recording import Recording, load, optional_tables
@@ -142,9 +142,10 @@ def left_out(source: str, rec: Recording) -> list[str]:
 # --- what ------------------------------------------------------------------------------------
 
 def read_meta(source: str) -> dict:
-    """meta.json as written (load() has checked it), not as the reader completes it."""
-    with open(os.path.join(source, fmt.META)) as f:
-        return json.load(f)
+    """meta.json as written (load() has checked it), not as the reader completes it; bytes
+    that are not UTF-8 read as U+FFFD, as load() read them."""
+    with files.open_regular(os.path.join(source, fmt.META)) as f:
+        return json.loads(f.read(meta_shape.MAX_META_BYTES + 1).decode("utf-8", "replace"))
 
 
 def redact_record(record: dict, users: Pseudonyms | None) -> None:

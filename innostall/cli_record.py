@@ -66,7 +66,7 @@ def cmd_watch(args) -> int:
     tgt, meta = trace(args, args.output, triggers)
     print(f"watched {tgt.label} (ended by {meta.get('end_reason')}): {watch.saved_words(meta, args.output)}",
           file=sys.stderr)
-    return 0
+    return 1 if watch.save_failed(meta) else 0
 
 
 def metrics_options(args) -> dict | None:

@@ -23,6 +23,7 @@ from ..discovery.discover import ResolvedProbe, layout
 from ..discovery.target import Target
 from ..loader import loader
 from ..server.open_views import open_views_of
+from ..server.signals import signal_plan
 from ..server.state import open_state, state_plan
 from . import idle, store
 from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
@@ -32,7 +33,8 @@ from .plan import (check_budget, check_settings, global_addresses, group_setting
                    loader_args, plan_attachments, sampling_groups)
 from .server_access import latch_namer, leave_out_replica_probes, replica_lag, sql_access
 from .stack_journal import StackJournal
-from .watch import Triggers, WatchJournal, finish_watch
+from .stopping import EndedAtOnce, EndedBySignal, Interrupted, Stopping
+from .watch import Triggers, WatchJournal, finish_watch, saved_words
 from .unwind import unwind_table
 
 DEFAULT_BUDGET_PCT = 1.0  # of the server's CPU time the probes may cost; None: no budget
@@ -55,22 +57,6 @@ def describe(target: Target, probes: list[ResolvedProbe], interval_s: float,
                     "offset": p.offset, "reason": p.reason} for p in probes],
         "schema": schema.raw,
     }
-
-
-@contextlib.contextmanager
-def signals_forwarded_to(proc):
-    """Ctrl-C, SIGTERM and SIGHUP ask the loader to stop; we keep reading its last lines."""
-    def forward(signum, frame):
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGINT)
-
-    caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {s: signal.signal(s, forward) for s in caught}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 @dataclass(frozen=True)
@@ -149,15 +135,34 @@ def record_stages(target: Target, probes: list[ResolvedProbe], out_dir: str, ask
     struct_layout = layout(target)
     settings = {**global_addresses(target, probes), **group_settings(probes, groups),
                 **check_settings(asked.settings or {})}
-    created = prepare_dir(out_dir)
-    lock = writing.hold(out_dir)  # released when meta.json says how the recording ended
-    try:
-        cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes, group)
-        prepared = Prepared(created, {**settings, **unwind_settings}, schema, struct_layout, groups,
-                            attachments, cfi_path, cfi_temporary, size_limit(out_dir, asked.max_size), replicating)
-        return write_recording(target, probes, out_dir, asked, prepared, starting, group)
-    finally:
-        os.close(lock)
+    with Stopping() as stopping:  # from here to the last meta.json: collector/recorder/stopping.py
+        with stopping.held():
+            created = prepare_dir(out_dir)
+        lock, prepared = writing.hold(out_dir), None  # the lock: released when meta.json says how it ended
+        try:
+            with stopping.held():  # not cut between the table's temporary file and its name kept
+                cfi_path, unwind_settings, cfi_temporary = unwind_table(target, probes, group)
+            prepared = Prepared(created, {**settings, **unwind_settings}, schema, struct_layout, groups, attachments,
+                                cfi_path, cfi_temporary, size_limit(out_dir, asked.max_size), replicating)
+            return write_recording(target, probes, out_dir, asked, prepared, starting, group, stopping)
+        except Interrupted as e:
+            raise interrupted_start(out_dir, created, prepared, stopping, e.name)
+        finally:
+            os.close(lock)
+
+
+def interrupted_start(out_dir: str, created: bool, prepared: Prepared | None, stopping: Stopping,
+                      name: str) -> EndedBySignal:
+    """A signal before the probes were attached: the loader ended and waited for, and what
+    the recording made taken back; the error, in one line."""
+    stopping.quiet = True  # a third signal does not cut this short
+    stopping.end_loader()
+    discard_dir(out_dir, created)
+    if prepared and prepared.cfi_temporary:
+        with contextlib.suppress(OSError):
+            os.remove(prepared.cfi_path)
+    return EndedBySignal(f"{name} while starting: the loader ended, nothing recorded"
+                         + (f", {out_dir} taken back" if created else ""))
 
 
 def abandon(out_dir: str, prepared: Prepared, e: UserError | OSError) -> UserError:
@@ -169,16 +174,17 @@ def abandon(out_dir: str, prepared: Prepared, e: UserError | OSError) -> UserErr
 
 
 def start_loader(target: Target, out_dir: str, asked: Asked, prepared: Prepared,
-                 starting: idle.Stay | None, group: idle.IdleGroup | None) -> subprocess.Popen:
-    """The loader, started with its log in the recording; a failure takes back what the
-    recording made."""
+                 starting: idle.Stay | None, group: idle.IdleGroup | None, stopping: Stopping,
+                 signal_args: list[str]) -> subprocess.Popen:
+    """The loader, started with its log in the recording, and kept where a signal finds it
+    (no signal between its start and that); a failure takes back what the recording made."""
     try:
-        with open(os.path.join(out_dir, "loader.log"), "w") as log:
-            proc = loader.start(target.path, target.pid, loader_args(prepared.attachments, prepared.groups),
+        with open(os.path.join(out_dir, "loader.log"), "w") as log, stopping.held():
+            stopping.proc = proc = loader.start(target.path, target.pid, loader_args(prepared.attachments, prepared.groups),
                                 asked.interval_s, asked.duration_s, stderr=log, settings=prepared.settings,
                                 layout=layout_args(prepared.struct_layout, prepared.schema),
                                 budget_ppm=round((asked.budget_pct or 0) * 10000),
-                                extra=(["--unwind-table", prepared.cfi_path] if prepared.cfi_path else [])
+                                extra=signal_args + (["--unwind-table", prepared.cfi_path] if prepared.cfi_path else [])
                                 + (["--home-cgroup", group.home_procs] if starting else []))
     except (UserError, OSError) as e:
         raise abandon(out_dir, prepared, e)
@@ -187,20 +193,22 @@ def start_loader(target: Target, out_dir: str, asked: Asked, prepared: Prepared,
     return proc
 
 
-def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, asked: Asked,
-                    prepared: Prepared, starting: idle.Stay | None, group: idle.IdleGroup | None) -> dict:
+def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, asked: Asked, prepared: Prepared,
+                    starting: idle.Stay | None, group: idle.IdleGroup | None, stopping: Stopping) -> dict:
     """The recording, from the loader's start to the last meta.json."""
     meta = describe(target, probes, asked.interval_s, prepared.settings, prepared.schema)
     meta["layout"] = prepared.struct_layout
     state_places, meta["server_state"] = state_plan(target)
     meta["governor"] = {"budget_pct": asked.budget_pct, "groups": prepared.groups,
                         "attachments": prepared.attachments}
+    # the server's state that opens groups at once (state_signals.c); none without a budget
+    signal_args, meta["governor"]["signals"] = signal_plan(target, prepared.groups if asked.budget_pct else [])
     try:
         store.write_meta(out_dir, {**meta, "complete": False})
         reserve_room(out_dir)
     except (UserError, OSError) as e:
         raise abandon(out_dir, prepared, e)
-    proc = start_loader(target, out_dir, asked, prepared, starting, group)
+    proc = start_loader(target, out_dir, asked, prepared, starting, group, stopping, signal_args)
     views, meta["read_views_from_memory"] = open_views_of(target)
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals,
                                     views_from_memory=views is not None)
@@ -210,11 +218,15 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     journal = WatchJournal(out_dir, asked.watch, meta) if asked.watch else Journal(out_dir)
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
+    at_once = None  # the second signal's name, when one ended the recording at once
     try:
         attached_at = follow(proc, journal, meta, StackJournal(target, names, namer, views), asked.on_event,
                              LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,
-                             live, starting, state, lag)
+                             live, starting, state, lag, stopping)
+    except EndedAtOnce as e:  # the loader is ended already
+        at_once, attached_at = e.name, stopping.attached_at
     finally:
+        stopping.loader_ended()
         meta["sql"].update(names.close() if names else {})
         if state:
             state.close()
@@ -232,15 +244,33 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
         reason = loader.failure(proc, os.path.join(out_dir, "loader.log"))
         discard_dir(out_dir, prepared.created)
         raise UserError(reason)
+    if at_once:
+        return end_at_once(out_dir, meta, journal, asked, at_once, time.monotonic() - attached_at, stopping)
     if asked.watch:
         release_room(out_dir)
         meta["end_reason"] = meta.pop("stop_words", meta.get("end_reason"))
-        return finish_watch(journal, meta)
-    return finish(out_dir, meta, proc, journal, time.monotonic() - attached_at, group)
+        return finish_watch(journal, meta, give_up=stopping.after_loader)
+    return finish(out_dir, meta, proc, journal, time.monotonic() - attached_at, group, stopping)
+
+
+def end_at_once(out_dir: str, meta: dict, journal, asked: Asked, name: str, seconds: float,
+                stopping: Stopping) -> dict:
+    """A second signal ended the recording at once, the loader first (no probe outlives
+    it): its last interval and the tables are left out, the journal keeps the rest; a
+    watch's save being written ends there. One line, and the exit status of a signal."""
+    meta["end_reason"] = f"ended at once by a second {name}"
+    release_room(out_dir)
+    if asked.watch:
+        said = finish_watch(journal, meta, at_once=True)
+        raise EndedBySignal(f"watch {meta['end_reason']}, the loader first: {saved_words(said, out_dir)}")
+    with contextlib.suppress(UserError):
+        store.write_meta(out_dir, {**meta, "complete": False})
+    raise EndedBySignal(f"{out_dir}: {meta['end_reason']} after {seconds:.0f} s, the loader first (no probe "
+                        "left): its last interval and the tables left out; 'innostall report' reads its journal")
 
 
 def finish(out_dir: str, meta: dict, proc: subprocess.Popen, journal: Journal, seconds: float,
-           group: idle.IdleGroup | None) -> dict:
+           group: idle.IdleGroup | None, stopping: Stopping) -> dict:
     """The tables and the last meta.json, or one line on how the recording ended early."""
     if journal.failed:
         return end_on_full_disk(out_dir, meta, journal, seconds)
@@ -251,7 +281,7 @@ def finish(out_dir: str, meta: dict, proc: subprocess.Popen, journal: Journal, s
         return end_without_loader(out_dir, meta, loader.end_reason(proc), seconds)
     traced_cpu_s = own_cpu_s()
     try:
-        skipped_by = store.write_tables_aside(out_dir, group)
+        skipped_by = store.write_tables_aside(out_dir, group, stopping.after_loader)
     except UserError:
         store.write_meta(out_dir, {**meta, "complete": False})
         raise
@@ -279,20 +309,24 @@ def live_metrics(options: dict | None, schema: Schema, meta: dict):
 
 def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: StackJournal,
            on_event: Callable[[dict], None] | None, live: LiveLine | None,
-           metrics=None, starting: idle.Stay | None = None, state=None, lag=None) -> float | None:
+           metrics=None, starting: idle.Stay | None = None, state=None, lag=None,
+           stopping: Stopping | None = None) -> float | None:
     """Journal the loader's lines until it ends, noting in meta what they tell; returns
     when the probes were attached (time.monotonic()), None if they never were. The start's
     stay in the idle group ends at the attach: from then on we keep up with the loader.
     state: the server's state read from its memory (collector/server/state.py), added to
-    each snapshot as it arrives, with a replica's lag as it reports it (lag: a LagReader)."""
+    each snapshot as it arrives, with a replica's lag as it reports it (lag: a LagReader).
+    stopping: the signals' handler (stopping.py), told when the probes are attached."""
     attached_at = None
-    with signals_forwarded_to(proc), journal:
+    with journal:
         for line, rec in loader.snapshots(proc):
             kind = rec["type"]
             if kind == "attached":
                 if starting:
                     starting.end()
                 attached_at = time.monotonic()
+                if stopping:  # from now on a first signal asks the loader for its last snapshot
+                    stopping.attached_at, stopping.attached = attached_at, True
                 meta["own_cpu_s"] = {"start": own_cpu_s(proc.pid)}
                 line = name_attachments(rec, meta["governor"])
             elif (state or lag) and kind in ("interval", "final"):
@@ -324,6 +358,7 @@ def size_words(limit: int, seconds: float) -> str:
 def name_attachments(rec: dict, governor: dict) -> str:
     """The 'attached' line, naming what each attachment serves and its group."""
     rec["groups"] = governor["groups"]
+    rec["signals"] = [s["name"] for s in governor.get("signals", {}).get("read", [])]
     for program, planned in zip(rec["programs"], governor["attachments"]):
         program.update(probes=planned["probes"], group_name=planned["group"])
     return json.dumps(rec, separators=(",", ":")) + "\n"

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+from typing import Callable
 
 from innostall.format import journal as fmt
 from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
@@ -62,28 +63,37 @@ SAY_AFTER_S = 1.0  # tables that take longer than this are said to be written, a
 ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def write_tables_aside(directory: str, group: idle.IdleGroup | None) -> str | None:
+def write_tables_aside(directory: str, group: idle.IdleGroup | None,
+                       skipped_before: Callable[[], str | None] = lambda: None) -> str | None:
     """Write the tables in a process of its own on idle CPU (under load they may wait
     seconds for it), saying so when they take a while. A signal now (a second Ctrl-C)
-    skips them at once: the journal is whole and the report reads it instead. Returns
-    None when written, or the signal that skipped them."""
-    proc, stay = idle.start_idle([sys.executable, "-m", "innostall.collector.recorder.store", directory],
-                                 group, start_new_session=True)  # the terminal's Ctrl-C comes to us, not to it
-    skipped_by = []
+    skips them at once: the journal is whole and the report reads it instead; so does one
+    that came since the loader ended (skipped_before: its name, noted by the recorder's
+    handler), asked once this function's handler is in place, so none falls between the
+    two. Returns None when written, or the signal that skipped them."""
+    skipped_by, proc = [], None
 
     def skip(signum, frame):
         skipped_by.append(signal.Signals(signum).name)
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError, AttributeError):
             proc.kill()
 
     previous = {s: signal.signal(s, skip) for s in ENDING_SIGNALS}
+    stay = None
     try:
-        try:
-            _, err = proc.communicate(timeout=SAY_AFTER_S)
-        except subprocess.TimeoutExpired:
-            sys.stderr.write("innostall: writing the recording's tables on idle CPU "
-                             "(Ctrl-C skips them: the report reads the journal instead)\n")
-            _, err = proc.communicate()
+        if earlier := skipped_before():
+            skipped_by.append(earlier)
+        else:
+            proc, stay = idle.start_idle([sys.executable, "-m", "innostall.collector.recorder.store", directory],
+                                         group, start_new_session=True)  # the terminal's Ctrl-C is ours
+            if skipped_by:  # came while it started
+                proc.kill()
+            try:
+                _, err = proc.communicate(timeout=SAY_AFTER_S)
+            except subprocess.TimeoutExpired:
+                sys.stderr.write("innostall: writing the recording's tables on idle CPU "
+                                 "(Ctrl-C skips them: the report reads the journal instead)\n")
+                _, err = proc.communicate()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

@@ -11,10 +11,17 @@ its window begins (from_s); the report shows that window (analysis/window.py), a
 pages, stacks, latches by name) cover the watch from its attach to the saved recording's
 end, and the window's report says they are the whole recording's.
 
-After a save, triggers are ignored for the cool-down; after `keep` saves the watch ends."""
+After a save, triggers are ignored for the cool-down; after `keep` saves the watch ends.
+
+A save is a recording from its first byte: its meta.json is written before its journal,
+saying the save was cut short, and replaced when it ends by what ended it (its time, the
+watch's end, a full disk). A watch killed while saving leaves that first meta.json, which
+the report reads with the journal written so far. A save the disk refuses ends the watch,
+and the watch's last line and exit status say so."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import shutil
@@ -23,13 +30,20 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from innostall.format import journal_files
 from innostall.format.latch_table_rows import MergedTables
 
+from innostall.errors import UserError
+
 from . import idle, store
+from .directory import release_room, reserve_room
 
 SNAPSHOTS = ("interval", "final")
+# what a save's first meta.json says, until its end replaces it
+CUT_SHORT = ("cut short: the watch stopped before it finished this save (killed, or the host went down); "
+             "the journal keeps what was written before")
 
 
 @dataclass(frozen=True)
@@ -55,9 +69,10 @@ class Triggers:
 class Saving:
     """A saved recording being written: from the base snapshot to `until_ns`."""
     directory: str
-    writer: journal_files.JournalWriter
+    writer: journal_files.JournalWriter | None  # None until its meta.json is written
     trigger: dict
     until_ns: int
+    trigger_ns: int
 
 
 @dataclass
@@ -101,6 +116,8 @@ class WatchJournal:
         return self.saved_bytes + (self.saving.writer.live_bytes if self.saving else 0)
 
     def write(self, line: str, rec: dict) -> bool:
+        if self.failed:  # the disk refused a save: the watch is ending
+            return False
         kind = rec["type"]
         try:
             if kind in ("calibration", "attached"):
@@ -120,9 +137,34 @@ class WatchJournal:
             if kind in SNAPSHOTS:
                 self.at_snapshot(rec)
             return True
-        except OSError as e:
-            self.failed = e.strerror
+        except (OSError, UserError) as e:
+            self.save_failed(e)
             return False
+
+    def save_failed(self, error: OSError | UserError) -> None:
+        """The disk refused a save's write: the save ends where its journal stops, its
+        meta.json says so if it still fits (the room reserved for it), and the watch ends."""
+        self.failed = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        saving, self.saving = self.saving, None
+        if not saving:
+            return
+        with contextlib.suppress(OSError):
+            saving.writer.close()
+        seconds = (self.last_snapshot["mono_ns"] - saving.trigger_ns) / 1e9
+        reason = f"disk full ({self.failed}) {max(seconds, 0):.0f} s after its trigger"
+        release_room(saving.directory)
+        with contextlib.suppress(UserError):
+            store.write_meta(saving.directory, self.save_meta(saving, reason))
+        self.watched.saved.append({"directory": os.path.basename(saving.directory), **saving.trigger,
+                                   "failed": reason})
+
+    def save_meta(self, saving: "Saving", end_reason: str, stop_real_ns: int | None = None) -> dict:
+        meta = {**self.meta, "watch": {**saving.trigger, "triggers": self.triggers.words()},
+                "end_reason": end_reason, "complete": False}
+        if stop_real_ns is not None:
+            meta["stop_real_ns"] = stop_real_ns
+        meta.pop("max_size", None)
+        return meta
 
     def at_snapshot(self, rec: dict) -> None:
         now, self.last_snapshot = rec["mono_ns"], rec
@@ -134,7 +176,7 @@ class WatchJournal:
         if self.saving:
             if now >= self.saving.until_ns or rec["type"] == "final":
                 self.end_saving(rec, f"saved {self.triggers.after_s:g} s after its trigger"
-                                if now >= self.saving.until_ns else "the watch ended before its time after the trigger")
+                                if now >= self.saving.until_ns else self.ended_early(now))
             return
         if self.verdict and self.attach_ns is not None:
             self.verdict.ask(now, self.header, self.ring, {**self.meta, "watch": {
@@ -176,32 +218,45 @@ class WatchJournal:
         self.latch_spike, self.signalled = None, False
         return fired
 
+    def ended_early(self, now: int, why: str = "the watch ended") -> str:
+        seconds = (now - self.saving.trigger_ns) / 1e9 if self.saving else 0.0
+        return f"{why} {seconds:.0f} s after its trigger, before its {self.triggers.after_s:g} s after it"
+
     def begin_saving(self, trigger: dict, rec: dict) -> None:
         number = len(self.watched.saved) + 1
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(rec.get("real_ns", time.time_ns()) / 1e9))
         directory = os.path.join(self.out_dir, f"{number:03d}-{stamp}-{trigger['kind']}")
-        writer = kept_journal(directory, self.header, self.ring)
         base_ns, now = self.ring[0][0], rec["mono_ns"]
         start = self.attach_ns if self.attach_ns is not None else base_ns
         trigger = {**trigger, "at_s": round((now - start) / 1e9, 3),
                    "from_s": round((base_ns - start) / 1e9, 3) if len(self.ring) > 1 else 0.0}
-        self.saving = Saving(directory, writer, trigger, now + round(self.triggers.after_s * 1e9))
+        os.mkdir(directory, 0o700)
+        self.saving = Saving(directory, None, trigger, now + round(self.triggers.after_s * 1e9), now)
+        # a recording from its first byte: meta.json before the journal, and room for its last one
+        store.write_meta(directory, self.save_meta(self.saving, CUT_SHORT))
+        reserve_room(directory)
+        self.saving.writer = kept_journal(directory, self.header, self.ring)
         sys.stderr.write(f"innostall watch: {trigger['words']} at {trigger['at_s']:,.0f} s: saving "
                          f"{(now - base_ns) / 1e9:,.0f} s before it and {self.triggers.after_s:g} s after "
                          f"into {directory}\n")
 
-    def end_saving(self, rec: dict, end_reason: str) -> None:
-        saving, self.saving = self.saving, None
-        if tables := self.latch_tables.record():
-            saving.writer.write(json.dumps(tables, separators=(",", ":")) + "\n")
+    def end_saving(self, rec: dict, end_reason: str, tables: bool = True) -> None:
+        """The save ended: its latch tables, its meta.json saying why, and its Parquet
+        tables written aside (unless the watch ends at once). OSError or UserError from
+        the disk leave self.saving for save_failed."""
+        saving = self.saving
+        if latch_tables := self.latch_tables.record():
+            saving.writer.write(json.dumps(latch_tables, separators=(",", ":")) + "\n")
         saving.writer.close()
-        self.saved_bytes += journal_files.disk_bytes(saving.directory)
-        meta = {**self.meta, "watch": {**saving.trigger, "triggers": self.triggers.words()},
-                "stop_real_ns": rec.get("real_ns"), "end_reason": end_reason, "complete": False}
-        meta.pop("max_size", None)
+        release_room(saving.directory)
+        meta = self.save_meta(saving, end_reason, rec.get("real_ns"))
         store.write_meta(saving.directory, meta)
+        self.saving = None
+        self.saved_bytes += journal_files.disk_bytes(saving.directory)
         self.watched.saved.append({"directory": os.path.basename(saving.directory), **saving.trigger})
         self.quiet_until_ns = rec["mono_ns"] + round(self.triggers.cooldown_s * 1e9)
+        if not tables:
+            return
         thread = threading.Thread(target=write_tables, args=(saving.directory, meta), daemon=True)
         thread.start()
         self.tables.append(thread)
@@ -238,6 +293,7 @@ class VerdictCheck:
             return
         self.asked_ns = now
         shutil.rmtree(self.directory, ignore_errors=True)
+        os.mkdir(self.directory, 0o700)
         kept_journal(self.directory, header, ring).close()
         store.write_meta(self.directory, {**meta, "complete": False})
         self.thread = threading.Thread(target=self.report, daemon=True)
@@ -264,10 +320,9 @@ class VerdictCheck:
 
 
 def kept_journal(directory: str, header: list[str], ring) -> journal_files.JournalWriter:
-    """A new directory whose journal holds the header lines and the kept minutes, the base
+    """A directory's journal holding the header lines and the kept minutes, the base
     snapshot's first: a saved recording's, or the kept minutes' copy the verdict is asked
     of. The writer is left open for what follows."""
-    os.mkdir(directory, 0o700)
     writer = journal_files.JournalWriter(directory)
     for line in header + [line for _, lines in ring for line in lines]:
         writer.write(line)
@@ -281,27 +336,48 @@ def write_tables(directory: str, meta: dict) -> None:
         store.write_meta(directory, {**meta, "complete": True})
 
 
-def finish_watch(journal: WatchJournal, meta: dict) -> dict:
+def finish_watch(journal: WatchJournal, meta: dict, at_once: bool = False,
+                 give_up: Callable[[], str | None] = lambda: None) -> dict:
     """The watch's end: a save still being written is ended where the watch ended, the
-    tables being written are waited for, and the watch directory's meta.json lists what
-    was saved. Returns that meta."""
+    tables being written are waited for until a signal comes (give_up: its name) and not
+    at all when a second signal ended the watch at once (a save's report reads its
+    journal), and the watch directory's meta.json lists what was saved and what failed.
+    Returns that meta."""
     if journal.saving:
-        journal.end_saving(journal.last_snapshot, "the watch ended before its time after the trigger")
-    for thread in journal.tables:
-        thread.join()
+        why = f"the watch ended ({meta['end_reason']})" if meta.get("end_reason") else "the watch ended"
+        try:
+            journal.end_saving(journal.last_snapshot, journal.ended_early(journal.last_snapshot["mono_ns"], why),
+                               tables=not at_once)
+        except (OSError, UserError) as e:
+            journal.save_failed(e)
+    for thread in journal.tables if not at_once else []:
+        while thread.is_alive() and not give_up():
+            thread.join(0.1)
+    failed = [s for s in journal.watched.saved if "failed" in s]
     meta = {**meta, "watch": {"triggers": journal.triggers.words(), "before_s": journal.triggers.before_s,
                               "after_s": journal.triggers.after_s, "cooldown_s": journal.triggers.cooldown_s,
                               "keep": journal.triggers.keep, "saved": journal.watched.saved,
                               "ignored": journal.watched.ignored},
-            "complete": True, "tables": "none: a watch's recordings are in its subdirectories"}
+            "complete": not failed and not at_once, "tables": "none: a watch's recordings are in its subdirectories"}
+    if failed:
+        meta["end_reason"] = f"{failed[0]['directory']}: {failed[0]['failed']}"
     store.write_meta(journal.out_dir, meta)
     return meta
 
 
 def saved_words(meta: dict, out_dir: str) -> str:
+    """What the watch saved, and what it failed to save, for its last line."""
     saved = meta["watch"]["saved"]
     if not saved:
         return f"watched, nothing triggered ({meta['watch']['triggers']}); nothing saved in {out_dir}"
-    return f"saved {len(saved)} recording(s) in {out_dir}: " + "; ".join(
-        f"{s['directory']} ({s['words']})" for s in saved)
+    whole = [s for s in saved if "failed" not in s]
+    said = [f"saved {len(whole)} recording(s) in {out_dir}" + (": " if whole else "") + "; ".join(
+        f"{s['directory']} ({s['words']})" for s in whole)]
+    said += [f"FAILED to save {s['directory']} ({s['words']}): {s['failed']}; its journal keeps what "
+             "was written before, and 'innostall report' reads it" for s in saved if "failed" in s]
+    return "; ".join(said)
 
+
+def save_failed(meta: dict) -> bool:
+    """Whether a trigger's save failed: the watch then exits non-zero."""
+    return any("failed" in s for s in meta["watch"]["saved"])
