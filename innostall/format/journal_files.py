@@ -13,7 +13,18 @@ Every moment of a roll leaves a readable journal: the rename is atomic; the .xz 
 as .xz.tmp and renamed whole, so an .xz that is there is complete; the plain segment is
 removed only after that. A segment found both plain and compressed (cut between the two)
 is read once, from the plain file. A recording's short journal is never rolled: it stays
-journal.jsonl alone, as recordings always were."""
+journal.jsonl alone, as recordings always were.
+
+Each file begun by a roll opens with a line naming the segment it will be,
+{"type":"segment","number":N}, so the reader can name a segment that is missing (deleted,
+lost in a copy) or one that is extra (the same segment twice), rather than read a gap as
+one long interval (journal_lines.py). The first segment has no such line: it is the first.
+
+An xz segment is read only as far as its own size can justify: MAX_XZ_RATIO times its
+bytes, and a line for each of its bytes. The recorder's segments expand 20-50 times, a
+line of theirs (an interval's ~4 KB, an event's few hundred bytes) takes tens of bytes
+compressed; a 291 KB file expanding to 2 GB of short lines is not one of them, and read
+whole kept the report busy for 445 s."""
 from __future__ import annotations
 
 import lzma
@@ -31,6 +42,8 @@ SEGMENT = re.compile(r"^journal\.(\d{6})\.jsonl(\.xz)?$")
 # (preset 3: 5 MB); a file asking more is not ours and not read
 XZ_MEMLIMIT = 128 * 2**20
 CHUNK = 2**20
+MAX_XZ_RATIO = 1000  # 20 times the best ratio seen on real journals (latch tables repeated)
+MIN_XZ_LINES = 10_000  # lines a small segment may hold whatever its size
 
 
 def segment_name(number: int, compressed: bool = False) -> str:
@@ -95,6 +108,8 @@ class XzLines:
     def __init__(self, f: BinaryIO):
         self.file, self.buffer, self.pos, self.fault = f, b"", 0, ""
         self.decoder = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=XZ_MEMLIMIT)
+        self.packed_bytes = os.fstat(f.fileno()).st_size
+        self.decoded_bytes, self.lines = 0, 0
 
     def _fill(self, limit: int) -> None:
         """Decode until the buffer holds a whole line past pos, or limit bytes, or the end."""
@@ -109,9 +124,20 @@ class XzLines:
             except lzma.LZMAError as e:
                 self.fault = f"not a readable xz segment ({e})"
                 return
+            self.decoded_bytes += len(decoded)
+            if self.decoded_bytes > MAX_XZ_RATIO * max(self.packed_bytes, CHUNK // MAX_XZ_RATIO):
+                self.fault = self.too_much(f"{MAX_XZ_RATIO} times its {self.packed_bytes:,} bytes")
+                return
             self.buffer, self.pos = self.buffer[self.pos:] + decoded, 0
 
+    def too_much(self, what: str) -> str:
+        return f"expands past {what}, as no segment the recorder wrote does: the rest of it not read"
+
     def readline(self, limit: int) -> bytes:
+        self.lines += 1
+        if self.lines > max(self.packed_bytes, MIN_XZ_LINES):
+            self.fault = self.fault or self.too_much(f"a line for each of its {self.packed_bytes:,} bytes")
+            return b""
         self._fill(limit)
         end = self.buffer.find(b"\n", self.pos, self.pos + limit)
         cut = end + 1 if end >= 0 else min(self.pos + limit, len(self.buffer))
@@ -130,6 +156,11 @@ def opened_lines(path: str) -> tuple[BinaryIO, object]:
         path += ".xz"
         f = files.open_regular(path)
     return f, (XzLines(f) if path.endswith(".xz") else f)
+
+
+def segment_line(number: int) -> str:
+    """The first line of a journal file begun by a roll: the segment it will be."""
+    return f'{{"type":"segment","number":{number}}}\n'
 
 
 def every_line(directory: str) -> Iterator[bytes]:
@@ -195,6 +226,7 @@ class JournalWriter:
         os.replace(self.live_path, os.path.join(self.directory, segment_name(number)))
         self.live = open(self.live_path, "a", opener=private)
         self.live_bytes = 0
+        self.write(segment_line(self.number))
         return number
 
     def close(self) -> None:

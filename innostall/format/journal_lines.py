@@ -39,16 +39,70 @@ class JournalLines:
     first_fault: str = ""  # the first one's line number and what was wrong with it
     clamped: int = 0  # counts above 2^63 - 1, clamped there
     unread_bytes: int = 0  # past MAX_JOURNAL_BYTES
+    missing_segments: list[int] = field(default_factory=list)  # numbers no file holds
+    extra_parts: list[str] = field(default_factory=list)  # files holding a segment already read, left out
 
     def notes(self) -> list[str]:
         notes = [f"{self.damaged} damaged journal line(s) skipped (the first, {self.first_fault}): the "
                  "intervals around them are merged, nothing else is lost"] if self.damaged else []
+        notes += segment_notes(self.missing_segments, self.extra_parts)
         if self.clamped:
             notes.append(f"{self.clamped} count(s) above 2^63 - 1 in the journal read as 2^63 - 1")
         if self.unread_bytes:
             notes.append(f"only the first {MAX_JOURNAL_BYTES >> 30} GiB of the journal read (the reader's "
                          f"limit): its last {self.unread_bytes / 1e6:,.0f} MB left out")
         return notes
+
+
+def segment_notes(missing: list[int], extra: list[str]) -> list[str]:
+    notes = []
+    if missing:
+        names = ", ".join(journal_files.segment_name(n) + "[.xz]" for n in missing[:5])
+        notes.append(f"journal segment(s) missing: {names}{' ...' if len(missing) > 5 else ''} "
+                     f"({len(missing)}): the intervals they held are lost, the report joins those around them")
+    if extra:
+        notes.append(f"extra journal file(s) left out: {', '.join(extra[:5])}{' ...' if len(extra) > 5 else ''} "
+                     "(each holds a segment read already, or one out of order)")
+    return notes
+
+
+class SegmentOrder:
+    """The journal's files against the segment each names in its first line
+    (journal_files.segment_line): which numbers are missing, which files are extra. A
+    journal none of whose files names its segment (one never rolled, or from before these
+    lines) is not checked."""
+
+    def __init__(self, read: JournalLines):
+        self.read, self.expected = read, 1  # the number the next file should name
+        self.named = False  # a file named its segment: the journal is checked
+
+    def part_begins(self, path: str, first: dict | None) -> bool:
+        """Whether the file at path, whose first record is `first`, is read."""
+        number = first.get("number") if first and first.get("type") == "segment" else None
+        if number is None:
+            if self.expected == 1:  # the first segment names none
+                self.expected = 2
+            elif self.named:  # a copy of the first segment after others
+                self.read.extra_parts.append(os.path.basename(path))
+                return False
+            return True
+        self.named = True
+        if number < self.expected:
+            self.read.extra_parts.append(os.path.basename(path))
+            return False
+        self.read.missing_segments += range(self.expected, number)
+        self.expected = number + 1
+        return True
+
+
+def segment_record(line: bytes, reading: shapes.Reading) -> dict | None:
+    """The line as a segment's first line (journal_files.segment_line), or None."""
+    if not line.startswith(b'{"type":"segment",'):
+        return None
+    try:
+        return parsed(line, reading)
+    except (ValueError, RecursionError):
+        return None
 
 
 def parsed(line: bytes, reading: shapes.Reading) -> dict:
@@ -86,13 +140,20 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
         raise FileNotFoundError(errno.ENOENT, "No journal", os.path.join(directory, journal_files.LIVE))
     reading = shapes.Reading()
     tables, whole_tables, number, last_snapshot, total = MergedTables(), None, 0, -1, 0
+    order = SegmentOrder(read)
     for index, path in enumerate(paths):
-        final_part = index == len(paths) - 1
+        final_part, begun = index == len(paths) - 1, False
         f, lines = journal_files.opened_lines(path)
         with f:
             while total < MAX_JOURNAL_BYTES and (line := lines.readline(MAX_LINE_BYTES + 1)):
                 number += 1
                 total += len(line)
+                if not begun:  # the file's first line: the segment it is, or an older journal's line
+                    begun, first = True, segment_record(line, reading)
+                    if not order.part_begins(path, first):
+                        break
+                    if first:
+                        continue
                 if len(line) > MAX_LINE_BYTES:
                     while line and not line.endswith(b"\n"):  # the rest of it, never held whole
                         line = lines.readline(2**20)

@@ -206,6 +206,7 @@ SHAPES = {
         "appliers": list_of(row(TID, text, count, count), MAX_ROWS)}),
     "work_latches": fields({"latches": list_of(row(small(256), small(256), identity, MODE, count, count), MAX_ROWS)}),
     "end": fields({}, {"reason": nullable(text)}),
+    "segment": fields({"number": count}),
 }
 
 
