@@ -15,6 +15,7 @@ from innostall.errors import UserError
 def probe_json(p) -> dict:
     return {"name": p.name, "resolved": p.ok, "core": p.core, "cost": p.cost,
             "symbols": [s.name for s in p.symbols], "offsets": p.offsets,
+            "after_calls": p.after_calls, "callee": p.callee,
             "programs": p.programs, "globals": p.globals, "decode": p.decode,
             "exact": p.exact, "fallback": p.fallback, "reason": p.reason}
 
@@ -49,7 +50,8 @@ def cmd_probes(args) -> int:
         if p.ok:
             more = f" (+{len(p.symbols) - 1} more)" if len(p.symbols) > 1 else ""
             notes = ("  [fallback]" if p.fallback else "") + ("" if p.exact else "  [approx]")
-            print(f"{mark} {p.name:<{width}}{p.cost:<6}{p.offset:<#11x}{demangle(p.symbol.name)[:70]}{more}{notes}")
+            where = demangle(p.symbol.name)[:70] + (f", its call to {p.callee}" if p.callee else "")
+            print(f"{mark} {p.name:<{width}}{p.cost:<6}{p.offset:<#11x}{where}{more}{notes}")
         else:
             why = p.reason if p.reason.startswith(("not needed", "not available")) else f"missing: {p.reason}"
             print(f"{mark} {p.name:<{width}}{p.cost:<6}{'-':<11}{why}")

@@ -25,11 +25,14 @@
  * the thread writes one page out itself, buf_flush_single_page_from_LRU (the 10 ms sleep
  * before it, from the third try on, is not timed); in MariaDB 10.6.18+ it waits on
  * buf_pool.done_free (pthread_cond_timedwait, at most a second a time) for the page
- * cleaner, the whole stall.
+ * cleaner, the whole stall, timed at its call site in buf_LRU_get_free_block: the entry at
+ * the call instruction, the return program at the instruction after it (a plain uprobe
+ * there, as the loader is told), so no other timed wait of the server traps.
  *
  * Summed per waiter's stack and thread name, so that the report says who waited (user
  * connections, the master thread, purge) and from where. A return probe is safe: these
- * functions wait on condition variables or sleep in a loop, and raise no exception. */
+ * functions wait on condition variables or sleep in a loop, and raise no exception; so is
+ * the instruction after a call, as pthread_cond_timedwait always returns there. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -95,8 +98,9 @@ int BPF_KPROBE(free_page_flush_enter)
 /* Runtime address of the global buf_pool (MariaDB 10.6+), set by the recorder; 0 when unknown. */
 const volatile __u64 buf_pool_global = 0;
 
-/* pthread_cond_timedwait(cond, mutex, abstime) in libc: every timed wait of the server's
- * threads passes here, a free page's only when cond is &buf_pool.done_free. */
+/* At the call of pthread_cond_timedwait(cond, mutex, abstime) in buf_LRU_get_free_block
+ * whose cond discovery confirmed in the code to be &buf_pool.done_free (call_sites.py): the
+ * call's arguments are in place. cond is checked again, as it costs nothing beside the trap. */
 SEC("uprobe")
 int BPF_KPROBE(free_page_cond_wait_enter, void *cond)
 {

@@ -61,7 +61,8 @@ def test_variant_programs_exist_in_the_object_with_their_role(name, entry, varia
     if "absent" in variant or "unavailable" in variant:
         assert why and not {"symbols", "function", "programs"} & set(variant)
         return
-    assert variant["symbols"] and all(s.startswith("_Z") or s.isidentifier() for s in variant["symbols"])
+    assert variant.get("symbols") or variant.get("function"), name
+    assert all(s.startswith("_Z") or s.isidentifier() for s in variant.get("symbols", []))
     # a variant's programs replace the probe's, roles and all, as discovery takes them
     for role, program in variant.get("programs", entry["programs"]).items():
         assert bpf_symbols().get(program) == ROLE_SECTIONS[role], f"{name}: {role} program {program}"
@@ -70,6 +71,49 @@ def test_variant_programs_exist_in_the_object_with_their_role(name, entry, varia
     for prefix in variant.get("caller", {}):
         for setting in (f"{prefix}_lo", f"{prefix}_hi"):
             assert bpf_symbols().get(setting) == ".rodata", f"{name}: no setting {setting}"
+
+
+def unbounded_library_hits(variant: dict) -> str | None:
+    """Why a library variant's hits are not bounded by the event its probe measures, or None.
+    Every caller in the process enters a library's function: the catalog must say why each
+    hit is the event (`hits`), and a program that reads server globals to tell its hits apart
+    traps for callers it then ignores."""
+    if "library" not in variant:
+        return None
+    if not variant.get("hits"):
+        return "says nothing of why each hit is an event it measures (`hits`)"
+    if variant.get("globals"):
+        return f"sifts its hits by the server's {', '.join(variant['globals'].values())}: probe the call site (`calls`)"
+    return None
+
+
+def test_default_probes_in_a_library_trap_only_the_event_they_measure():
+    """Issue 44: free_page_wait on libc's pthread_cond_timedwait, sifted in BPF for
+    &buf_pool.done_free, trapped every timed wait of every server thread (759-1,378 a second
+    for a few waits), most of the default 1% budget. A default probe on a shared library's
+    function must have every hit be its event; the rest are probed at their call site."""
+    library = [(name, v) for name, entry in probes() if "default" in entry["sets"]
+               for v in entry["variant"] if "library" in v]
+    assert library, "no library variant in the default set: the rule checks nothing"
+    for name, variant in library:
+        why = unbounded_library_hits(variant)
+        assert why is None, f"{name} ({variant['versions']}): {why}"
+    # the rule refuses the variant issue 44 replaced
+    assert unbounded_library_hits({"library": "libc", "symbols": ["pthread_cond_timedwait"],
+                                   "globals": {"buf_pool_global": "buf_pool"}})
+
+
+def test_call_site_variants_name_a_function_a_callee_and_a_first_argument_they_need():
+    sites = [(name, entry, v) for name, entry, v in variants() if "calls" in v]
+    assert sites, "no call-site variant: the rule checks nothing"
+    for name, entry, variant in sites:
+        assert variant.get("function") and "library" not in variant, name
+        assert variant["calls"].isidentifier(), name
+        global_name, member = variant["first_argument"]
+        assert global_name.isidentifier(), name
+        # a build without the member says it is missing, where a call is never guessed
+        assert member in variant.get("needs", []), f"{name}: {member} not in needs"
+        assert "entry" in variant.get("programs", entry["programs"]), name
 
 
 def test_group_settings_and_bpftrace_companions_exist():

@@ -1,6 +1,7 @@
 """Discovery on the real fixture binaries (downloaded, not started) and on bad input."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import INNOSTALL, REPO, fetched
-from innostall.collector.discovery import discover, target
+from innostall.collector.discovery import call_sites, discover, target
 from innostall.errors import UserError
 
 BINARIES = {  # family, version, executable in the fixture's directory, trx_purge, PIE
@@ -208,3 +209,34 @@ def test_a_server_whose_binary_was_deleted_is_still_traced(tmp_path):
     finally:
         server.kill()
         server.wait()
+
+
+def test_free_page_wait_is_its_call_site_as_objdump_reads_it():
+    """MariaDB 11.4.5's wait for a free page is probed at buf_LRU_get_free_block's call of
+    pthread_cond_timedwait on &buf_pool.done_free, not in libc (issue 44): the offsets are
+    that call and the instruction after it, as objdump disassembles them."""
+    tgt = target.from_binary(str(fixture_binary("mariadb-11.4.5")))
+    probe, = discover.resolve(tgt, ["free_page_wait"])
+    assert probe.ok and probe.path is None and probe.callee == "pthread_cond_timedwait", probe.reason
+    call, after = probe.offsets[0], probe.after_calls[0]
+    vaddr = probe.symbol.vaddr - tgt.elf.file_offset(probe.symbol.vaddr) + call
+    listing = subprocess.run(["objdump", "-d", f"--start-address={vaddr}", f"--stop-address={vaddr + after - call}",
+                              tgt.path], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"call\s+[0-9a-f]+ <pthread_cond_timedwait@plt>", listing), listing
+    assert f"free_page_cond_wait_enter={call:#x}" in probe.attach_args()
+    assert f"flush_wait_exit=after-call:{after:#x}" in probe.attach_args()
+
+
+def test_a_call_whose_first_argument_the_code_does_not_hold_is_not_taken():
+    """The same call asked with &buf_pool itself as its first argument, where the code passes
+    &buf_pool.done_free: refused, never guessed."""
+    tgt = target.from_binary(str(fixture_binary("mariadb-11.4.5")))
+    buf_pool = tgt.find_objects(["buf_pool"])["buf_pool"].vaddr
+    with pytest.raises(call_sites.Unconfirmed, match="no call to pthread_cond_timedwait"):
+        call_sites.find(tgt, "buf_LRU_get_free_block", "pthread_cond_timedwait", buf_pool)
+
+
+@pytest.mark.parametrize("name, full", [("eax", "rax"), ("al", "rax"), ("sil", "rsi"), ("edi", "rdi"),
+                                        ("r14d", "r14"), ("r8b", "r8"), ("bpl", "rbp"), ("rbx", "rbx")])
+def test_registers_are_followed_by_their_64_bit_whole(name, full):
+    assert call_sites.full_register(name) == full

@@ -10,7 +10,7 @@ from importlib import resources
 
 from innostall.errors import UserError
 
-from . import layouts, libc, machine_code
+from . import call_sites, layouts, libc, machine_code
 from .elf import Symbol
 from .target import Target, parse_version
 
@@ -37,6 +37,10 @@ class ResolvedProbe:
     group_setting: str | None = None  # BPF setting told this probe's group number
     bpftrace_with: dict[str, str] = field(default_factory=dict)  # placeholder -> probe
     path: str | None = None  # the library the offsets are in (`library`); None: the server
+    # a call-site variant (`calls`): for each offset (a call instruction), the instruction
+    # after it, where the return program is attached as a plain uprobe; empty: at returns
+    after_calls: list[int] = field(default_factory=list)
+    callee: str | None = None  # the function those calls call
     replica_only: bool = False  # left out where the server says it is no replica (the catalog's)
 
     @property
@@ -52,8 +56,12 @@ class ResolvedProbe:
         return self.offsets[0] if self.offsets else None
 
     def attach_args(self) -> list[str]:
+        """The loader's --attach specs: each program at each offset; at a call site, the return
+        program at the instruction after the call (collector/loader/loader.c, after-call:)."""
         where = f"@{self.path}" if self.path else ""
-        return [f"{prog}={offset:#x}{where}" for offset in self.offsets for prog in self.programs.values()]
+        return [f"{prog}=after-call:{self.after_calls[i]:#x}{where}" if role == "return" and self.after_calls
+                else f"{prog}={offset:#x}{where}"
+                for i, offset in enumerate(self.offsets) for role, prog in self.programs.items()]
 
 
 @cache
@@ -130,7 +138,7 @@ def variant_symbols(variant: dict, target: Target) -> list[Symbol]:
     whatever its parameter list. A variant whose programs read arguments lists the
     parameter lists it decodes (`params`, regular expressions); a copy with any other
     list is never attached."""
-    found = target.find_functions(variant.get("symbols", []))
+    found = target.find_functions(variant["symbols"]) if variant.get("symbols") else {}
     present = [found[name] for name in variant.get("symbols", []) if name in found]
     if present:
         return present if variant.get("match", "first") == "all" else present[:1]
@@ -190,6 +198,12 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
         return False
     probe.symbols = present
     probe.offsets = [lib.file_offset(s.vaddr) for s in present]
+    if "calls" in variant:
+        sites = confirmed_call_sites(variant, target)
+        probe.symbols = list(dict.fromkeys(site.function for site in sites))
+        probe.offsets = [lib.file_offset(site.call) for site in sites]
+        probe.after_calls = [lib.file_offset(site.after) for site in sites]
+        probe.callee = variant["calls"]
     if lib is not target.elf:
         probe.path = lib.path
     probe.globals = {name: s.vaddr for name, s in globals_found.items()}
@@ -200,6 +214,22 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
     probe.exact = variant.get("exact", True)
     probe.bpftrace = variant.get("bpftrace", probe.bpftrace)
     return True
+
+
+def confirmed_call_sites(variant: dict, target: Target) -> list[call_sites.CallSite]:
+    """A call-site variant's calls (`function` calls `calls` with `first_argument`, a global's
+    address plus a layout member), as the build's code confirms them (call_sites.py)."""
+    global_name, member = variant["first_argument"]
+    try:
+        found = target.find_objects([global_name])
+        if global_name not in found:
+            raise call_sites.Unconfirmed(f"{global_name} is not in the binary's symbols")
+        address = found[global_name].vaddr + layout(target)["members"][member]
+        return call_sites.find(target, variant["function"], variant["calls"], address)
+    except call_sites.Unconfirmed as e:
+        raise call_sites.Unconfirmed(f"not available: {variant['function']}'s call to {variant['calls']} on "
+                                     f"&{global_name}.{member.split('.')[-1]} is not confirmed in the build's "
+                                     f"code ({e})") from None
 
 
 def catalog_layout(target: Target) -> dict | None:
@@ -302,7 +332,7 @@ def resolve(target: Target, names: list[str] | None = None, kept: set[str] | Non
                 if resolve_variant(probe, variant, target):
                     probe.fallback = not version_matches
                     break
-            except (LayoutUnknown, MembersUnknown) as e:
+            except (LayoutUnknown, MembersUnknown, call_sites.Unconfirmed) as e:
                 undecodable = undecodable or str(e)
         else:
             probe.reason = undecodable or missing_reason(target, variants)

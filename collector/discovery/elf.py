@@ -23,6 +23,8 @@ STT_OBJECT, STT_FUNC = 1, 2
 VERSYM_HIDDEN = 0x8000  # .gnu.version: the symbol is a non-default version (name@VERSION)
 SYM_DTYPE = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
                       ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")])
+RELA_DTYPE = np.dtype([("offset", "<u8"), ("info", "<u8"), ("addend", "<i8")])
+R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT = 6, 7
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,32 @@ class ElfImage:
             if name.startswith(b"_Z"):
                 names.add(name.decode(errors="replace"))
         return sorted(names)
+
+    @cached_property
+    def import_slots(self) -> dict[int, str]:
+        """GOT slot address -> the imported function or object the dynamic linker writes
+        there (R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT relocations, read as arrays: a
+        server's .rela.dyn holds hundreds of thousands of relative ones): what a PLT stub
+        or a `call *slot(%rip)` reaches."""
+        names = self.section_bytes(".dynstr")
+        syms = np.frombuffer(self.section_bytes(".dynsym"), dtype=SYM_DTYPE)
+        slots = {}
+        for table in (".rela.plt", ".rela.dyn"):
+            rela = np.frombuffer(self.section_bytes(table), dtype=RELA_DTYPE)
+            kinds = rela["info"] & 0xFFFFFFFF
+            for entry in rela[(kinds == R_X86_64_GLOB_DAT) | (kinds == R_X86_64_JUMP_SLOT)]:
+                index = int(entry["info"]) >> 32
+                if 0 < index < len(syms):
+                    start = int(syms[index]["name"])
+                    slots[int(entry["offset"])] = names[start:names.index(b"\0", start)].decode(errors="replace")
+        return slots
+
+    def section_of(self, vaddr: int) -> str | None:
+        """The name of the allocated section holding vaddr (.text, .plt, .plt.sec ...)."""
+        for section in self._elf.iter_sections():
+            if section["sh_addr"] <= vaddr < section["sh_addr"] + section["sh_size"] and section["sh_flags"] & 2:
+                return section.name
+        return None
 
     def read(self, vaddr: int, size: int) -> bytes:
         """size bytes of the file's image at a virtual address (code, read-only data)."""

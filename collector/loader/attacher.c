@@ -97,14 +97,15 @@ static void detach_group(struct attacher *a, unsigned int group)
 		}
 }
 
-/* Returns first: every entry seen after that has its return seen too. All or nothing. */
+/* Returns first (return probes, and return programs after a call): every entry seen after
+ * that has its end seen too. All or nothing. */
 static bool attach_group(struct attacher *a, unsigned int group)
 {
 	int pass, i;
 
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < a->nr_att; i++)
-			if (a->att[i].group == group && a->att[i].retprobe == !pass &&
+			if (a->att[i].group == group && ends_span(&a->att[i]) == !pass &&
 			    !attach_one(a, i)) {
 				detach_group(a, group);
 				return false;

@@ -20,8 +20,15 @@ struct attachment {
 	size_t offset;
 	unsigned int group;
 	bool retprobe;
+	bool after_call; /* a return program at the instruction after a call, as a plain uprobe */
 	bool tracepoint;
 	int link;
 };
+
+/* A program that ends what an entry program began: attached before the entries (attacher.c). */
+static inline bool ends_span(const struct attachment *a)
+{
+	return a->retprobe || a->after_call;
+}
 
 #endif /* __INNOSTALL_ATTACHMENT_H */

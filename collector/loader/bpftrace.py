@@ -75,8 +75,16 @@ def nameless_in_library(probe: ResolvedProbe) -> bool:
     return not (image.find(names, ".dynsym") or image.find(names, ".symtab"))
 
 
+def inside_a_function(probe: ResolvedProbe) -> bool:
+    """A probe at a call site (free_page_wait on MariaDB 10.6.18+): an offset inside a
+    function, which bpftrace refuses where it cannot check the instruction boundary itself
+    (0.17: "compiled without (k|u)probe offset support"), and the whole script with it; a
+    uretprobe on the callee instead would trap every caller. The script leaves it out."""
+    return bool(probe.after_calls)
+
+
 def script(target: Target, probes: list[ResolvedProbe]) -> str:
-    resolved = [p for p in probes if p.ok and not nameless_in_library(p)]
+    resolved = [p for p in probes if p.ok and not nameless_in_library(p) and not inside_a_function(p)]
     by_name = {p.name: p for p in resolved}
     header = fragment("header").substitute(
         server=target.label, exe=binary_path(target), build_id=target.elf.build_id or "none",

@@ -86,7 +86,11 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
-/* PROG=OFFSET[@PATH][#GROUP]; programs of SEC("uretprobe") are attached to returns. */
+#define AFTER_CALL "after-call:"
+
+/* PROG=[after-call:]OFFSET[@PATH][#GROUP]; programs of SEC("uretprobe") are attached to
+ * returns, or with after-call: to the instruction after a call, as a plain uprobe: the call's
+ * end seen at its call site, so that a callee shared by other callers (libc's) is not probed. */
 static void add_attach(char *arg)
 {
 	struct attachment *a;
@@ -109,7 +113,8 @@ static void add_attach(char *arg)
 		*at = '\0';
 		a->path = at + 1;
 	}
-	a->offset = parse_long(eq + 1, "offset");
+	a->after_call = !strncmp(eq + 1, AFTER_CALL, strlen(AFTER_CALL));
+	a->offset = parse_long(eq + 1 + (a->after_call ? strlen(AFTER_CALL) : 0), "offset");
 }
 
 /* ENTRY_NS,RETURN_NS,TRACEPOINT_NS */
@@ -166,7 +171,9 @@ static void usage(FILE *out)
 	      "arrives or the target exits. Run by 'innostall record', which chooses what to attach.\n"
 	      "\n"
 	      "  --attach PROG=OFFSET[@PATH][#GROUP]  program PROG at OFFSET of the binary (or\n"
-	      "                                      PATH), in sampling group GROUP (1-15)\n"
+	      "                                      PATH), in sampling group GROUP (1-15);\n"
+	      "                                      after-call:OFFSET puts a return program at the\n"
+	      "                                      instruction after a call, as a plain uprobe\n"
 	      "  --budget-ppm N      what the probes may cost, in millionths of the server's CPU\n"
 	      "                      (0: no limit, every probe stays attached)\n"
 	      "  --set NAME=VALUE    a const volatile setting of the BPF programs\n"
@@ -270,8 +277,8 @@ static void apply_settings(struct innostall_bpf *obj)
 	}
 }
 
-/* Programs of SEC("uretprobe") are attached to returns, of SEC("tp_btf/...") to their
- * scheduler tracepoint (their offset is 0). */
+/* Programs of SEC("uretprobe") are attached to returns (or after a call, as asked), of
+ * SEC("tp_btf/...") to their scheduler tracepoint (their offset is 0). */
 static void mark_returns(struct innostall_bpf *obj)
 {
 	int i;
@@ -282,7 +289,12 @@ static void mark_returns(struct innostall_bpf *obj)
 
 		if (!prog)
 			die("no BPF program named '%s'", env.attach[i].prog);
-		env.attach[i].retprobe = !strcmp(bpf_program__section_name(prog), "uretprobe");
+		bool ends = !strcmp(bpf_program__section_name(prog), "uretprobe");
+
+		if (env.attach[i].after_call && !ends)
+			die("%s is not a return program: after-call: places return programs only",
+			    env.attach[i].prog);
+		env.attach[i].retprobe = ends && !env.attach[i].after_call;
 		env.attach[i].tracepoint = !strncmp(bpf_program__section_name(prog), "tp_btf/", 7);
 	}
 }
