@@ -142,17 +142,22 @@ TIMELINE_ROWS = [  # title, columns of the story table drawn in it, colours
 ]
 
 
-def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]) -> dict:
+def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict],
+                    extra_rows: list[tuple] = ()) -> dict:
     """The recording at a glance: one row per measure, all on one time axis; the history
     stacked as its pinned and purgeable parts (a line where the split is unknown), the read
-    views that pinned purge as spans, and the phases as coloured bands with their verdict."""
-    titles = [t for t, _, _ in TIMELINE_ROWS] + ["Read views that pinned purge"]
+    views that pinned purge as spans, and the phases as coloured bands with their verdict.
+    extra_rows: more rows as TIMELINE_ROWS gives them (a replica's lag and its applier's
+    time), drawn above the views from columns of story."""
+    rows = [*TIMELINE_ROWS, *extra_rows]
+    titles = [t for t, _, _ in rows] + ["Read views that pinned purge"]
     whole, stacked_rows = len(story), downsample.envelope_rows(story, "history")
     span_rows = max(1, len(spans))
     last = len(titles)
-    layout = rows_layout([label(t) for t in titles], [2.2, 1, 1, 1, 1, 0.35 + 0.3 * span_rows], 0.05)
+    layout = rows_layout([label(t) for t in titles], [2.2] + [1] * (len(rows) - 1) + [0.35 + 0.3 * span_rows],
+                         0.05 if len(rows) <= len(TIMELINE_ROWS) else 0.035)
     data = []
-    for row, (_, columns, colors) in enumerate(TIMELINE_ROWS, start=1):
+    for row, (_, columns, colors) in enumerate(rows, start=1):
         stacked = row == 1
         for column, color in zip(columns, colors):
             # a stack draws a gap as 0: give it only the intervals whose split is known
@@ -183,7 +188,8 @@ def timeline_figure(story: pd.DataFrame, spans: pd.DataFrame, phases: list[dict]
     for row in range(1, last + 1):
         layout[axis("xaxis", row)]["range"] = [0, end]
     layout[axis("xaxis", last)]["title"] = dict(text="seconds since attach" + downsample.note(whole))
-    return figure(data, **layout, height=260 + 520 + 60 * span_rows, margin=dict(l=130, r=20, t=100, b=50),
+    return figure(data, **layout, height=260 + 520 + 110 * len(extra_rows) + 60 * span_rows,
+                  margin=dict(l=130, r=20, t=100, b=50),
                   legend=dict(orientation="h", yanchor="bottom", y=1.03, x=0), showlegend=True)
 
 

@@ -5,6 +5,7 @@ autoescaping, so every string from the recording is escaped."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import jinja2
 from markupsafe import Markup
@@ -13,6 +14,8 @@ from innostall import __version__
 from innostall.names import demangle, leaf_first, path, server_label
 from innostall.format.schema import prose_unit
 from innostall.errors import UserError
+from innostall.format import files
+from innostall.format.output_path import check_path
 
 from . import charts, cost, flamegraph, metrics, purge, redo, summary as summaries, report_tables
 from .estimates import estimate_words
@@ -24,6 +27,7 @@ from .pinning import statements_note
 from .recording import Recording
 from .wording.phase_list import tally
 from . import verdict_view
+from .replica_timeline import replica_series
 from .window import trigger_words, window_words
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
@@ -99,13 +103,17 @@ def hist_group_section(rec: Recording, names: list[str], title: str, chart_id: s
     return {"title": title, "charts": [Markup(charts.fragment(f, i)) for f, i in zip(figures, ids)]}
 
 
-def timeline_chart(rec: Recording, told: dict) -> Markup | None:
-    """The aligned timeline the page leads with."""
+def timeline_chart(rec: Recording, told: dict, replica: dict | None) -> Markup | None:
+    """The aligned timeline the page leads with; on a replica, its lag and its applier's
+    time as rows of it."""
     table = purge.purge_table(rec)
     if table.empty:
         return None
-    fig = charts.timeline_figure(report_tables.story_series(table), report_tables.view_spans(rec, told["pinned_by"]),
-                                 told["phases"])
+    story, extra = report_tables.story_series(table), []
+    if replica:
+        lanes, extra = replica_series(rec, story.index)
+        story = story.join(lanes)
+    fig = charts.timeline_figure(story, report_tables.view_spans(rec, told["pinned_by"]), told["phases"], extra)
     return Markup(charts.fragment(fig, "purge-timeline"))
 
 
@@ -134,7 +142,7 @@ def story(rec: Recording, summary: dict) -> dict:
     told = summary["purge"]  # what summary() says of purge
     return {"parts": verdict_view.html_parts(summary, charts.VERDICT_COLORS, shortened),
             "notes": verdict_view.notes(summary),
-            "timeline": timeline_chart(rec, told), "history": told["history"],
+            "timeline": timeline_chart(rec, told, summary.get("replica")), "history": told["history"],
             "splits": split_rows(told),
             "pinned_by": [{**v, "frames": frames, "path": path(frames, 4)}
                           for v in told["pinned_by"] for frames in [leaf_first(v["stack"])]],
@@ -290,10 +298,13 @@ def render_html(rec: Recording) -> str:
 
 
 def write_html(rec: Recording, path: str) -> int:
-    """Write the page; returns its size in bytes. An unwritable path is one line."""
+    """Write the page; returns its size in bytes. An unwritable path is one line, and so is
+    one through which another user could redirect it (as record -o: output_path.py), or a
+    link, a FIFO or another file's hard link where the page goes (files.create_regular)."""
+    check_path(os.path.dirname(os.path.abspath(path)))
     page = render_html(rec).encode()
     try:
-        with open(path, "wb") as f:
+        with files.create_regular(path) as f:
             f.write(page)
     except OSError as e:
         raise UserError(f"{path}: cannot write the HTML report ({e.strerror})")

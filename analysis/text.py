@@ -336,6 +336,7 @@ def render_text(rec: Recording) -> str:
     full = summary(rec)
     head = header(rec)
     lines = head[:1] + verdict_view.text_lines(full) + [""] + head[1:]
+    lines += replica_lines(rec, full) + finding_lines(replica_findings(rec, full))  # on a replica, its story first
     lines += render_purge(rec, full["purge"])
     lines += render_walks(rec, full["version_walk"], full["drops"])
     lines += render_undo(rec, full["undo"])
@@ -344,6 +345,5 @@ def render_text(rec: Recording) -> str:
     lines += redo_lines(full) + finding_lines(purge_redo_findings(full) + flush_findings(full)
                                               + log_room_findings(full) + free_page_findings(full)
                                               + batch_findings(full))
-    lines += replica_lines(rec, full) + finding_lines(replica_findings(rec, full))
     lines += render_cost(full["governor"])
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from .wording.phase_list import phase_lines, shown_phases, tally
 
 # The replica's phases' colours: grey where nothing is known or nothing happened, warm where
 # someone was in the applier's way, cool for its own work.
-REPLICA_COLORS = {"idle": "#9e9e9e", "unwatched": "#e0e0e0", "unsplit": "#bdbdbd",
+REPLICA_COLORS = {"idle": "#9e9e9e", "unwatched": "#757575", "unsplit": "#757575",
                   "cpu-bound": "#1f77b4", "redo-bound": "#17becf", "off-cpu": "#7f7f7f",
                   "row-lock-bound": "#d62728", "latch-bound": "#ff7f0e", "io-bound": "#8c564b",
                   "commit-order-bound": "#9467bd"}

@@ -95,3 +95,20 @@ def test_the_bounds_checker_catches_the_figures_a_user_met():
     assert any("shares.on_cpu is 1.5, above its whole" in p for p in found)
     # a move of the history is signed by nature: not a figure out of bounds
     assert figure_bounds_check.words_problems("history 46,464 → 4 over 2.0 s (-23,240/s)", "text") == []
+
+
+def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections():
+    from innostall.analysis import html, text
+    from innostall.analysis.replica_timeline import LAG_COLUMN, replica_series
+    rec = recording.load(str(SAMPLED))
+    told = summary.summary(rec)
+    assert told["findings"][0].startswith("The replica fell behind: its lag grew")
+    page = html.render_html(rec)
+    timeline = page[page.index('id="purge-timeline"'):]
+    assert "Replica lag (s, as the replica reported it)" in timeline
+    assert "Replica applier, ms\\u002fs: busy, and its watched time by part" in timeline  # "/" as the page's JSON has it
+    lanes, rows = replica_series(rec, rec.counters["t_s"].drop_duplicates().sort_values().iloc[1:].to_numpy())
+    lag = rec.counters[rec.counters["name"] == "server.replica_lag_s"].groupby("t_s")["value"].last()
+    assert lanes[LAG_COLUMN].max() == lag.max() and "waiting on row locks ms/s" in rows[1][1]
+    report = text.render_text(rec)
+    assert report.index("\nReplica applier (the replica's") < report.index("\nPurge")

@@ -150,17 +150,18 @@ def free_page_findings(told: dict) -> list[str]:
 
 
 def all_findings(rec: Recording, told: dict) -> list[str]:
-    """Every finding, in the report's order: purge's, the version walks', the undo reads',
-    the latches', flushing's and the replica applier's. The text shows each in its section,
-    HTML and JSON all together."""
-    found = purge_findings(rec, told["purge"]) + throttle_findings(told["purge"])
+    """Every finding, in the report's order: the replica applier's (on a replica its story
+    leads: its lag, and where it grew), purge's, the version walks', the undo reads', the
+    latches' and flushing's. The text shows each in its section, HTML and JSON all
+    together."""
+    found = replica_findings(rec, told) + purge_findings(rec, told["purge"]) + throttle_findings(told["purge"])
     if told["version_walk"]["recorded"]:
         found += walk_findings(told["version_walk"], told["drops"])
     found += undo_findings(told["undo"])
     if told["block_lock"]["recorded"]:
         found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
     return (found + purge_redo_findings(told) + flush_findings(told) + log_room_findings(told)
-            + free_page_findings(told) + batch_findings(told) + replica_findings(rec, told))
+            + free_page_findings(told) + batch_findings(told))
 
 
 def batch_findings(told: dict) -> list[str]:
