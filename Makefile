@@ -36,7 +36,7 @@ $(BUILD)/innostall.skel.h: $(BUILD)/innostall.bpf.o
 	$(BPFTOOL) gen skeleton $< name innostall_bpf > $@
 
 LOADER_SRCS := $(addprefix collector/loader/,loader.c json_output.c table_output.c changed_rows.c trace_helpers.c governor.c \
-               attacher.c calibrate.c uprobe.c read_views.c run_time.c)
+               attacher.c calibrate.c uprobe.c read_views.c run_time.c state_signals.c)
 $(LOADER): $(LOADER_SRCS) collector/loader/*.h probes/innostall.h $(BUILD)/innostall.skel.h
 	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector/loader $(LOADER_SRCS) -o $@ \
 		$$(pkg-config --libs --static libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm -lpthread

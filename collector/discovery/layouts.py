@@ -20,7 +20,7 @@ from innostall import resources
 from . import cache
 from .elf import ElfImage
 
-FORMAT = 9  # of the cached answer; raised when the request or its reading changes
+FORMAT = 10  # of the cached answer; raised when the request or its reading changes
 # The loader's member -> the member paths that may hold it, across releases (10.6+ moved
 # the block latch into buf_page_t). Offsets in bytes, but the flag's in bits.
 PATHS = {
@@ -107,6 +107,10 @@ VIEW_PATHS = {
 }
 VIEW_NEEDED = ("read_view", "open", "limit_no", "trx_id")
 VIEW_QUERIES = (*(p for pair in VIEW_LISTS for p in pair), *(p for paths in VIEW_PATHS.values() for p in paths))
+# The words the governor reads several times a second to open groups at once
+# (collector/server/signals.py): waits in progress, wait counters, by the names each family gives them
+SIGNAL_QUERIES = ("lock_sys.wait_count", "lock_sys_t::WAIT_COUNT_STEP", "buf_pool.stat.LRU_waits", "log_sys.waits",
+                  "lock_sys")
 TIMEOUT_S = 120  # a debug file several GB large, on a slow disk
 
 
@@ -126,7 +130,7 @@ def read(path: str) -> dict | None:
         return None
     request = [*(p for paths in PATHS.values() for p in paths), *CONSTANTS, "trx_sys",
                *(p for paths in STATE_PATHS.values() for p in paths), *STATE_ARRAYS, *STATE_GLOBALS,
-               *STATE_SCALARS.values(), *POOL_QUERIES, *VIEW_QUERIES]
+               *STATE_SCALARS.values(), *POOL_QUERIES, *VIEW_QUERIES, *SIGNAL_QUERIES]
     flatten = [arg for name in LATCH_GLOBALS for arg in ("--flatten", name)]
     try:
         done = subprocess.run([str(tool), "--compact", "-j", "2", path, *request, *flatten],

@@ -21,6 +21,12 @@
  * cost beyond the budget so far is taken off the next interval's, and a sampled group
  * given nothing stays detached until the debt is paid.
  *
+ * The server's own state decides when a stall needs its groups (state_signals.c): a group
+ * a signal wants is opened at once and held past its allowance while the recording as a
+ * whole is within its budget (signal_room); the other sampled groups yield to it while
+ * the stall lasts, and a share of each calm interval's budget (SIGNAL_RESERVE) is kept
+ * back for it. Past that, the debt is repaid as any other.
+ *
  * The governor runs on a thread of its own: the main thread may block writing events to
  * a slow reader, and a check that waits for it lets a hot probe run on unchecked.
  *
@@ -67,6 +73,8 @@
 				 * load hits the probes little meanwhile */
 #define CHEAP_SHARE 0.25       /* of an interval's budget, kept for the coolest groups
 				 * whatever the debt (keep_cool_groups) */
+#define SIGNAL_RESERVE 0.2      /* of an interval's budget, kept back for stalls where the
+				 * server's state is read (state_signals.c) */
 #define MIN_BASE_CPU 0.25       /* the budget is reckoned on at least this share of one CPU:
 				 * 1% of a nearly idle server is less than one long version
 				 * walk costs (about 1 ms), and sampling would hide the very
@@ -410,6 +418,20 @@ static double check_within(const struct governor *gov, double left)
 	return fmax(left / gov->fastest_spend * 1e9, SAMPLED_CHECK_NS);
 }
 
+/* Whether the signals may hold groups open: the recording's cost so far within what it was
+ * planned to spend (AIM of its budget), the interval's budget earned so far counted. */
+static bool signal_room(const struct governor *gov)
+{
+	double cost = 0;
+	unsigned int group;
+
+	if (!gov->signals.n)
+		return false;
+	for (group = 0; group < gov->nr_groups; group++)
+		cost += gov->groups[group].cost_ns;
+	return cost < AIM * gov->budget_ns;
+}
+
 /* Returns when it wants to be called next, 0 for never. A group closes once what it has
  * left is what it would spend while closing (CLOSE_LAG_NS at its present rate). A sampled
  * group's open window is checked again before it could have spent what it has left at the
@@ -426,10 +448,27 @@ static unsigned long long tick(struct governor *gov)
 		return 0;
 	account_hits(gov);
 	settle_open_groups(gov);
+	gov->wanted = state_signals_poll(&gov->signals, now, gov->wanted != 0);
+	if (!signal_room(gov))
+		gov->wanted = 0; /* past what was planned: the budget holds, stall or not */
 	for (group = 1; group < gov->nr_groups; group++) {
 		struct group_state *g = &gov->groups[group];
 		double left = g->allowance_ns - g->spent_ns, rate, reserve;
 
+		if (gov->wanted >> group & 1 && !attacher_window(&gov->attacher, group).open &&
+		    !attacher_opening(&gov->attacher, group)) { /* a stall: its window opens now */
+			g->open_at_ns = 0;
+			attacher_open(&gov->attacher, group);
+			state_signals_opened(&gov->signals, group, now);
+		}
+
+		if (gov->wanted && !(gov->wanted >> group & 1) && sampled(gov, g)) {
+			/* a stall elsewhere: a sampled group yields until it ends */
+			if (attacher_window(&gov->attacher, group).open)
+				attacher_close(&gov->attacher, group);
+			note_check(g, now);
+			continue;
+		}
 		if (g->open_at_ns && now >= g->open_at_ns) { /* its window's time has come */
 			g->open_at_ns = 0;
 			attacher_open(&gov->attacher, group);
@@ -449,7 +488,7 @@ static unsigned long long tick(struct governor *gov)
 
 			if (attached < MIN_WINDOW_NS)
 				next = fmin(next, now + MIN_WINDOW_NS - attached);
-			else if (!window_held(gov, group, now))
+			else if (!window_held(gov, group, now) && !(gov->wanted >> group & 1))
 				attacher_close(&gov->attacher, group);
 			continue; /* held open by a stall: checked again at the next tick */
 		}
@@ -647,6 +686,8 @@ static void plan_interval(struct governor *gov)
 	gov->budget_ns += budget;
 	debt = overspent_ns(gov);
 	budget *= AIM; /* for the hits of groups still being detached */
+	if (gov->signals.n && !gov->wanted)
+		budget *= 1 - SIGNAL_RESERVE; /* calm: saved for the stalls the signals will see */
 	always = gov->groups[0].spent_ns;
 	gov->groups[0].spent_ns = 0;
 	gov->interval_start_ns = now;
@@ -691,6 +732,10 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 
 	memset(gov, 0, sizeof(*gov));
 	gov->cfg = *cfg;
+	if (cfg->signals) {
+		gov->signals = *cfg->signals;
+		gov->signals.pid = cfg->pid;
+	}
 	gov->obj = obj;
 	gov->att = att;
 	gov->nr_att = nr_att;
@@ -762,7 +807,9 @@ void governor_print(struct governor *gov, FILE *out)
 			attached_ns(gov, group, now), attacher_window(&gov->attacher, group).windows,
 			gov->groups[group].cost_ns);
 	}
-	fprintf(out, "]}");
+	fprintf(out, "]");
+	state_signals_print(&gov->signals, out, now);
+	fprintf(out, "}");
 	pthread_mutex_unlock(&gov->lock);
 }
 

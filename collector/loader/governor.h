@@ -11,6 +11,7 @@
 #include "attacher.h"
 #include "calibrate.h"
 #include "attachment.h"
+#include "state_signals.h"
 
 struct governor_config {
 	long budget_ppm; /* of the server's CPU time; 0: no budget, nothing is sampled */
@@ -18,6 +19,7 @@ struct governor_config {
 	pid_t pid;       /* the traced process: uprobe filter and CPU time; <= 0: any, one CPU */
 	const char *binary; /* where attachments without a path are */
 	long interval_ms;
+	const struct state_signals *signals; /* the server's state that opens groups at once; NULL: none */
 };
 
 struct group_state {
@@ -66,6 +68,8 @@ struct governor {
 	unsigned long long cpu_start_ns, cpu_last_ns; /* the server's CPU time */
 	double budget_ns; /* the whole recording's budget so far */
 	double fastest_spend; /* the most the probes could cost a second (ns/s): tick() */
+	struct state_signals signals; /* read at the checks (state_signals.c) */
+	__u32 wanted; /* the groups the signals want open now */
 	pthread_t thread; /* checks and plans on its own (governor.c) */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;

@@ -68,6 +68,7 @@ static struct env {
 	struct innodb_layout layout;
 	const char *unwind_table;
 	const char *home_cgroup; /* cgroup.procs to move into once the BPF object is loaded */
+	struct state_signals signals; /* --signal: the server's state that opens groups */
 } env = { .interval_ms = 1000, .pid = -1 };
 
 static volatile sig_atomic_t exiting;
@@ -177,6 +178,9 @@ static void usage(FILE *out)
 	      "  --budget-ppm N      what the probes may cost, in millionths of the server's CPU\n"
 	      "                      (0: no limit, every probe stays attached)\n"
 	      "  --set NAME=VALUE    a const volatile setting of the BPF programs\n"
+	      "  --signal NAME=KIND:ADDRESS:SIZE:COUNT:STRIDE:MODULO:DIVISOR:GROUP[,GROUP]  words of the\n"
+	      "                      server's memory (KIND level, count or climb) whose move opens\n"
+	      "                      those sampling groups at once (state_signals.h)\n"
 	      "  --layout MEMBER=VALUE  a member of the server's struct layout, e.g.\n"
 	      "                      buf_block_t.lock=136 (--schema lists them)\n"
 	      "  --unwind-table PATH  libc's frame table (struct cfi_row records, collector/discovery/libc.py),\n"
@@ -195,6 +199,7 @@ static void parse_args(int argc, char **argv)
 		{ "duration-ms", required_argument, NULL, 'd' },
 		{ "attach", required_argument, NULL, 'a' },
 		{ "set", required_argument, NULL, 's' },
+		{ "signal", required_argument, NULL, 'g' },
 		{ "budget-ppm", required_argument, NULL, 'B' },
 		{ "hit-cost", required_argument, NULL, 'H' },
 		{ "layout", required_argument, NULL, 'L' },
@@ -216,6 +221,10 @@ static void parse_args(int argc, char **argv)
 		case 'd': env.duration_ms = parse_long(optarg, "duration"); break;
 		case 'a': add_attach(optarg); break;
 		case 's': add_setting(optarg); break;
+		case 'g':
+			if (!state_signals_add(&env.signals, optarg))
+				die("bad --signal '%s'", optarg);
+			break;
 		case 'B': env.budget_ppm = parse_long(optarg, "budget"); break;
 		case 'H': parse_hit_cost(optarg); break;
 		case 'L': set_layout(optarg); break;
@@ -497,7 +506,7 @@ int main(int argc, char **argv)
 		die("process %d: %s", env.pid, strerror(errno));
 	config = (struct governor_config){ .budget_ppm = env.budget_ppm, .cost = env.hit_cost,
 					   .pid = env.pid, .binary = env.binary,
-					   .interval_ms = env.interval_ms };
+					   .interval_ms = env.interval_ms, .signals = &env.signals };
 	load_unwind_table(obj);
 	governor_start(&gov, obj, env.attach, env.nr_attach, &config);
 	print_attached(env.attach, env.nr_attach);

@@ -380,6 +380,9 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
             flat.update({f"governor.attached_ns.{name}": attached_ns,
                          f"governor.windows.{name}": windows,
                          f"governor.overhead_ns.{name}": int(overhead_ns)})
+        # the server's state that opened groups at once: [value, held ns, windows opened, wanting]
+        for name, (_, held_ns, opened, _) in zip(attached.get("signals", []), gov.get("signals", [])):
+            flat.update({f"governor.signal_held_ns.{name}": held_ns, f"governor.signal_windows.{name}": opened})
     return flat
 
 

@@ -171,7 +171,10 @@ def fields(required: dict, optional: dict | None = None):
 TID = small(2**31)  # an int32 column; Linux's pid_max is at most 2^22
 MODE = small(256)  # a wait mode (the schema names 4); one it does not name reads "mode N"
 GOVERNOR = fields({"server_cpu_ns": number, "budget_ns": number, "overhead_ns": number,
-                   "groups": list_of(row(count, count, count, number), MAX_GROUPS)})
+                   "groups": list_of(row(count, count, count, number), MAX_GROUPS)},
+                  # the server's state signals (the loader's state_signals.c, at most 8):
+                  # [value, held ns, windows opened, wanting now]
+                  {"signals": list_of(row(count, count, count, count), 8)})
 SNAPSHOT = fields({"mono_ns": count, "counters": map_of(count, MAX_COUNTERS),
                    "hists": map_of(list_of(count, MAX_HIST_SLOTS), MAX_HISTS)},
                   {"real_ns": count, "hits": list_of(count, MAX_PROGRAMS),
@@ -188,7 +191,7 @@ LATCH = row(small(256), identity, MODE, count, count, count, count, list_of(coun
             text, text, optional=2)
 SHAPES = {
     "attached": fields({"mono_ns": count}, {"real_ns": count, "programs": list_of(PROGRAM, MAX_PROGRAMS),
-                                            "groups": list_of(text, MAX_GROUPS)}),
+                                            "groups": list_of(text, MAX_GROUPS), "signals": list_of(text, 8)}),
     "interval": SNAPSHOT,
     "final": SNAPSHOT,
     "deep_walk": fields({"mono_ns": count, "tid": TID, "depth": count, "latency_ns": count},

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Signals from the server's own state (state_signals.h). A stall is when a DBA needs the
+ * figures, and the server says when one begins: a row-lock wait in progress, a free-page
+ * or log-room wait counted, the history climbing. Reading those words costs the server
+ * nothing (process_vm_readv, as read_views.c reads; never a write), where keeping the
+ * groups that explain them attached all the time would cost more than the budget. So the
+ * governor reads them every SIGNAL_EVERY_NS and opens the groups a signal names at once,
+ * holding them while it keeps moving and SIGNAL_HOLD_NS after. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include "state_signals.h"
+
+#define SIGNAL_EVERY_NS 100000000ULL /* ten reads a second: a stall is seen within 0.1 s */
+#define SIGNAL_HOLD_NS 1000000000ULL /* a stall's waits come and go: held a second past the
+				      * last read that moved, its groups do not flap */
+#define CLIMB_LAG 10 /* reads: the history compared with its level a second before, as purge
+		      * runs its batches about once a second (a saw-tooth within the second) */
+#define CLIMB_READS 30 /* ... and above it at each read for three seconds: purge is not
+			* keeping up, not a burst of commits between two batches */
+#define MAX_SIGNAL_BYTES 65536 /* a rollback-segment array is 128 small structs */
+
+static bool parse_u64(const char *s, char **end, __u64 *out)
+{
+	*out = strtoull(s, end, 0);
+	return *end != s;
+}
+
+bool state_signals_add(struct state_signals *signals, const char *spec)
+{
+	static const char *kinds[] = { "level", "count", "climb" };
+	struct state_signal *s;
+	const char *eq = strchr(spec, '='), *colon;
+	__u64 size, count, stride, group;
+	char *end;
+	unsigned int k;
+
+	if (signals->n >= MAX_SIGNALS || !eq || eq == spec || (size_t)(eq - spec) >= sizeof(s->name))
+		return false;
+	s = &signals->signal[signals->n];
+	memset(s, 0, sizeof(*s));
+	memcpy(s->name, spec, eq - spec);
+	colon = strchr(eq + 1, ':');
+	for (k = 0; k < 3 && colon; k++)
+		if ((size_t)(colon - eq - 1) == strlen(kinds[k]) && !strncmp(eq + 1, kinds[k], colon - eq - 1))
+			break;
+	if (!colon || k == 3)
+		return false;
+	s->kind = k;
+	if (!parse_u64(colon + 1, &end, &s->address) || *end != ':' ||
+	    !parse_u64(end + 1, &end, &size) || *end != ':' || (size != 4 && size != 8) ||
+	    !parse_u64(end + 1, &end, &count) || *end != ':' || !count ||
+	    !parse_u64(end + 1, &end, &stride) || *end != ':' || (count > 1 && stride < size) ||
+	    (count - 1) * stride + size > MAX_SIGNAL_BYTES ||
+	    !parse_u64(end + 1, &end, &s->modulo) || *end != ':' ||
+	    !parse_u64(end + 1, &end, &s->divisor) || *end != ':')
+		return false;
+	s->size = size;
+	s->count = count;
+	s->stride = stride;
+	do {
+		if (!parse_u64(end + 1, &end, &group) || !group || group >= 32)
+			return false;
+		s->groups |= 1U << group;
+	} while (*end == ',');
+	if (*end)
+		return false;
+	signals->n++;
+	return true;
+}
+
+/* The signal's value now, false if its memory cannot be read. */
+static bool read_signal(pid_t pid, const struct state_signal *s, __u64 *value)
+{
+	static unsigned char buf[MAX_SIGNAL_BYTES];
+	size_t len = (s->count - 1) * (size_t)s->stride + s->size;
+	struct iovec local = { buf, len }, remote = { (void *)(unsigned long)s->address, len };
+	__u64 sum = 0;
+	__u32 i, word32;
+	__u64 word64;
+
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return false;
+	for (i = 0; i < s->count; i++) {
+		if (s->size == 4) {
+			memcpy(&word32, buf + (size_t)i * s->stride, 4);
+			sum += word32;
+		} else {
+			memcpy(&word64, buf + (size_t)i * s->stride, 8);
+			sum += word64;
+		}
+	}
+	if (s->modulo)
+		sum %= s->modulo;
+	*value = s->divisor ? sum / s->divisor : sum;
+	return true;
+}
+
+static bool moved(struct state_signal *s, __u64 value)
+{
+	bool grew = s->read && value > s->value;
+
+	switch (s->kind) {
+	case SIGNAL_LEVEL:
+		return value > 0;
+	case SIGNAL_COUNT:
+		return grew;
+	case SIGNAL_CLIMB:
+		s->past[s->reads++ % CLIMB_LAG] = value; /* the slot of the read CLIMB_LAG before */
+		s->rises = s->reads > CLIMB_LAG && value > s->past[s->reads % CLIMB_LAG] ? s->rises + 1 : 0;
+		return s->rises >= CLIMB_READS;
+	}
+	return false;
+}
+
+static bool wanting(const struct state_signal *s, unsigned long long now)
+{
+	return s->moved_ns && now < s->moved_ns + SIGNAL_HOLD_NS;
+}
+
+__u32 state_signals_poll(struct state_signals *signals, unsigned long long now, bool holding)
+{
+	__u32 wanted = 0;
+	__u64 value;
+	int i;
+
+	for (i = 0; i < signals->n; i++) {
+		struct state_signal *s = &signals->signal[i];
+
+		if (holding && wanting(s, signals->last_poll_ns) && now > signals->last_poll_ns)
+			s->held_ns += now - signals->last_poll_ns;
+	}
+	signals->last_poll_ns = now;
+	if (now >= signals->next_read_ns && signals->pid > 0) {
+		signals->next_read_ns = now + SIGNAL_EVERY_NS;
+		for (i = 0; i < signals->n; i++) {
+			struct state_signal *s = &signals->signal[i];
+
+			if (!read_signal(signals->pid, s, &value)) {
+				signals->failed_reads++;
+				continue;
+			}
+			if (moved(s, value))
+				s->moved_ns = now;
+			s->value = value;
+			s->read = true;
+		}
+	}
+	for (i = 0; i < signals->n; i++)
+		if (wanting(&signals->signal[i], now))
+			wanted |= signals->signal[i].groups;
+	return wanted;
+}
+
+void state_signals_opened(struct state_signals *signals, unsigned int group, unsigned long long now)
+{
+	int i;
+
+	for (i = 0; i < signals->n; i++)
+		if (signals->signal[i].groups >> group & 1 && wanting(&signals->signal[i], now))
+			signals->signal[i].opened++;
+}
+
+void state_signals_print(const struct state_signals *signals, FILE *out, unsigned long long now)
+{
+	int i;
+
+	if (!signals->n)
+		return;
+	fprintf(out, ",\"signals\":[");
+	for (i = 0; i < signals->n; i++) {
+		const struct state_signal *s = &signals->signal[i];
+
+		fprintf(out, "%s[%llu,%llu,%llu,%d]", i ? "," : "", (unsigned long long)s->value, s->held_ns,
+			s->opened, wanting(s, now));
+	}
+	fprintf(out, "]");
+}
