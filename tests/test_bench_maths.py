@@ -103,3 +103,23 @@ def test_the_steady_verdicts_read_the_speed_adjusted_cpu_where_there_is_one():
     assert targets.steady_cpu(raw_only, "default")["median"] == 1.05
     assert targets.raw_note(adjusted, "default") == "; raw CPU/trx +5.00%"
     assert targets.raw_note(raw_only, "default") == ""
+
+
+def test_a_never_sampled_probe_over_a_tenth_of_the_budget_is_named():
+    """Issue 44, item 4, on a kept run (bench/results/2026-11-27/fit-checks.json): libc's
+    pthread_cond_timedwait, then free_page_wait's probe, took a tenth of the budget in one
+    steady recording, outside any sampled group; the run after it stayed under."""
+    import json
+    from bench import unsampled
+    from conftest import REPO
+    run = json.loads((REPO / "bench/results/2026-11-27/fit-checks.json").read_text())
+    verdict = targets.unsampled_target(run)
+    assert verdict["result"] == "FAIL" and "free_page_wait" in verdict["measured"], verdict
+    named = [unsampled.text(g) for g in targets.default_windows(run, with_scans=True) if unsampled.over_limit(g)]
+    assert named and all("free_page_wait" in line for line in named)
+    lines = unsampled.recording_lines(run)
+    assert len(lines) == len(named) and all(" default: free_page_wait " in line for line in lines), lines
+    later = json.loads((REPO / "bench/results/2026-11-27/final-checks.json").read_text())
+    assert targets.unsampled_target(later)["result"] == "PASS"
+    none, = unsampled.recording_lines(later)
+    assert none.startswith("none in ")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from . import unsampled
 from .settings import (BPFTRACE_PROBES, HOT_ROWS, RATE_SHARE, RECORD_ARGS, ROUNDS, SCAN_TARGET_S,
                        SETTLE_S, STEADY_LOAD, SYSBENCH_THREADS, WINDOW_S, WORST_ROWS)
 from .tables import RATIO_HEADER, TARGET_HEADER, comparison_rows, fmt, md_table, target_rows
@@ -39,7 +40,7 @@ def governor_text(governor) -> str:
     groups = governor.get("groups", {})
     coverage = {name: g["coverage"] for name, g in groups.items()
                 if isinstance(g, dict) and "coverage" in g}
-    return json.dumps(plain) + (f"; coverage {json.dumps(coverage)}" if coverage else "")
+    return json.dumps(plain) + (f"; coverage {json.dumps(coverage)}" if coverage else "") + unsampled.text(governor)
 
 
 def governor_rows(results: dict) -> list[list[str]]:
