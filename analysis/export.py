@@ -8,6 +8,7 @@ import os
 
 from innostall.errors import UserError
 from innostall.format import files
+from innostall.format.output_path import check_path
 
 from . import flamegraph, metrics, pprof, speedscope, report_tables
 from .summary import summary
@@ -19,6 +20,7 @@ EVENT_TABLES = ["walks", "pages", "wait_stacks", "read_views", "latch_holders"] 
 def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
     """Write every export into out (created if needed); returns (files written, notes about
     what was left out and why)."""
+    check_path(out)  # as record -o: no link or other user's directory to redirect the files
     _make_dir(out)
     written, notes = [], []
 

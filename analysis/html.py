@@ -308,5 +308,7 @@ def write_html(rec: Recording, path: str) -> int:
             f.write(page)
     except OSError as e:
         raise UserError(f"{path}: cannot write the HTML report ({e.strerror})")
+    except UserError as e:  # its open refused: said as the page's
+        raise UserError(str(e).replace(f"{path}: cannot write (", f"{path}: cannot write the HTML report (", 1))
     return len(page)
 

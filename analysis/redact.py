@@ -27,6 +27,7 @@ from innostall import __version__
 from innostall.errors import UserError
 from innostall.format import files, journal as fmt, journal_files, meta_shape
 from innostall.format.fingerprint import fingerprint
+from innostall.format.output_path import check_path
 
 from .recording import Recording, load, optional_tables
 
@@ -89,6 +90,7 @@ def check_target(source: str, target: str) -> None:
     """A target that is neither the source nor in it, and holds nothing yet."""
     if not os.path.isdir(source):
         raise UserError(f"{source}: no such recording directory")
+    check_path(target)  # as record -o: no link or other user's directory to redirect the copy
     real_source, real_target = os.path.realpath(source), os.path.realpath(target)
     if real_target == real_source or real_target.startswith(real_source.rstrip(os.sep) + os.sep):
         raise UserError(f"{target}: the redacted copy must go outside the recording {source}")

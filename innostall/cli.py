@@ -233,7 +233,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    try:  # building the parser imports much: a Ctrl-C meanwhile has made nothing yet
+        args = parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("innostall: interrupted before it began: nothing made", file=sys.stderr)
+        return 130
     # What innostall writes (recordings, reports, exports) holds stacks, thread and user
     # names, statements: root's alone unless handed over (docs/security.md).
     os.umask(0o077)

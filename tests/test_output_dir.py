@@ -1,5 +1,6 @@
 """Where a recording is written: private to root, and never through a path another user
-could redirect (collector/recorder/directory.py). No server needed: these are the checks
+could redirect (collector/recorder/directory.py); where a redacted copy, an export or an
+HTML report is written, by the same rule. No server needed: these are the checks
 made before the loader starts, on directories made here (the suite runs as root)."""
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import stat
 
 import pytest
 
+from conftest import REPO, innostall
 from innostall.collector.recorder.directory import prepare_dir
 from innostall.errors import UserError
 from innostall.format import writing
@@ -66,7 +68,7 @@ def test_a_directory_another_user_owns_is_refused(tmp_path, where):
     theirs.mkdir()
     os.chown(theirs, NOBODY, NOBODY)
     path = theirs / "rec" if where == "parent" else theirs
-    with pytest.raises(UserError, match="belongs to .* record into a directory root owns"):
+    with pytest.raises(UserError, match="belongs to .* write into a directory root owns"):
         prepare_dir(str(path))
     assert list(theirs.iterdir()) == []
 
@@ -89,3 +91,33 @@ def test_a_recording_is_in_progress_while_its_writer_holds_it(tmp_path):
         os.close(fd)
     assert not writing.in_progress(str(tmp_path))
     assert not writing.in_progress(str(tmp_path / "missing"))
+
+
+# redact -o, export --out and report --html write by the same rule (innostall/format/output_path.py)
+WRITERS = {"redact": lambda rec, out: ("redact", rec, "-o", out),
+           "export": lambda rec, out: ("export", rec, "--out", out),
+           "html": lambda rec, out: ("report", rec, "--html", out / "report.html")}
+REFUSED = {"link": "is a symbolic link", "theirs": "belongs to user nobody", "shared": "is writable by others"}
+
+
+@pytest.mark.parametrize("command", WRITERS)
+@pytest.mark.parametrize("trap", REFUSED)
+def test_what_reads_a_recording_writes_by_the_same_rule(tmp_path, command, trap):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if trap == "link":
+        out = tmp_path / "out"
+        out.symlink_to(elsewhere)
+    else:
+        holder = tmp_path / trap
+        holder.mkdir()
+        if trap == "theirs":
+            os.chown(holder, NOBODY, NOBODY)
+        else:
+            os.chmod(holder, 0o777)
+        out = holder / "out"
+        out.mkdir()
+    result = innostall(*WRITERS[command](REPO / "tests" / "data" / "pin-catch-up", out))
+    said = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(said) == 1 and REFUSED[trap] in said[0], result.stderr
+    assert not any(elsewhere.iterdir()) and (trap == "link" or not any(out.iterdir()))

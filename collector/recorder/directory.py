@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import queue
-import stat
 import sys
 import threading
 
 from innostall.errors import UserError
 from innostall.format import journal_files
+from innostall.format.output_path import check_path
 from innostall.format.journal import JOURNAL, META
 
 from . import idle
@@ -50,52 +49,6 @@ def prepare_dir(path: str) -> bool:
                 os.rmdir(path)
         raise UserError(f"cannot write into {path}: {e.strerror}")
     return created
-
-
-def check_path(path: str) -> None:
-    """Refuse an output path through which another user could redirect what root writes:
-    a symbolic link as the recording directory itself, a link on the way owned by another
-    user, or a directory on the way (the recording's own included) that another user owns,
-    or may rename entries in (writable by group or others, without the sticky bit that
-    /tmp has). A link root or we own, as /var/run is, is followed."""
-    absolute = os.path.abspath(path)
-    if os.path.islink(absolute):
-        raise UserError(f"{path} is a symbolic link: give the directory itself "
-                        f"({os.path.realpath(absolute)}) if that is where the recording goes")
-    trusted = {0, os.geteuid()}
-    parts = absolute.split(os.sep)[1:]
-    for i in range(1, len(parts) + 1):
-        here = os.sep + os.path.join(*parts[:i])
-        with contextlib.suppress(FileNotFoundError):
-            st = os.lstat(here)
-            if stat.S_ISLNK(st.st_mode) and st.st_uid not in trusted:
-                raise UserError(f"{here} is a symbolic link owned by {user_name(st.st_uid)}, who could "
-                                "point it elsewhere: record into a path root owns")
-    on_the_way, here = [], os.path.realpath(absolute)
-    while True:
-        on_the_way.append(here)
-        if here == os.sep:
-            break
-        here = os.path.dirname(here)
-    for directory in on_the_way:
-        try:
-            st = os.stat(directory)
-        except FileNotFoundError:
-            continue  # made by us, 0700
-        if st.st_uid not in trusted:
-            raise UserError(f"{directory} belongs to {user_name(st.st_uid)}, who could swap what root "
-                            "writes there for a link: record into a directory root owns (chown the "
-                            "recording afterwards to hand it over)")
-        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
-            raise UserError(f"{directory} is writable by others (mode {stat.S_IMODE(st.st_mode):o}), "
-                            "who could swap what root writes there for a link: record elsewhere")
-
-
-def user_name(uid: int) -> str:
-    try:
-        return f"user {pwd.getpwuid(uid).pw_name}"
-    except KeyError:
-        return f"uid {uid}"
 
 
 DEFAULT_MAX_BYTES = 1 << 30  # many hours of a busy server's journal (docs/using.md gives rates)

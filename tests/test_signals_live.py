@@ -1,0 +1,116 @@
+"""The recorder under real signals (issue 49), on MariaDB 11.4.5: a Ctrl-C at any point of the
+start leaves no directory it made and no loader alive; a second Ctrl-C just after the first
+ends the recording at once, the loader first, and says so; inside a watch's save, two
+Ctrl-Cs end the watch with its line and a truthful end in every meta.json. No probe is left
+in the server (the probed instructions read back from /proc/PID/mem)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import INNOSTALL, innostall
+from procmem import loaders_of
+from test_faults import assert_no_probe_left, probed_offsets, start_recording, wait_for_intervals
+
+SERVER = "mariadb-11.4.5"
+
+
+def ended(proc: subprocess.Popen) -> tuple[str, float]:
+    """Its error output, and how long it took to end from now."""
+    began = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    return err, time.monotonic() - began
+
+
+def recorder(pid: int, out, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(INNOSTALL + ["record", "--pid", str(pid), "-o", str(out), "--duration", "60", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_ctrl_c_at_any_point_of_the_start_leaves_nothing_behind(servers, tmp_path):
+    srv = servers(SERVER)
+    offsets = probed_offsets(srv.pid)
+    # before the directory, as it is made, as the loader starts and while it attaches
+    for i, after_s in enumerate((0.2, 0.6, 1.0, 1.5, 2.5)):
+        out = tmp_path / f"rec{i}"
+        proc = recorder(srv.pid, out)
+        time.sleep(after_s)
+        if (out / "journal.jsonl").exists() and '"attached"' in (out / "journal.jsonl").read_text():
+            proc.send_signal(signal.SIGINT)  # attached already: a recording, ended as usual
+            proc.communicate(timeout=60)
+            continue
+        loaders, began = loaders_of(proc.pid), out.exists()
+        proc.send_signal(signal.SIGINT)
+        err, took = ended(proc)
+        assert "Traceback" not in err, err
+        if proc.returncode == 0:  # it attached between the check and the signal
+            continue
+        said = err.strip().splitlines()
+        assert proc.returncode == 130 and len(said) <= 1 and not out.exists(), (after_s, err)
+        if began or loaders:  # once it had made something: what it took back, said
+            assert said and said[0].startswith("innostall: SIGINT while starting"), (after_s, err)
+        assert all(line.startswith("innostall: ") for line in said), (after_s, err)
+        for loader in loaders:  # ended and waited for before the recorder's exit
+            assert not os.path.exists(f"/proc/{loader}"), (after_s, loader)
+    assert_no_probe_left(srv.pid, offsets)
+
+
+@pytest.mark.parametrize("gap_s", [0.1, 0.3])
+def test_a_quick_second_ctrl_c_ends_the_recording_at_once(servers, tmp_path, gap_s):
+    srv = servers(SERVER)
+    offsets = probed_offsets(srv.pid)
+    out = tmp_path / "rec"
+    proc, _ = start_recording(srv.pid, out, "--duration", "60")
+    wait_for_intervals(out, 2)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(gap_s)
+    proc.send_signal(signal.SIGINT)
+    err, took = ended(proc)
+    assert "Traceback" not in err and took < 3, (took, err)
+    meta = json.loads((out / "meta.json").read_text())
+    if proc.returncode == 0:  # the first one's end came before the second: its tables skipped
+        assert meta["complete"] and meta["tables"].startswith("skipped (SIGINT)"), meta
+    else:
+        assert proc.returncode == 130 and "ended at once by a second SIGINT" in err.strip().splitlines()[-1], err
+        assert meta["end_reason"] == "ended at once by a second SIGINT" and meta["complete"] is False
+    report = innostall("report", str(out))
+    assert report.returncode == 0, report.stderr
+    assert_no_probe_left(srv.pid, offsets)
+
+
+def test_two_ctrl_cs_inside_a_watchs_save_end_it_truthfully(servers, tmp_path):
+    srv = servers(SERVER)
+    out = tmp_path / "watch"
+    proc = subprocess.Popen(INNOSTALL + ["watch", "--pid", str(srv.pid), "--before", "5", "--after", "20",
+                                         "--duration", "60", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if "attached, watching" in line:
+            break
+    time.sleep(2)
+    proc.send_signal(signal.SIGUSR1)
+    for line in proc.stderr:
+        if "saving" in line:
+            break
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    err, took = ended(proc)
+    assert "Traceback" not in err and took < 5, (took, err)
+    lines = err.strip().splitlines()
+    watch_meta = json.loads((out / "meta.json").read_text())
+    assert watch_meta["end_reason"] and len(watch_meta["watch"]["saved"]) == 1, watch_meta
+    save = out / watch_meta["watch"]["saved"][0]["directory"]
+    save_meta = json.loads((save / "meta.json").read_text())
+    assert save_meta["end_reason"].startswith("the watch ended"), save_meta["end_reason"]
+    if proc.returncode == 130:
+        assert "watch ended at once by a second SIGINT" in lines[-1], err
+    else:  # the first one's end came before the second
+        assert proc.returncode == 0 and lines[-1].startswith("watched "), err
+    assert innostall("report", str(save)).returncode == 0
