@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .check_numbers import NUMBER, TOLERANCE
+from .check_numbers import TOLERANCE
 
 CHECKED = ("purge", "replica")  # the sections of report --json whose figures the verdict says
 # figures that are a level's move, signed by nature
