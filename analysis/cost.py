@@ -69,7 +69,33 @@ def cost_summary(rec: Recording) -> dict:
         "hits_per_s": dict(sorted(hits.items())),
         "window_cuts": rec.counter_total("window_cuts"),
         "own_cpu_s": own_cpu(rec),
+        "signals": signals(rec),
     }
+
+
+def signals(rec: Recording) -> dict | None:
+    """The server's state signals that opened groups at once (the loader's state_signals.c):
+    {read: {name: {groups, held_s, windows}}, missing: {name: why}}; None in a recording
+    made without them (before they were, or --exact)."""
+    planned = rec.meta.get("governor", {}).get("signals")
+    if not planned:
+        return None
+    read = {s["name"]: {"groups": s["groups"],
+                        "held_s": round(rec.counter_total(f"governor.signal_held_ns.{s['name']}") / 1e9, 3),
+                        "windows": rec.counter_total(f"governor.signal_windows.{s['name']}")}
+            for s in planned.get("read", [])}
+    return {"read": read, "missing": planned.get("missing", {})}
+
+
+def signal_line(found: dict | None) -> list[str]:
+    """One line: which signal of the server's state held which groups open, and for how
+    long; and the signals the build could not give."""
+    if not found:
+        return []
+    held = [f"{name} held {', '.join(s['groups'])} {s['held_s']:.1f} s ({s['windows']} windows)"
+            for name, s in found["read"].items() if s["windows"] or s["held_s"]]
+    missing = f"; not read: {', '.join(found['missing'])}" if found["missing"] else ""
+    return [f"  opened by the server's state: {'; '.join(held) or 'nothing moved'}{missing}"]
 
 
 def own_cpu(rec: Recording) -> dict | None:
@@ -130,6 +156,7 @@ def render_cost(cost: dict) -> list[str]:
             lines.append(f"  sampled: {name} attached {100 * g['coverage']:.0f}% of the time "
                          f"({g['windows']} windows, {g['overhead_pct'] or 0:.2f}% CPU); its counts "
                          "cover that time only")
+    lines += signal_line(cost.get("signals"))
     if cost["window_cuts"]:
         lines.append(f"  spans cut by a window edge (not measured): {cost['window_cuts']}")
     own = cost.get("own_cpu_s")
