@@ -15,7 +15,7 @@ import pytest
 
 from conftest import INNOSTALL, innostall
 from procmem import loaders_of
-from test_faults import assert_no_probe_left, probed_offsets, start_recording, wait_for_intervals
+from test_faults import assert_no_probe_left, probed_offsets, small_tmpfs, start_recording, wait_for_intervals
 
 SERVER = "mariadb-11.4.5"
 
@@ -114,3 +114,33 @@ def test_two_ctrl_cs_inside_a_watchs_save_end_it_truthfully(servers, tmp_path):
     else:  # the first one's end came before the second
         assert proc.returncode == 0 and lines[-1].startswith("watched "), err
     assert innostall("report", str(save)).returncode == 0
+
+
+def test_a_watch_whose_disk_fills_as_it_saves_says_so_and_fails(servers, tmp_path):
+    """Issue 49's first case: DIR on a 150 KB tmpfs, SIGUSR1. The save fails for room, the
+    watch ends by itself, its line says what it failed to save and it exits 1; every
+    meta.json says how it ended."""
+    srv = servers(SERVER)
+    offsets = probed_offsets(srv.pid)
+    with small_tmpfs(tmp_path / "small", "150k") as small:
+        out = small / "watch"
+        proc = subprocess.Popen(INNOSTALL + ["watch", "--pid", str(srv.pid), "--before", "20", "--after", "10",
+                                             "--duration", "60", "-o", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for line in proc.stderr:
+            if "attached, watching" in line:
+                break
+        time.sleep(2)
+        proc.send_signal(signal.SIGUSR1)
+        err, took = ended(proc)
+        assert "Traceback" not in err and took < 30, (took, err)
+        assert proc.returncode == 1 and "FAILED to save" in err.strip().splitlines()[-1], err
+        watch_meta = json.loads((out / "meta.json").read_text())
+        failed = watch_meta["watch"]["saved"][0]
+        assert watch_meta["complete"] is False and failed["failed"].startswith("disk full"), watch_meta
+        save_meta = json.loads((out / failed["directory"] / "meta.json").read_text())
+        assert save_meta["end_reason"] == failed["failed"] and save_meta["complete"] is False
+        report = innostall("report", str(out / failed["directory"]))
+        assert "Traceback" not in report.stderr and (report.returncode == 0 or
+                                                     len(report.stderr.strip().splitlines()) == 1)
+    assert_no_probe_left(srv.pid, offsets)

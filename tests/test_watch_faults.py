@@ -80,3 +80,17 @@ def test_a_watch_ended_at_once_inside_a_save_ends_the_save_saying_why(tmp_path):
     assert rec.meta["end_reason"] == (f"the watch ended (ended at once by a second SIGINT) {seconds:.0f} s "
                                       "after its trigger, before its 8 s after it")
     assert not watch.save_failed(said)
+
+
+def test_a_disk_full_as_a_save_begins_is_said_as_a_failed_save(tmp_path, monkeypatch):
+    def no_room(directory):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(watch, "reserve_room", no_room)  # its meta.json fitted, the room kept for the last did not
+    journal, described, took_all = feed(tmp_path, story())
+    said = watch.finish_watch(journal, {**described, "end_reason": "disk full"})
+    failed = said["watch"]["saved"][0]
+    assert not took_all and failed["failed"].startswith("disk full (No space left on device) 0 s after its trigger")
+    assert "FAILED to save" in watch.saved_words(said, str(tmp_path))
+    saved_meta = json.loads((tmp_path / failed["directory"] / "meta.json").read_text())
+    assert saved_meta["end_reason"] == failed["failed"] and saved_meta["complete"] is False

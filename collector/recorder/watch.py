@@ -149,10 +149,14 @@ class WatchJournal:
         if not saving:
             return
         with contextlib.suppress(OSError):
-            saving.writer.close()
+            if saving.writer:  # None when the disk was full before the journal began
+                saving.writer.close()
         seconds = (self.last_snapshot["mono_ns"] - saving.trigger_ns) / 1e9
         reason = f"disk full ({self.failed}) {max(seconds, 0):.0f} s after its trigger"
+        # the room kept for the last meta.json: the save's, and the watch's (it ends now, and
+        # its meta.json is replaced by one of its size: the room freed holds both)
         release_room(saving.directory)
+        release_room(self.out_dir)
         with contextlib.suppress(UserError):
             store.write_meta(saving.directory, self.save_meta(saving, reason))
         self.watched.saved.append({"directory": os.path.basename(saving.directory), **saving.trigger,
