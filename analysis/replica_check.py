@@ -10,7 +10,9 @@ says of a replica's applier holds against the counters it comes from.
   phase's own intervals, and no number left over that no claim accounts for; every part of
   a hundredth of the watched time or more named, saturation said where the appliers were
   busy that much, the sampling said where the probes were detached;
-- the finding's figures, and a finding wherever one waiting part took its share;
+- the findings' figures: the lag's rise and the phases in it (replica_lag_check.py), and a
+  finding wherever the lag rose or one waiting part took its share;
+- no cause named for a phase its probes were attached less than half of;
 - the text carrying each phase's line as JSON words it.
 It sums the counters on its own rather than calling the section's code, so a rule or a
 sentence drifting from the counters is caught, not repeated. Numbers are read back with
@@ -29,6 +31,7 @@ from .replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHA
                            VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE, applier_deltas, applier_totals,
                            seen_throughout)
 from .wording.phase_list import shown_phases
+from .replica_lag_check import lag_finding_holds, own_rise
 from .wording.replica import FINDING_SHARE, SHOWN_SHARE
 
 DURATION = r"({N}) (s|ms|µs)"
@@ -320,60 +323,6 @@ def latch_words_hold(rec, g) -> bool:
                                                     holders.loc[holders["name"] == name, "role"]))
 
 
-LAG = "server.replica_lag_s"  # the replica's own reading of its lag, at each snapshot
-LAG_GREW_MIN_S = 2  # a rise of the lag smaller than this is a replica keeping up
-
-
-def lag_readings(rec) -> pd.Series:
-    rows = rec.counters[rec.counters["name"] == LAG]
-    return rows.groupby("t_s")["value"].last().sort_index()
-
-
-def own_rise(rec) -> tuple | None:
-    """(low, its time, peak, its time): the lag's rise to its first peak from the last
-    lowest reading before it; None when it rose less than LAG_GREW_MIN_S."""
-    lag = lag_readings(rec)
-    if lag.empty:
-        return None
-    peak_t = lag.idxmax()
-    before = lag[:peak_t]
-    low_t = before[before == before.min()].index[-1]
-    return None if lag[peak_t] - lag[low_t] < LAG_GREW_MIN_S else (lag[low_t], low_t, lag[peak_t], peak_t)
-
-
-def span_list(text: str | None) -> list[tuple[float, float]]:
-    return [] if not text else [tuple(float(x) for x in part.removesuffix(" s").split("–"))
-                                for part in text.split(", ")]
-
-
-def lag_finding_holds(rec, told: dict, g: tuple) -> bool:
-    """The lag's rise as the replica read it; the phases it names, each overlapping that
-    rise, watched ones with their split and unwatched ones with theirs; the largest part of
-    the watched ones' time, summed from their intervals' counters."""
-    rise, replica = own_rise(rec), told.get("replica") or {}
-    if rise is None or not all(vc.said(x, real) for x, real in zip(g[:4], rise)):
-        return False
-    phases = replica.get("phases", [])
-
-    def phase_of(span: tuple[float, float]) -> dict | None:
-        found = [p for p in phases if vc.said(f"{span[0]:.1f}", p["from_s"]) and vc.said(f"{span[1]:.1f}", p["to_s"])]
-        inside = found and found[0]["from_s"] < rise[3] and found[0]["to_s"] > rise[1]
-        return found[0] if inside else None
-    watched, unwatched = [phase_of(s) for s in span_list(g[4])], [phase_of(s) for s in span_list(g[9])]
-    if None in watched or None in unwatched or any(p["verdict"] not in BOUND.values() for p in watched) \
-            or any(p["verdict"] not in (UNWATCHED, UNSPLIT) for p in unwatched):
-        return False
-    if not watched:
-        return g[5] is None
-    table, threads, sampled = counts(rec), applier_threads(rec), attached_name(rec)
-    work = rec.work_latches[rec.work_latches["owner"] == APPLIER_ROLE]
-    parts = {part: sum(truth(table, p["from_s"], p["to_s"], threads, sampled, work)["split_s"][part]
-                       for p in watched) for part in PARTS}
-    part = PART_OF[g[5]]
-    return parts[part] >= max(parts.values()) * (1 - MARGIN) and lasted(g[6], g[7], parts[part]) \
-        and lasted(g[8][0], g[8][1], sum(parts.values()))
-
-
 def finding_claims(rec, told: dict) -> list[tuple]:
     """The replica findings' (pattern, test) for verdict_check.finding_problems."""
     n, d = vc.NUMBER, DURATION.format(N=vc.NUMBER)
@@ -397,7 +346,12 @@ def finding_claims(rec, told: dict) -> list[tuple]:
            rf"(?: Of the applier's time watched whole in that span \(({spans})\), the largest part was "
            rf"({DOING_WORDS}) \({d} of ({n}) (s|ms|µs)\))?(?:;? ({spans}) (?:was|were) too little watched to say "
            rf"what held it back)?\.?$")
-    return [(lag, lambda g: lag_finding_holds(rec, told, (*g[:8], (g[8], g[9]), g[10]))),
+    table, threads, sampled = counts(rec), applier_threads(rec), attached_name(rec)
+    work = rec.work_latches[rec.work_latches["owner"] == APPLIER_ROLE]
+
+    def phase_split(p: dict) -> dict[str, float]:
+        return truth(table, p["from_s"], p["to_s"], threads, sampled, work)["split_s"] or dict.fromkeys(PARTS, 0.0)
+    return [(lag, lambda g: lag_finding_holds(rec, told, (*g[:8], (g[8], g[9]), g[10]), phase_split, lasted, MARGIN)),
             (rf"^The replica's applier spent ({n})% of its time ({waits}) \({d} of (?:the {d} watched whole, of )?"
              rf"{d} busy, in ({n}) events\): .*?(?: The latch it waited on longest: (.+) \(([\d,.]+) ms of the "
              rf"([\d,.]+) ms it waited on latches(?:, released most by (.+))?\)\.)?$", holds)]
