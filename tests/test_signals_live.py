@@ -144,3 +144,38 @@ def test_a_watch_whose_disk_fills_as_it_saves_says_so_and_fails(servers, tmp_pat
         assert "Traceback" not in report.stderr and (report.returncode == 0 or
                                                      len(report.stderr.strip().splitlines()) == 1)
     assert_no_probe_left(srv.pid, offsets)
+
+
+@pytest.mark.parametrize("after_s", [0.2, 3])
+def test_a_watch_killed_while_it_saves_leaves_a_save_that_reports(servers, tmp_path, after_s):
+    """Issue 49's second case: kill -9 of the watch 0.2 s or 3 s after SIGUSR1. The save's
+    meta.json was written before its journal: the save reads, saying it was cut short; the
+    loader dies with the watch (PR_SET_PDEATHSIG) and leaves no probe."""
+    srv = servers(SERVER)
+    offsets = probed_offsets(srv.pid)
+    out = tmp_path / "watch"
+    proc = subprocess.Popen(INNOSTALL + ["watch", "--pid", str(srv.pid), "--before", "5", "--after", "20",
+                                         "--duration", "60", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if "attached, watching" in line:
+            break
+    loaders = loaders_of(proc.pid)
+    time.sleep(3)
+    proc.send_signal(signal.SIGUSR1)
+    for line in proc.stderr:
+        if "saving" in line:
+            break
+    time.sleep(after_s)
+    proc.kill()
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{pid}") for pid in loaders) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    saves = [p for p in out.iterdir() if p.is_dir()]
+    assert len(saves) == 1, list(out.iterdir())
+    meta = json.loads((saves[0] / "meta.json").read_text())
+    assert meta["complete"] is False and meta["end_reason"].startswith("cut short"), meta
+    report = innostall("report", str(saves[0]))
+    assert report.returncode == 0 and "cut short" in report.stdout, report.stderr
+    assert_no_probe_left(srv.pid, offsets)
