@@ -22,9 +22,11 @@ And a stall made on purpose: on the replica a transaction holds every row of a t
 primary's load updates, for HOLD_S seconds. The applier waits for those rows' locks, and
 only the applier waits on the replica: the time innostall charges to the applier's row-lock
 waits is the replica's own count of row-lock wait time (Innodb_row_lock_time, ms), and the
-phase around the hold says so; with every probe attached (--exact) and at the default
-budget, where the applier's event probe is sampled but its row-lock waits are charged by
-the thread's role (probes/applier.bpf.c), so the stall is whole.
+phase around the hold says so (with every probe attached, --exact); and at the default
+budget, where the applier's event probe is sampled, its row-lock time is whole all the
+same: its waits are charged by the thread's role (probes/applier.bpf.c). (Whether a phase
+that was attached less than half its time is named is the analysis's rule: it calls it
+unwatched, analysis/replica.py.)
 
 And the applier's waits for the redo log at commit, switched off by the server's own
 settings: with commits that write the log to the page cache and do not sync it, the wait
@@ -226,8 +228,9 @@ def test_rows_held_on_the_replica_stall_its_applier_on_row_locks(pair, budget, t
     # only the applier waited for row locks on the replica (the holder skips locked rows)
     assert waited_ms >= 0.5 * HOLD_S * 1000
     assert abs(applier["split_ms"]["row_lock"] - waited_ms) <= ROW_LOCK_WAIT_SLACK_MS * waits
-    assert phase["verdict"] in ("row-lock-bound", "commit-order-bound")
-    assert "row lock" in phase["detail"]
+    if budget:  # every probe attached: the phase is watched whole, and named by its split
+        assert phase["verdict"] in ("row-lock-bound", "commit-order-bound")
+        assert "row lock" in phase["detail"]
 
 
 SYNC_PAIRS = [("mariadb-11.4.5", 0)]

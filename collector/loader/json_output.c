@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Every line the loader prints. Strings are ours (the X-macro names of innostall.h and
  * BPF program names), never the server's, so none needs escaping. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "innostall.h"
@@ -212,6 +214,31 @@ static void gauge_open_applier(int spans_fd, int waits_fd, const struct governor
 		bpf_map_update_elem(counters_fd, &id, &sum[id - CNT_APPLIER_OPEN_EVENTS], BPF_ANY);
 }
 
+/* The applier threads that have exited, forgotten (applier.bpf.c's applier_roles): a new
+ * thread given one's id later (a connection, after the replica's threads restart) is no
+ * applier, and its row-lock waits are not the applier's; a wait it left open with it. */
+static void forget_exited_appliers(int roles_fd, int waits_fd, pid_t pid)
+{
+	__u32 tid, prev, gone[256];
+	char task[64];
+	int n = 0, i;
+	bool more;
+
+	if (pid <= 0)
+		return;
+	for (more = !bpf_map_get_next_key(roles_fd, NULL, &tid); more && n < 256;
+	     more = !bpf_map_get_next_key(roles_fd, &prev, &tid)) {
+		prev = tid;
+		snprintf(task, sizeof(task), "/proc/%d/task/%u", pid, tid);
+		if (access(task, F_OK) && errno == ENOENT)
+			gone[n++] = tid;
+	}
+	for (i = 0; i < n; i++) {
+		bpf_map_delete_elem(roles_fd, &gone[i]);
+		bpf_map_delete_elem(waits_fd, &gone[i]);
+	}
+}
+
 static void note_open_waits(struct innostall_bpf *obj, const struct governor *gov)
 {
 	int counters_fd = bpf_map__fd(obj->maps.counters);
@@ -223,6 +250,7 @@ static void note_open_waits(struct innostall_bpf *obj, const struct governor *go
 	gauge_open_waits(bpf_map__fd(obj->maps.latch_waits), block_write_wait, gov, counters_fd,
 			 CNT_BLOCK_WRITE_WAITS_OPEN, CNT_BLOCK_WRITE_OPEN_NS);
 	gauge_open_applier(bpf_map__fd(obj->maps.applier_start), bpf_map__fd(obj->maps.role_waits), gov, counters_fd);
+	forget_exited_appliers(bpf_map__fd(obj->maps.applier_roles), bpf_map__fd(obj->maps.role_waits), gov->cfg.pid);
 }
 
 void print_snapshot(struct innostall_bpf *obj, struct governor *gov, const char *type)
