@@ -246,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"innostall: {e}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before a recording's own handler, or in a command that reads
+        print("innostall: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

@@ -143,3 +143,40 @@ def test_case(seed, bases, tmp_path):
 @pytest.mark.parametrize("seed", range(CASES, CASES + CASES_HEAVY))
 def test_case_heavy(seed, bases, tmp_path):
     run_case(seed, bases, tmp_path)
+
+
+# --- issue 49's two tracebacks, each as it was found ----------------------------------------
+
+@pytest.mark.parametrize("base", ["plain", "save"])
+def test_a_counters_table_of_0_rows_is_damage_not_a_traceback(bases, tmp_path, base):
+    """Its schema intact: read from the journal where there is one, else refused in one line."""
+    rec = shutil.copytree(bases[base], tmp_path / "rec")
+    counters = rec / fmt.COUNTERS
+    if not counters.exists():  # a save whose tables were not written: as if they had been
+        pd.DataFrame().to_parquet(counters)
+    pd.read_parquet(counters).iloc[:0].to_parquet(counters, index=False)
+    said = "counters.parquet: damaged table (it holds no interval)"
+    for args in [("report", rec), ("report", rec, "--json"), ("report", rec, "--html", tmp_path / "r.html"),
+                 ("export", rec, "--out", tmp_path / "export"), ("diff", bases[base], rec)]:
+        result = innostall(*args)
+        check(result, " ".join(map(str, args)))
+        assert result.returncode == 0, result.stderr
+        if args[0] == "report":  # the report says it was rebuilt from the journal, and why
+            assert said in (result.stdout if len(args) == 2 or args[2] == "--json"
+                            else (tmp_path / "r.html").read_text()), args
+    (rec / fmt.JOURNAL).unlink()
+    for _, name in journal_files.segments(str(rec)):
+        (rec / name).unlink()
+    result = innostall("report", rec)
+    assert result.returncode == 1 and result.stderr.strip().endswith("damaged table (it holds no interval)")
+
+
+def test_a_byte_not_utf8_in_meta_json_is_redacted_as_it_is_reported(bases, tmp_path):
+    rec = shutil.copytree(bases["plain"], tmp_path / "rec")
+    data = (rec / fmt.META).read_bytes()
+    at = data.index(b'"host": "') + len(b'"host": "')
+    (rec / fmt.META).write_bytes(data[:at] + b"\xff" + data[at:])
+    assert innostall("report", rec).returncode == 0
+    result = innostall("redact", rec, "-o", tmp_path / "redacted")
+    check(result, "redact")
+    assert result.returncode == 0 and json.loads((tmp_path / "redacted" / fmt.META).read_text())["host"].startswith("\ufffd")
