@@ -29,7 +29,7 @@ import pandas as pd
 from innostall.format.journal import SERVER_STATE
 from innostall.format.writer_tables import APPLIER_ROLE
 
-from .cost import coverage, group_of
+from .cost import EXACT, coverage, group_of
 from .interval_columns import Columns
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
@@ -161,10 +161,13 @@ def start_s(table: pd.DataFrame, a: int) -> float:
 
 
 def phases(table: pd.DataFrame, threads: int, sampled: bool,
-           latch_between: Callable[[float, float], dict | None] = lambda a, b: None) -> list[dict]:
+           latch_between: Callable[[float, float], dict | None] = lambda a, b: None,
+           whole: tuple[str, ...] = ()) -> list[dict]:
     """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
     figures}; a latch-bound phase's figures name the latch its intervals waited on most
-    (latch_between(from, to): {name, wait_s}), the others' None."""
+    (latch_between(from, to): {name, wait_s}), the others' None. whole: the waiting parts
+    whose probes were attached throughout (WHOLE_PARTS), whose time an unwatched phase
+    still tells (figures.counted_whole_s)."""
     if table.empty:
         return []
     c = Columns(table)
@@ -174,6 +177,7 @@ def phases(table: pd.DataFrame, threads: int, sampled: bool,
     for v, a, b in runs(smooth):
         f = span_figures(c, a, b, threads, sampled)
         f["latch"] = latch_between(began_s(table, a), float(table.index[b])) if v == BOUND["latch"] else None
+        f["counted_whole_s"] = {part: f["split_s"][part] for part in whole} if f["split_s"] else None
         found.append({"from_s": start_s(table, a), "to_s": round(float(table.index[b]), 3), "verdict": v,
                       "detail": phase_detail(v, f), "figures": f})
     return found
@@ -238,4 +242,15 @@ def replica_summary(rec: Recording) -> dict | None:
             "latches": work_latches(rec, APPLIER_ROLE)},
         **lag(rec),
         "phases": phases(applier_table(rec), max(1, len(threads)), attached_counter(rec) is not None,
-                         lambda a, b: heaviest(owned_between(rec, APPLIER_ROLE, a, b)))}
+                         lambda a, b: heaviest(owned_between(rec, APPLIER_ROLE, a, b)), whole_parts(rec))}
+
+
+# A row-lock or commit-order wait is charged to the applier whole, at its end, whether or not
+# the event around it was watched; where its probe was never sampled, its time is known
+# even in a phase whose event probe was attached a few percent of it.
+WHOLE_PROBES = {"row_lock": "row_lock_wait", "commit_order": "commit_order_wait"}
+
+
+def whole_parts(rec: Recording) -> tuple[str, ...]:
+    return tuple(part for part, probe in WHOLE_PROBES.items()
+                 if rec.probe_attached(probe) and coverage(rec, probe) >= EXACT)

@@ -26,7 +26,7 @@ import pandas as pd
 from innostall.format.writer_tables import APPLIER_ROLE
 
 from . import check_numbers as vc
-from .cost import EXACT
+from .cost import EXACT, coverage
 from .replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
                            VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE, applier_deltas, applier_totals,
                            seen_throughout)
@@ -131,9 +131,12 @@ def problems(rec, told: dict, text: str) -> list[str]:
         return ["a replica section, yet its probe (applier_event) was not attached or no event was applied"]
     table, sampled = counts(rec), attached_name(rec)
     threads, work = applier_threads(rec), rec.work_latches[rec.work_latches["owner"] == APPLIER_ROLE]
+    # the waits charged whole, whose probes were attached throughout: told even unwatched
+    whole = {part for part, probe in (("row_lock", "row_lock_wait"), ("commit_order", "commit_order_wait"))
+             if rec.probe_attached(probe) and coverage(rec, probe) >= EXACT}
     found = summary_problems(replica["applier"], rec) + tiling(replica["phases"], table)
     for p in replica["phases"]:
-        real = truth(table, p["from_s"], p["to_s"], threads, sampled, work)
+        real = {**truth(table, p["from_s"], p["to_s"], threads, sampled, work), "whole_parts": whole}
         found += [f"replica phase {p['from_s']}–{p['to_s']} s ({p['verdict']}): {x}"
                   for x in figure_problems(p["figures"], real) + reason_problems(p["verdict"], real)
                   + sentence_problems(p, real)]
@@ -247,8 +250,11 @@ def claims(real: dict, named: set[str]) -> list[tuple]:
         (rf"counted busy {d}", lambda g: lasted(g[0], g[1], real["busy_s"])),
         (r"no event was watched whole: where its time went is not known",
          lambda g: real["busy_s"] > 0 and not real["split_s"]),
-        (r"too little watched to say what held it back",
+        (r"too little watched to say what (?:else )?held it back",
          lambda g: real["attached_share"] is not None and real["attached_share"] < WATCHED_ENOUGH + MARGIN),
+        (rf", {d} of it ({DOING_WORDS}) \(their probe attached throughout\)",
+         lambda g: PART_OF[g[2]] in real["whole_parts"] and bool(real["split_s"])
+         and lasted(g[0], g[1], real["split_s"][PART_OF[g[2]]])),
         (rf"; the latch it waited on most: (.+?) \({d}\)(?=;|$)",
          lambda g: heaviest(real["latch_s"], g[0]) and lasted(g[1], g[2], real["latch_s"][g[0]])),
         (rf"its probes were attached ({n})% of the phase",

@@ -112,3 +112,18 @@ def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections
     assert lanes[LAG_COLUMN].max() == lag.max() and "waiting on row locks ms/s" in rows[1][1]
     report = text.render_text(rec)
     assert report.index("\nReplica applier (the replica's") < report.index("\nPurge")
+
+
+def test_an_unwatched_phase_still_tells_the_row_lock_waits_their_probe_saw_whole(tmp_path):
+    """The event probe attached 5% of each interval, the row-lock probe throughout: the
+    waits charged whole are told, with no share and no cause; the rest is not."""
+    from test_replica_report import write
+    steps = [{**applied(40, row_lock=0.7, cpu=0.1), "governor.attached_ns.applier": S // 20}] * 6
+    directory = write(tmp_path, steps)
+    [phase] = summary.summary(recording.load(str(directory)))["replica"]["phases"]
+    assert phase["verdict"] == "unwatched" and phase["figures"]["counted_whole_s"]["row_lock"] == 4.2
+    assert phase["detail"] == ("unwatched: the applier applied 240 events (40.0/s), counted busy 4.8 s, 4.2 s of it "
+                               "waiting on row locks (their probe attached throughout); its probes were attached 5% "
+                               "of the phase (the cost governor sampled them: a floor): too little watched to say "
+                               "what else held it back")
+    assert verdict_check.check(str(directory)) == []

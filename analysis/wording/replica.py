@@ -110,13 +110,23 @@ def counted_words(f: dict) -> str:
     return f"{who(f)} applied {count(f['events'])} events ({rate(f['events_per_s'])}), counted busy {duration(f['busy_s'])}"
 
 
+def whole_words(f: dict) -> str:
+    """', 6.0 s of it waiting on row locks (their probe attached throughout)': the waits
+    charged to the applier whole, whose probe the cost governor never detached."""
+    whole = f.get("counted_whole_s") or {}
+    return "".join(f", {duration(s)} of it {DOING[part]} (their probe attached throughout)"
+                   for part, s in whole.items() if s > 0)
+
+
 def phase_detail(verdict: str, f: dict) -> str:
     """A phase's line after its times: its verdict, then what the applier did and where its
     time went; for a phase not watched enough to say (unwatched, unsplit), only what was
     counted and that it was not watched."""
     busy = f["events"] or f["busy_s"]
     if verdict == UNWATCHED and busy:
-        return f"{verdict}: {counted_words(f)}{attached_words(f)}: too little watched to say what held it back"
+        whole = whole_words(f)
+        return (f"{verdict}: {counted_words(f)}{whole}{attached_words(f)}: too little watched to say what "
+                f"{'else ' if whole else ''}held it back")
     if verdict == UNSPLIT:
         return (f"{verdict}: {counted_words(f)}; no event was watched whole: where its time went is not known"
                 f"{attached_words(f)}")
