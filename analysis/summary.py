@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from innostall.format import writing
+from innostall.format.journal_lines import MISSING_SEGMENTS
 from innostall.format.writer_tables import PURGE_ONLY
 from innostall.names import demangle, is_address_name, short_frame
 
@@ -234,8 +235,10 @@ def warnings(rec: Recording) -> list[str]:
     found = list(rec.warnings)
     longest, nominal = longest_interval_s(rec), float(rec.meta.get("interval_s") or 0)
     if nominal and longest > 2 * nominal + 0.5:
-        found.append(f"one interval lasted {longest:.1f} s instead of {nominal:g} s: the recorder "
-                     "fell behind (stopped or starved); its counts are whole, over that time")
+        why = ("a journal segment is missing (above)" if any(w.startswith(MISSING_SEGMENTS) for w in found)
+               else "the recorder fell behind (stopped or starved)")
+        found.append(f"one interval lasted {longest:.1f} s instead of {nominal:g} s: {why}; its counts "
+                     "are whole, over that time")
     return found
 
 

@@ -54,11 +54,14 @@ class JournalLines:
         return notes
 
 
+MISSING_SEGMENTS = "journal segment(s) missing"  # how its warning begins (analysis/summary.py)
+
+
 def segment_notes(missing: list[int], extra: list[str]) -> list[str]:
     notes = []
     if missing:
         names = ", ".join(journal_files.segment_name(n) + "[.xz]" for n in missing[:5])
-        notes.append(f"journal segment(s) missing: {names}{' ...' if len(missing) > 5 else ''} "
+        notes.append(f"{MISSING_SEGMENTS}: {names}{' ...' if len(missing) > 5 else ''} "
                      f"({len(missing)}): the intervals they held are lost, the report joins those around them")
     if extra:
         notes.append(f"extra journal file(s) left out: {', '.join(extra[:5])}{' ...' if len(extra) > 5 else ''} "
