@@ -25,7 +25,7 @@ from .recording import Recording
 
 STATE = ("lsn", "checkpoint_lsn", "log_capacity", "max_checkpoint_age", "async_flush_age",
          "sync_flush_age", "dirty_pages", "free_pages", "lru_pages", "history", "checkpoint_age_peak",
-         "undo_pages", "undo_cached_pages", "page_size")
+         "undo_pages", "undo_cached_pages", "page_size", "undo_file_bytes")
 # The redo_write probe's split (probes/innostall.h): role as the latch holders name them -> counter
 WRITERS = (("purge coordinator", "redo_bytes_purge_coordinator"), ("purge worker", "redo_bytes_purge_workers"))
 OTHER_WRITERS = "other"  # user connections, the page cleaner, the master thread ...
@@ -171,6 +171,8 @@ def redo_summary(rec: Recording) -> dict:
                       # the points when the age peaked: a log resized online moves them
                       "async_flush_age": whole(async_age), "sync_flush_age": whole(sync_age),
                       "log_capacity": whole(table["log_capacity"].loc[age.idxmax()]),
+                      # read 20 times a second from memory; by SQL only at the snapshots
+                      "peak_between_snapshots": bool(table["checkpoint_age_peak"].notna().any()),
                       "async_s": round(seconds_at_or_above(age, table["async_flush_age"]), 3),
                       "sync_s": round(seconds_at_or_above(age, table["sync_age"]), 3)}
     pool = None
@@ -260,9 +262,12 @@ def undo_space(table: pd.DataFrame) -> dict | None:
     recording, bytes where the page size was read; and how many undo log pages the buffer
     pool held (cached_*: None where the pool was not walked), the last count with the
     rollback segments' size read at the same snapshot."""
-    pages = table["undo_pages"].dropna()
-    if pages.empty:
+    pages, files = table["undo_pages"].dropna(), table["undo_file_bytes"].dropna()
+    if pages.empty and files.empty:
         return None
+    on_disk = {"file_bytes_max": whole(files.max()), "file_bytes_last": whole(files.iloc[-1])} if len(files) else {}
+    if pages.empty:  # by SQL with trx_rseg_current_size disabled: the undo tablespaces' files alone
+        return {"pages_max": None, "bytes_max": None, **on_disk}
     page_size = whole(table["page_size"].max())
     most, at = when_max(pages)
     cached = table["undo_cached_pages"].dropna()
@@ -272,7 +277,8 @@ def undo_space(table: pd.DataFrame) -> dict | None:
             "bytes_max": int(most) * page_size if page_size else None,
             "cached_pages_max": whole(cached_max), "cached_pages_max_at_s": cached_at,
             "cached_pages_last": whole(cached.iloc[-1]) if len(cached) else None,
-            "cached_last_of": whole(table.loc[cached.index[-1], "undo_pages"]) if len(cached) else None}
+            "cached_last_of": whole(table.loc[cached.index[-1], "undo_pages"]) if len(cached) else None,
+            **on_disk}
 
 
 def state_read(rec: Recording) -> dict:
@@ -328,7 +334,19 @@ def redo_lines(s: dict) -> list[str]:
     lines = redo_body(s)
     if not lines:
         return ["", f"Redo and flushing: not recorded ({s['server_state'].get('note') or 'never read'})"]
-    return ["", "Redo and flushing (the server's state, read from its memory at each snapshot)", *lines]
+    return ["", f"Redo and flushing (the server's state, {sources_words(s['server_state'])})", *lines]
+
+
+def sources_words(state: dict) -> str:
+    """Where the figures came from: 'read from its memory at each snapshot', 'read by SQL at
+    each snapshot', or both, naming the gauges SQL gave (meta.json's server_state.sources)."""
+    sources = state.get("sources") if isinstance(state.get("sources"), dict) else {}
+    by_sql = sorted(gauge for gauge, source in sources.items() if source == "sql")
+    if not by_sql:
+        return "read from its memory at each snapshot"
+    if len(by_sql) == len(sources):
+        return "read by SQL at each snapshot: the build has no DWARF to read its memory by"
+    return f"read from its memory at each snapshot; by SQL: {', '.join(by_sql)}"
 
 
 def redo_body(s: dict) -> list[str]:
@@ -352,7 +370,8 @@ def redo_body(s: dict) -> list[str]:
         points = [f"{cp['age_max_bytes'] / cp[key]:.0%} of the {name} flush point ({mib(cp[key])})"
                   for name, key in (("async", "async_flush_age"), ("sync", "sync_flush_age")) if cp[key]]
         lines.append(f"  checkpoint age at most {mib(cp['age_max_bytes'])} (in the interval ending "
-                     f"{cp['age_max_at_s']:.1f} s, read 20 times a second)" + "".join(f", {p}" for p in points))
+                     f"{cp['age_max_at_s']:.1f} s, "
+                     + ("read 20 times a second)" if cp.get("peak_between_snapshots", True) else "read at each snapshot)") + "".join(f", {p}" for p in points))
         if cp["async_s"]:
             lines.append(f"  it reached the async flush point in intervals totalling {cp['async_s']:.1f} s, "
                          f"the sync point in {cp['sync_s']:.1f} s")
@@ -368,7 +387,10 @@ def redo_body(s: dict) -> list[str]:
         lines.append(f"  buffer pool: dirty pages at most {pool['dirty_pages_max']:,} (at "
                      f"{pool['dirty_pages_max_at_s']:.1f} s), {pool['dirty_pages_last']:,} at the end"
                      + (f"; free pages down to {pool['free_pages_min']:,}" if pool["free_pages_min"] is not None else ""))
-    if undo:
+    if undo and undo["pages_max"] is None:
+        lines.append(f"  undo tablespaces: at most {mib(undo['file_bytes_max'])} on disk, "
+                     f"{mib(undo['file_bytes_last'])} at the last reading")
+    elif undo:
         size = f", {mib(undo['bytes_max'])}" if undo["bytes_max"] else ""
         lines.append(f"  undo logs: at most {undo['pages_max']:,} pages{size} (at {undo['pages_max_at_s']:.1f} s); "
                      f"{undo['pages_first']:,} at the first reading, {undo['pages_last']:,} at the last")

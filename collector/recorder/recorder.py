@@ -31,7 +31,8 @@ from .live_line import LiveLine
 from .own_cpu import own_cpu_accounts, own_cpu_s
 from .plan import (check_budget, check_settings, global_addresses, group_settings, layout_args,
                    loader_args, plan_attachments, sampling_groups)
-from .server_access import latch_namer, leave_out_replica_probes, replica_lag, sql_access
+from .server_access import (JoinedState, latch_namer, leave_out_replica_probes, replica_lag, sql_access,
+                            state_by_sql, state_meta)
 from .stack_journal import StackJournal
 from .stopping import EndedAtOnce, EndedBySignal, Interrupted, Stopping
 from .watch import Triggers, WatchJournal, finish_watch, saved_words
@@ -213,7 +214,8 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals,
                                     views_from_memory=views is not None)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
-    state = open_state(target.pid, state_places) if state_places else None
+    state = JoinedState(open_state(target.pid, state_places) if state_places else None,
+                        state_by_sql(target, asked, state_places))
     lag = replica_lag(target, probes, asked, prepared.replicating)
     journal = WatchJournal(out_dir, asked.watch, meta) if asked.watch else Journal(out_dir)
     meta["max_size"] = prepared.max_bytes
@@ -228,8 +230,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     finally:
         stopping.loader_ended()
         meta["sql"].update(names.close() if names else {})
-        if state:
-            state.close()
+        meta["server_state"] = state_meta(meta["server_state"], state)
         if views:
             views.close()
         if lag:

@@ -7,6 +7,7 @@ from ..discovery.discover import ResolvedProbe
 from ..discovery.target import Target
 from ..server import latch_names, sql
 from ..server.replica_lag import LagReader, replicates
+from ..server.sql_state import SQL_GAUGES, SqlState
 from ..server.view_names import ViewNames
 
 
@@ -94,3 +95,46 @@ def sample_when_unsure(wanted: list[ResolvedProbe]) -> None:
     for p in wanted:
         if not p.group:
             p.group = UNSURE_GROUP
+
+
+class JoinedState:
+    """The server's state from its memory (state.py) and, for the gauges memory cannot
+    read, by SQL (sql_state.py): one reading per snapshot, memory's figure first."""
+
+    def __init__(self, memory, by_sql: SqlState | None):
+        self.memory, self.by_sql = memory, by_sql
+
+    def __bool__(self) -> bool:
+        return bool(self.memory or self.by_sql)
+
+    def read(self) -> dict[str, int]:
+        return {**(self.by_sql.gauges() if self.by_sql else {}), **(self.memory.read() if self.memory else {})}
+
+    def close(self) -> dict:
+        """The gauges each source read ({gauge: "memory" or "sql"}) and the SQL that failed."""
+        if self.memory:
+            self.memory.close()
+        failed = self.by_sql.close() if self.by_sql else {}
+        sources = {**(self.by_sql.sources if self.by_sql else {}),
+                   **{gauge: "memory" for gauge in (self.memory.places if self.memory else {})}}
+        return {"sources": sources, **failed}
+
+
+def state_by_sql(target: Target, asked, from_memory) -> SqlState | None:
+    """The gauges the server's memory cannot give here (a build without DWARF), read by SQL
+    over a session of its own, where innostall may log in."""
+    wanted = SQL_GAUGES - set(from_memory)
+    if {"lsn", "dirty_pages"} <= set(from_memory):  # the DWARF's route works: no SQL each snapshot
+        return None
+    if not asked.use_sql or not target.pid:
+        return None
+    session, _ = sql.connect(target.pid, asked.sql_dsn)
+    return SqlState.start(session, wanted) if session else None
+
+
+def state_meta(planned: dict, joined: JoinedState) -> dict:
+    """meta.json's server_state, once the recording ends: every gauge read, from where."""
+    said = joined.close()
+    read = sorted(set(planned.get("read", [])) | set(said["sources"]))
+    kept = {key: value for key, value in planned.items() if key != "note" or not said["sources"]}
+    return {**kept, "read": read, **said}

@@ -56,7 +56,8 @@ OPTIONAL = {"tool_version": text, "host": text, "kernel": text, "label": nullabl
             "end_reason": nullable(text), "complete": flag, "start_real_ns": nullable(wall_ns),
             "stop_real_ns": nullable(wall_ns), "settings": map_of(signed, MAX_PROBES),
             "governor": GOVERNOR, "own_cpu_s": own_cpu, "sql": fields({}, {"access": flag}),
-            "server_state": fields({"read": list_of(text, 64)}, {"note": text})}
+            "server_state": fields({"read": list_of(text, 64)},
+                                   {"note": text, "sources": map_of(text, 64), "sql_failed": list_of(text, 8)})}
 
 
 def read_meta(path: str) -> tuple[dict, list[str]]:

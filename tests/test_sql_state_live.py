@@ -1,0 +1,116 @@
+"""MySQL's state read by SQL (collector/server/sql_state.py) in a real recording, against
+the server's own figures read independently by the test: SHOW ENGINE INNODB STATUS (a
+statement the recorder does not run while INNODB_METRICS or the status give the LSN), polled
+every POLL_S from a session of the test's own, through the recording, under a write load.
+
+The recorder reads by SQL when a snapshot (stamped at monotonic time M by the loader)
+reaches it, and waits up to FRESH_WAIT_S for the answer, else takes the read the snapshot
+before asked for. So the figure it holds is the server's at some moment of
+[M - interval, M + FRESH_WAIT_S]. The LSN and the checkpoint LSN only grow: each must lie
+between the lowest and the highest the test saw in that window widened by POLL_S each side
+(the poll's step), under the load. The levels (dirty and free pages, the history) go up and
+down faster than any poll, so they are compared once the load has stopped (the recording
+goes on LOAD_S past it), at the snapshots whose window the server's figure held still
+through: there ours must be that figure exactly. No tolerance beyond the window, which holds
+on any machine where one read takes less than an interval (measured: 14 ms at worst on the
+loaded 2-core fixture host; docs/overhead.md); no figure hard-coded: each is the server's."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import stop_load
+from innostall.analysis import recording
+from innostall.analysis.redo import redo_lines, redo_summary
+from innostall.collector.discovery import discover
+from innostall.collector.discovery.target import from_pid
+from innostall.collector.recorder import recorder
+from innostall.collector.server.sql_state import FRESH_WAIT_S
+
+SERVERS = ["mysql-8.0.15", "mysql-9.7.4"]
+POLL_S = 0.1
+INTERVAL_S = 1.0
+LOAD_S, QUIET_S = 4, 8  # the load's seconds into the recording, and the recording's after it
+GROWING = ("lsn", "checkpoint_lsn")
+LEVELS = ("dirty_pages", "free_pages", "history")
+MONITOR = {"lsn": r"^Log sequence number\s+(\d+)", "checkpoint_lsn": r"^Last checkpoint at\s+(\d+)",
+           "dirty_pages": r"^Modified db pages\s+(\d+)", "free_pages": r"^Free buffers\s+(\d+)",
+           "history": r"^History list length\s+(\d+)"}
+
+
+class Poller(threading.Thread):
+    """The server's figures from SHOW ENGINE INNODB STATUS every POLL_S: [(monotonic, {name: value})]."""
+
+    def __init__(self, conn):
+        super().__init__(daemon=True)
+        self.conn, self.seen, self.stopping = conn, [], threading.Event()
+
+    def run(self):
+        while not self.stopping.wait(POLL_S):
+            with self.conn.cursor() as cur:
+                cur.execute("SHOW ENGINE INNODB STATUS")
+                text = cur.fetchone()[2]
+            at = time.monotonic()
+            self.seen.append((at, {name: int(re.search(p, text, re.MULTILINE)[1]) for name, p in MONITOR.items()}))
+
+    def between(self, name: str, start: float, end: float) -> tuple[int, int] | None:
+        values = [figures[name] for at, figures in self.seen if start - POLL_S <= at <= end + POLL_S]
+        return (min(values), max(values)) if values else None
+
+
+def snapshots(out: str) -> list[dict]:
+    lines = [json.loads(line) for line in Path(out, "journal.jsonl").read_text().splitlines()]
+    return [rec for rec in lines if rec.get("type") in ("interval", "final") and rec.get("server")]
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, tmp_path):
+    srv = servers(server_name)
+    tgt = from_pid(srv.pid)
+    probes = [p for p in discover.resolve(tgt, ["purge_batch"]) if p.ok]
+    out = str(tmp_path / "rec")
+    poller = Poller(srv.connect())
+    poller.start()
+    load = srv.sysbench("oltp_write_only", 60, "--threads=2")
+    stopper = threading.Timer(1 + LOAD_S, stop_load, [load])
+    try:
+        time.sleep(1)
+        stopper.start()
+        meta = recorder.record(tgt, probes, out, duration_s=LOAD_S + QUIET_S, interval_s=INTERVAL_S)
+    finally:
+        stopper.cancel()
+        stopper.join()
+        stop_load(load)
+        poller.stopping.set()
+        poller.join()
+    state = meta["server_state"]
+    assert {name: state["sources"].get(name) for name in MONITOR} == {name: "sql" for name in MONITOR}, state
+    taken = snapshots(out)
+    assert len(taken) >= 4, f"{len(taken)} snapshots carried the state"
+    compared = {name: 0 for name in MONITOR}
+    for rec in taken:
+        at = rec["mono_ns"] / 1e9
+        for name in MONITOR:
+            window = poller.between(name, at - INTERVAL_S, at + FRESH_WAIT_S)
+            assert window, f"the test read no figure around {at}"
+            if name in GROWING or window[0] == window[1]:
+                assert window[0] <= rec["server"][name] <= window[1], (server_name, name, rec["server"][name], window)
+                compared[name] += 1
+        assert rec["server"]["checkpoint_lsn"] <= rec["server"]["lsn"]
+    assert all(compared.values()), f"{server_name}: a level never held still through a snapshot: {compared}"
+    summary = redo_summary(recording.load(out))
+    first, last = taken[0]["server"]["lsn"], taken[-1]["server"]["lsn"]
+    assert summary["redo"]["bytes"] == last - first > 0
+    assert summary["checkpoint"]["age_max_bytes"] > 0
+    assert summary["checkpoint"]["async_flush_age"] and summary["checkpoint"]["sync_flush_age"]  # the fixtures enable the metrics
+    assert summary["buffer_pool"]["dirty_pages_max"] > 0 and summary["buffer_pool"]["free_pages_min"] is not None
+    assert summary["undo_space"] and summary["undo_space"]["file_bytes_max"] > 0
+    assert any("read by SQL" in line for line in redo_lines(summary)), redo_lines(summary)
+    print(f"{server_name}: figures compared {compared}; redo {summary['redo']['bytes']:,} bytes, "
+          f"checkpoint age at most {summary['checkpoint']['age_max_bytes']:,}, dirty pages at most "
+          f"{summary['buffer_pool']['dirty_pages_max']:,}, undo files {summary['undo_space']['file_bytes_max']:,} bytes")
