@@ -32,6 +32,7 @@ from .replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHA
                            seen_throughout)
 from .wording.phase_list import shown_phases
 from .replica_lag_check import lag_finding_holds, own_rise
+from .replica_lag_check import span_list as replica_lag_spans
 from .wording.replica import FINDING_SHARE, SHOWN_SHARE
 
 DURATION = r"({N}) (s|ms|µs)"
@@ -351,13 +352,26 @@ def finding_claims(rec, told: dict) -> list[tuple]:
     lag = (rf"^The replica fell behind: its lag grew from ({n}) s at ({n}) s to ({n}) s at ({n}) s\."
            rf"(?: Of the applier's time watched whole in that span \(({spans})\), the largest part was "
            rf"({DOING_WORDS}) \({d} of ({n}) (s|ms|µs)\))?(?:;? ({spans}) (?:was|were) too little watched to say "
-           rf"what held it back)?\.?$")
+           rf"what held it back(, beyond .+ \(their probe attached throughout\))?)?\.?$")
     table, threads, sampled = counts(rec), applier_threads(rec), attached_name(rec)
     work = rec.work_latches[rec.work_latches["owner"] == APPLIER_ROLE]
 
     def phase_split(p: dict) -> dict[str, float]:
         return truth(table, p["from_s"], p["to_s"], threads, sampled, work)["split_s"] or dict.fromkeys(PARTS, 0.0)
-    return [(lag, lambda g: lag_finding_holds(rec, told, (*g[:8], (g[8], g[9]), g[10]), phase_split, lasted, MARGIN)),
+    def whole_holds(tail: str | None, unwatched_spans: str | None) -> bool:
+        """', beyond 6.0 s waiting on row locks ...': each part's time in the unwatched
+        phases named, from their intervals' counters, its probe attached throughout."""
+        said = {PART_OF[w]: (x, u) for x, u, w in re.findall(rf"{d} ({DOING_WORDS})", tail or "")}
+        phases = [p for p in (told.get("replica") or {}).get("phases", [])
+                  if any(vc.said(f"{a:.1f}", p["from_s"]) and vc.said(f"{b:.1f}", p["to_s"])
+                         for a, b in replica_lag_spans(unwatched_spans))]
+        whole = {part for part, probe in (("row_lock", "row_lock_wait"), ("commit_order", "commit_order_wait"))
+                 if rec.probe_attached(probe) and coverage(rec, probe) >= EXACT}
+        real = {part: sum(phase_split(p)[part] for p in phases) for part in whole}
+        return set(said) == {part for part, s in real.items() if s > 0} \
+            and all(lasted(x, u, real[part]) for part, (x, u) in said.items())
+    return [(lag, lambda g: lag_finding_holds(rec, told, (*g[:8], (g[8], g[9]), g[10]), phase_split, lasted, MARGIN)
+             and whole_holds(g[11], g[10])),
             (rf"^The replica's applier spent ({n})% of its time ({waits}) \({d} of (?:the {d} watched whole, of )?"
              rf"{d} busy, in ({n}) events\): .*?(?: The latch it waited on longest: (.+) \(([\d,.]+) ms of the "
              rf"([\d,.]+) ms it waited on latches(?:, released most by (.+))?\)\.)?$", holds)]

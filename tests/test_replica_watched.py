@@ -127,3 +127,19 @@ def test_an_unwatched_phase_still_tells_the_row_lock_waits_their_probe_saw_whole
                                "of the phase (the cost governor sampled them: a floor): too little watched to say "
                                "what else held it back")
     assert verdict_check.check(str(directory)) == []
+
+
+def test_the_lag_finding_tells_the_waits_seen_whole_in_a_span_too_little_watched(tmp_path, monkeypatch):
+    from test_replica_report import write
+    from innostall.analysis.wording import replica_lag
+    steps = [{**applied(40, row_lock=0.7, cpu=0.1), "governor.attached_ns.applier": S // 20}] * 6
+    directory = write(tmp_path, steps, lags=[0, 1, 2, 3, 4, 5])
+    told = summary.summary(recording.load(str(directory)))
+    assert told["findings"][0] == ("The replica fell behind: its lag grew from 0 s at 1.0 s to 5 s at 6.0 s. "
+                                   "0.0–6.0 s was too little watched to say what held it back, beyond 4.2 s waiting "
+                                   "on row locks (their probe attached throughout).")
+    assert verdict_check.check(str(directory)) == []
+    real = replica_lag.whole_words
+    monkeypatch.setattr(replica_lag, "whole_words", lambda phases: real(phases).replace("4.2 s", "2.1 s"))
+    assert any("The replica fell behind" in p and "its tables say otherwise" in p
+               for p in verdict_check.check(str(directory)))

@@ -44,6 +44,17 @@ def spans(phases: list[dict]) -> str:
     return ", ".join(f"{p['from_s']:.1f}–{p['to_s']:.1f} s" for p in phases)
 
 
+def whole_words(unwatched: list[dict]) -> str:
+    """', beyond 6.0 s waiting on row locks (their probe attached throughout)': the waits
+    charged whole in phases too little watched for the rest."""
+    whole: dict[str, float] = {}
+    for p in unwatched:
+        for part, s in (p["figures"].get("counted_whole_s") or {}).items():
+            whole[part] = whole.get(part, 0.0) + s
+    said = [f"{duration(s)} {DOING[part]}" for part, s in whole.items() if s > 0]
+    return f", beyond {' and '.join(said)} (their probe attached throughout)" if said else ""
+
+
 def lag_finding(replica: dict) -> list[str]:
     """'The replica fell behind: its lag grew from 0 s at 3.0 s to 23 s at 30.0 s. Of the
     applier's time watched whole in that span (0.0–11.0 s), the largest part was waiting on
@@ -63,5 +74,5 @@ def lag_finding(replica: dict) -> list[str]:
     unwatched = [p for p in phases if p["verdict"] in ("unwatched", "unsplit")]
     if unwatched:
         text += ("; " if split else " ") + f"{spans(unwatched)} {'was' if len(unwatched) == 1 else 'were'} " \
-                "too little watched to say what held it back"
+                "too little watched to say what held it back" + whole_words(unwatched)
     return [text + ("." if split or unwatched else "")]
