@@ -262,6 +262,16 @@ def test_read_views_table_keeps_each_line_with_the_snapshot_after_it():
     assert list(fmt.read_views_table([]).columns) == list(fmt.READ_VIEW_COLUMNS)
 
 
+def test_a_view_first_seen_after_its_line_was_stamped_is_never_of_negative_age():
+    """A view found in memory is stamped when the walk read it, which can be a little after
+    the read_views line's own stamp: 'read view open at least -0.0 s' was the sentence."""
+    late = view(7, 1.0, seen_open=True, source="memory", connection_id=9)  # stamped at the snapshot
+    table = fmt.read_views_table(purge_journal([{"history": 10, "views": [late]}]))
+    assert table.iloc[0].age_s == 0.0 and not math.copysign(1, table.iloc[0].age_s) < 0
+    words = phase_words.view_words({**late, "tid": 7, "age_s": table.iloc[0].age_s})
+    assert "read view open at least 0.0 s" in words and "-" not in words
+
+
 def test_gauges_are_levels_in_the_diff_and_never_rates(tmp_path):
     a = load(tmp_path, purge_journal([{"history": h, "purge_batches": 2, "purge_pages": 20}
                                       for h in (1000, 1000, 3000)]), "a")

@@ -176,8 +176,11 @@ def read_views_table(records: list[dict]) -> pd.DataFrame:
 
 
 def _view_row(interval: int, t_s: float, views: dict, view: dict, start: int) -> tuple:
+    # A view first seen in the server's memory is stamped when the walk read it, which can
+    # fall a little after the line's own stamp: its age is then at least 0, never below.
+    age_ns = max(0, views["mono_ns"] - view["opened_ns"])
     return (interval, t_s, view.get("tid"), (view["opened_ns"] - start) / 1e9,
-            (views["mono_ns"] - view["opened_ns"]) / 1e9, view.get("history_at_open"),
+            age_ns / 1e9, view.get("history_at_open"),
             view.get("folded", ""), view.get("connection_id"), view.get("user"),
             view.get("statement"), view.get("source", "probe"), bool(view.get("seen_open")),
             views.get("open", 0))
