@@ -24,15 +24,15 @@ from ..discovery.target import Target
 from ..loader import loader
 from ..server.open_views import open_views_of
 from ..server.signals import signal_plan
-from ..server.state import open_state, state_plan
+from ..server.state import state_plan
 from . import idle, store
 from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
 from .live_line import LiveLine
 from .own_cpu import own_cpu_accounts, own_cpu_s
 from .plan import (check_budget, check_settings, global_addresses, group_settings, layout_args,
                    loader_args, plan_attachments, sampling_groups)
-from .server_access import (JoinedState, latch_namer, leave_out_replica_probes, replica_lag, sql_access,
-                            state_by_sql, state_meta)
+from .server_access import (joined_state, latch_namer, leave_out_replica_probes, replica_lag, sql_access,
+                            state_meta)
 from .stack_journal import StackJournal
 from .stopping import EndedAtOnce, EndedBySignal, Interrupted, Stopping
 from .watch import Triggers, WatchJournal, finish_watch, saved_words
@@ -214,8 +214,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals,
                                     views_from_memory=views is not None)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
-    state = JoinedState(open_state(target.pid, state_places) if state_places else None,
-                        state_by_sql(target, asked, state_places))
+    state = joined_state(target, asked, state_places, meta)
     lag = replica_lag(target, probes, asked, prepared.replicating)
     journal = WatchJournal(out_dir, asked.watch, meta) if asked.watch else Journal(out_dir)
     meta["max_size"] = prepared.max_bytes

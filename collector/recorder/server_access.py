@@ -8,6 +8,7 @@ from ..discovery.target import Target
 from ..server import latch_names, sql
 from ..server.replica_lag import LagReader, replicates
 from ..server.sql_state import SQL_GAUGES, SqlState
+from ..server.state import open_state
 from ..server.view_names import ViewNames
 
 
@@ -115,9 +116,12 @@ class JoinedState:
         if self.memory:
             self.memory.close()
         failed = self.by_sql.close() if self.by_sql else {}
+        return {**self.said(), **failed}
+
+    def said(self) -> dict:
         sources = {**(self.by_sql.sources if self.by_sql else {}),
                    **{gauge: "memory" for gauge in (self.memory.places if self.memory else {})}}
-        return {"sources": sources, **failed}
+        return {"sources": sources}
 
 
 def state_by_sql(target: Target, asked, from_memory) -> SqlState | None:
@@ -132,9 +136,18 @@ def state_by_sql(target: Target, asked, from_memory) -> SqlState | None:
     return SqlState.start(session, wanted) if session else None
 
 
-def state_meta(planned: dict, joined: JoinedState) -> dict:
-    """meta.json's server_state, once the recording ends: every gauge read, from where."""
-    said = joined.close()
+def state_meta(planned: dict, joined: JoinedState, closing: bool = True) -> dict:
+    """meta.json's server_state: every gauge read, from where; as of the first reading (a
+    watch saves meta.json before the end), or closing the readers at the end."""
+    said = joined.close() if closing else joined.said()
     read = sorted(set(planned.get("read", [])) | set(said["sources"]))
     kept = {key: value for key, value in planned.items() if key != "note" or not said["sources"]}
     return {**kept, "read": read, **said}
+
+
+def joined_state(target: Target, asked, places: dict, meta: dict) -> JoinedState:
+    """The state's readers, from memory at places (state_plan's) and by SQL for the rest;
+    meta.json's server_state says already what the first reading gave."""
+    joined = JoinedState(open_state(target.pid, places) if places else None, state_by_sql(target, asked, places))
+    meta["server_state"] = state_meta(meta["server_state"], joined, closing=False)
+    return joined
