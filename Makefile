@@ -59,11 +59,12 @@ dist: build $(DIST_LOADER)
 dist-check: dist
 	@BUILD=$(BUILD) scripts/dist-check.sh
 
-# The pure tests spread over the cores first (a minute less than in one process), then the
-# live and heavy ones one at a time: they share the fixture servers and time their loads.
+# Everything that needs no server spread over the cores first (the pure tests, the browser's
+# and the fuzz's: none shares a server or a file), then the live ones one at a time: they
+# share the fixture servers and time their loads.
 test: build
-	$(VENV)/bin/python -m pytest -q -n auto -m "not live and not heavy" tests
-	$(VENV)/bin/python -m pytest -q --durations=15 -m "live or heavy" tests
+	$(VENV)/bin/python -m pytest -q -n auto -m "not live" tests
+	$(VENV)/bin/python -m pytest -q --durations=15 -m "live" tests
 
 # The pure tests only (no server, no root): the catalog lint, the views, the maths. Seconds,
 # spread over the machine's cores (pytest-xdist): none shares a server or a file.
