@@ -30,7 +30,8 @@ from innostall.analysis.redo import redo_lines, redo_summary
 from innostall.collector.discovery import discover
 from innostall.collector.discovery.target import from_pid
 from innostall.collector.recorder import recorder
-from innostall.collector.server.sql_state import FRESH_WAIT_S
+from innostall.collector.server import sql
+from innostall.collector.server.sql_state import FRESH_WAIT_S, SQL_GAUGES, SqlState
 
 SERVERS = ["mysql-8.0.15", "mysql-9.7.4"]
 POLL_S = 0.1
@@ -114,3 +115,49 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, tmp_path
     print(f"{server_name}: figures compared {compared}; redo {summary['redo']['bytes']:,} bytes, "
           f"checkpoint age at most {summary['checkpoint']['age_max_bytes']:,}, dirty pages at most "
           f"{summary['buffer_pool']['dirty_pages_max']:,}, undo files {summary['undo_space']['file_bytes_max']:,} bytes")
+
+
+# The counters a real server may have disabled (innodb_monitor_disable): without them the LSN
+# comes from 8.0.30+'s status, or from SHOW ENGINE INNODB STATUS before it.
+OPTIONAL_METRICS = ("log_lsn_current", "log_lsn_last_checkpoint", "trx_rseg_history_len",
+                    "log_max_modified_age_async", "log_max_modified_age_sync")
+
+
+def monitor_figures(conn) -> dict[str, int]:
+    with conn.cursor() as cur:
+        cur.execute("SHOW ENGINE INNODB STATUS")
+        text = cur.fetchone()[2]
+    return {name: int(re.search(p, text, re.MULTILINE)[1]) for name, p in MONITOR.items()}
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_with_the_log_metrics_disabled_the_lsn_comes_from_the_fallback(servers, server_name):
+    srv = servers(server_name)
+    conn = srv.connect()
+    with conn.cursor() as cur:
+        cur.execute("SELECT VERSION()")
+        version = tuple(int(part) for part in re.match(r"(\d+)\.(\d+)\.(\d+)", cur.fetchone()[0]).groups())
+        for name in OPTIONAL_METRICS:
+            cur.execute("SET GLOBAL innodb_monitor_disable = %s", (name,))
+    load = srv.sysbench("oltp_write_only", 30, "--threads=2")
+    try:
+        session, why = sql.connect(srv.pid)
+        assert session, why
+        time.sleep(1)
+        before = monitor_figures(conn)
+        reader = SqlState.start(session, SQL_GAUGES)
+        assert reader, "nothing was read"
+        read = reader.gauges()
+        after = monitor_figures(conn)
+        reader.close()
+    finally:
+        stop_load(load)
+        with conn.cursor() as cur:
+            for name in OPTIONAL_METRICS:
+                cur.execute("SET GLOBAL innodb_monitor_enable = %s", (name,))
+    fallback = "status" if version >= (8, 0, 30) else "monitor"
+    for name in GROWING:
+        assert before[name] <= read[name] <= after[name], (server_name, fallback, name, before[name], read[name], after[name])
+    assert "async_flush_age" not in read and "sync_flush_age" not in read  # never guessed
+    assert ("history" in read) == (fallback == "monitor"), read  # only the monitor's text has it besides the metric
+    print(f"{server_name}: LSN by {fallback} {read['lsn']:,} between {before['lsn']:,} and {after['lsn']:,}")
