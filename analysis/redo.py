@@ -393,7 +393,9 @@ def redo_body(s: dict) -> list[str]:
     elif undo:
         size = f", {mib(undo['bytes_max'])}" if undo["bytes_max"] else ""
         lines.append(f"  undo logs: at most {undo['pages_max']:,} pages{size} (at {undo['pages_max_at_s']:.1f} s); "
-                     f"{undo['pages_first']:,} at the first reading, {undo['pages_last']:,} at the last")
+                     f"{undo['pages_first']:,} at the first reading, {undo['pages_last']:,} at the last"
+                     + (f"; the undo tablespaces {mib(undo['file_bytes_max'])} on disk at most"
+                        if undo.get("file_bytes_max") else ""))
         if undo.get("cached_pages_max") is not None:
             of = f", when the rollback segments held {undo['cached_last_of']:,}" if undo["cached_last_of"] else ""
             lines.append(f"  undo log pages in the buffer pool: at most {undo['cached_pages_max']:,} (at "
