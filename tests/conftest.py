@@ -88,17 +88,26 @@ HEAVY = "heavy: needs a browser or Go, or takes many seconds without a server: m
 
 
 @pytest.fixture(scope="session", autouse=True)
-def recordings_hold_their_reports(tmp_path_factory):
+def recordings_hold_their_reports(tmp_path_factory, pytestconfig):
     """At the session's end, the checker over every real recording its tests made of the
     fixture servers (tests/recording_check.py): a sentence its recording contradicts fails
     the run, whichever tests made it. Those the whole-suite test checked are not read again;
     a run that made none costs a directory walk."""
     yield
     import recording_check  # imports the analysis: only now, in the process that runs the tests
-    found = recording_check.problems_of(recording_check.check_all(
-        recording_check.made_under(tmp_path_factory.getbasetemp())))
+    checked = recording_check.check_all(recording_check.made_under(tmp_path_factory.getbasetemp()))
+    found = recording_check.problems_of(checked)
+    pytestconfig.recordings_checked = (len(checked), len(found))  # said in the summary
     if found:
         pytest.fail("reports contradicted by their recordings:\n" + "\n".join(found), pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """How many real recordings the run's last line vouches for (recordings_hold_their_reports)."""
+    checked, found = getattr(config, "recordings_checked", (0, 0))
+    if checked:
+        terminalreporter.write_line(f"checker: {checked} recordings of the fixture servers read back, "
+                                    f"{found} problems")
 
 
 def pytest_configure(config):
