@@ -261,8 +261,26 @@ class Hung(Exception):
     pass
 
 
-def on_alarm(signum, frame):
-    raise Hung(f"still running after {SECONDS_PER_CASE} s")
+def run_each(runs: list[tuple], what: str, seconds: int = SECONDS_PER_CASE) -> None:
+    """innostall with each argument list, all within `seconds`: each ends in a report or one
+    line (check), and none hangs (Hung, raised by the alarm wherever the command is)."""
+    def on_alarm(signum, frame):
+        raise Hung(f"still running after {seconds} s")
+
+    before_alarm = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        for args in runs:
+            said = f"{what}: {' '.join(map(str, args))}"
+            try:
+                check(innostall(*args), said)
+            except (Hung, AssertionError):
+                raise
+            except Exception as e:
+                raise AssertionError(f"{said}: {e.__class__.__name__}: {e}") from e
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before_alarm)
 
 
 def snapshot(root: Path, leave_out: Path) -> dict[str, str]:
@@ -331,24 +349,12 @@ def test_case(seed, bases, tmp_path):
     if planted:
         what += "; " + plant_in_output(out, victim, rng)
     before = snapshot(tmp_path, out)
-    before_alarm = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(SECONDS_PER_CASE)
-    try:
-        runs = [("report",), ("report", "--json")]
-        runs += [("report", "--html", out / "report.html")] if markup else []
-        stacks_marked = markup and ("every journal" in what or what.endswith(" in stack"))  # for the SVGs
-        runs += [("export", "--out", out)] if planted or stacks_marked else []
-        runs += [("query", "--sql", "SELECT count(*) FROM counters")] if planted else []
-        for args in runs:
-            try:
-                check(innostall(args[0], rec, *args[1:]), f"{what}: {' '.join(map(str, args))}")
-            except (Hung, AssertionError):
-                raise
-            except Exception as e:
-                raise AssertionError(f"{what}: {' '.join(map(str, args))}: {e.__class__.__name__}: {e}") from e
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, before_alarm)
+    runs = [("report", rec), ("report", rec, "--json")]
+    runs += [("report", rec, "--html", out / "report.html")] if markup else []
+    stacks_marked = markup and ("every journal" in what or what.endswith(" in stack"))  # for the SVGs
+    runs += [("export", rec, "--out", out)] if planted or stacks_marked else []
+    runs += [("query", rec, "--sql", "SELECT count(*) FROM counters")] if planted else []
+    run_each(runs, what)
     assert snapshot(tmp_path, out) == before, f"{what}: a file outside the output changed"
     assert victim.read_text() == "the secret outside the recording\n", what
     if markup or planted:

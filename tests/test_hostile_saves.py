@@ -15,7 +15,6 @@ import json
 import lzma
 import random
 import shutil
-import signal
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +25,7 @@ from innostall.collector.recorder import watch
 from innostall.format import journal as fmt, journal_files
 
 from recordings import meta, synthetic
-from test_hostile_recordings import Hung, check, on_alarm, snapshot
+from test_hostile_recordings import check, run_each, snapshot
 from test_journal_segments import rolled
 from test_watch import story
 
@@ -118,19 +117,7 @@ def run_case(seed: int, bases: dict[str, Path], tmp_path: Path) -> None:
     runs = [("report", rec), ("report", rec, "--json"), ("report", rec, "--html", out / "report.html"),
             ("redact", rec, "-o", out / "redacted"), ("export", rec, "--out", out / "export"),
             ("diff", bases[base], rec)]
-    before_alarm = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(SECONDS_PER_CASE)
-    try:
-        for args in runs:
-            try:
-                check(innostall(*args), f"{what}: {' '.join(map(str, args))}")
-            except (Hung, AssertionError):
-                raise
-            except Exception as e:
-                raise AssertionError(f"{what}: {' '.join(map(str, args))}: {e.__class__.__name__}: {e}") from e
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, before_alarm)
+    run_each(runs, what, SECONDS_PER_CASE)
     assert snapshot(tmp_path, out) == before, f"{what}: a file outside the output changed"
 
 
