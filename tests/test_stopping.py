@@ -16,9 +16,11 @@ import pytest
 from innostall.collector.recorder import store
 from innostall.collector.recorder.stopping import EndedAtOnce, Interrupted, Stopping
 
-# stands for the loader: ends on SIGINT as it does, after saying so
-LOADER = ("import signal, sys, time\n"
-          "signal.signal(signal.SIGINT, lambda *a: (print('stopping', flush=True), sys.exit(0)))\n"
+# stands for the loader: ends on SIGINT as it does, after saying so. The handler writes with
+# os.write: a print could land inside the print of 'ready' still returning (a reentrant
+# call into the buffered stdout, which failed the fresh root's run once)
+LOADER = ("import os, signal, time\n"
+          "signal.signal(signal.SIGINT, lambda *a: (os.write(1, b'stopping\\n'), os._exit(0)))\n"
           "print('ready', flush=True)\n"
           "time.sleep(60)\n")
 
