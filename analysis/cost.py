@@ -137,13 +137,27 @@ def calibration_spread(hit: dict) -> str:
     return f" (rounds {low:.0f}–{high:.0f} ns{floored})"
 
 
+def overhead_words(pct: float, cpu_s: float) -> str:
+    """'overhead 0.84% of 60.0 s server CPU'. The probes run on the server's CPU, so an
+    estimate above it (an idle server, each hit costed at its calibrated price) is an
+    estimate too high, said in seconds rather than as a share above its whole."""
+    if pct <= 100:
+        return f"overhead {pct:.2f}% of {cpu_s:.1f} s server CPU"
+    return (f"overhead estimated at {pct * cpu_s / 100:.1f} s, more than the {cpu_s:.1f} s of CPU the server "
+            "ran: the calibrated cost of a hit overstates it here")
+
+
+def group_share(pct: float) -> str:
+    return f"{pct:.2f}% CPU" if pct <= 100 else "estimated above the server's CPU"
+
+
 def render_cost(cost: dict) -> list[str]:
     if cost["overhead_pct"] is None and not cost["hits_per_s"]:
         return ["", "Probe cost: not recorded (a recording from before the cost governor)"]
     budget = cost["budget_pct"]
     hit = cost["hit_cost_ns"] or {}
     lines = ["", "Probe cost (estimated: hits x cost per hit, against the server's CPU time)",
-             f"  overhead {cost['overhead_pct'] or 0:.2f}% of {cost['server_cpu_s']:.1f} s server CPU; "
+             f"  {overhead_words(cost['overhead_pct'] or 0, cost['server_cpu_s'])}; "
              + (f"budget {budget:g}%{budget_rate(cost)}" if budget else "no budget (--exact)")
              + (f"; a hit costs {hit.get('entry', 0):.0f} ns{calibration_spread(hit)}, "
                 f"a return {hit.get('return', 0):.0f} ns more" if hit else "")
@@ -154,7 +168,7 @@ def render_cost(cost: dict) -> list[str]:
     for name, g in cost["groups"].items():
         if g["coverage"] is not None and g["coverage"] < EXACT:
             lines.append(f"  sampled: {name} attached {100 * g['coverage']:.0f}% of the time "
-                         f"({g['windows']} windows, {g['overhead_pct'] or 0:.2f}% CPU); its counts "
+                         f"({g['windows']} windows, {group_share(g['overhead_pct'] or 0)}); its counts "
                          "cover that time only")
     lines += signal_line(cost.get("signals"))
     if cost["window_cuts"]:

@@ -272,6 +272,12 @@ def split_line(label: str, split: dict, watched_pct: float | None = None) -> lis
     return [f"  {label} {total:,.1f} ms: {shares}{sampled}"]
 
 
+def opened_when(opened_s: float) -> str:
+    """When a view opened, from the attach: 'opened at 12.5 s', or 'opened 4.6 s before the
+    recording' (a moment, never said as a negative time)."""
+    return f"opened at {opened_s:7.1f} s" if opened_s >= 0 else f"opened {seconds(-opened_s)} before the recording"
+
+
 def pinning_lines(views: list[dict], kept: str | None = None) -> list[str]:
     """The views that pinned purge, and how their statements were kept (kept: summary's
     purge.statements)."""
@@ -281,7 +287,7 @@ def pinning_lines(views: list[dict], kept: str | None = None) -> list[str]:
     for v in views:
         who = "".join([f", connection {v['connection_id']}" if v["connection_id"] is not None else "",
                        f", user {v['user']}" if v["user"] else ""])
-        lines.append(f"    tid {v['tid'] if v['tid'] is not None else '?':<8} opened at {v['opened_s']:7.1f} s, open {seconds(v['age_s'])}, "
+        lines.append(f"    tid {v['tid'] if v['tid'] is not None else '?':<8} {opened_when(v['opened_s'])}, open {seconds(v['age_s'])}, "
                      f"held up to {v['pinned_max']:,}{who}")
         if v["stack"]:
             lines.append(f"      opened at {leaf_path(v['stack'], 5)}")

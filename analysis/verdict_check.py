@@ -309,7 +309,7 @@ def sentence_problems(p: dict, table: pd.DataFrame, rows: pd.DataFrame, truth: d
     for v in p["figures"]["views"]:
         words = view_words(v)
         problems += [] if words in text else [f"names {v['tid']} in words not its own"]
-        text = text.replace(words, "VIEW")
+        text = text.replace(words, "VIEW", 1)  # one view each: a connection's next view reads the same
     for clause in text.split("; "):
         found = EVENT.match(clause)
         span_rows, span_truth, span = rows, truth, p

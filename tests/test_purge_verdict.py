@@ -14,7 +14,7 @@ from conftest import REPO, innostall
 from innostall.format import journal as fmt
 from innostall.analysis.wording import phases as phase_words
 from innostall.analysis.wording.phase_list import PHASES_SHOWN
-from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, summary, text, report_tables
+from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, summary, text, report_tables, verdict_check
 from recordings import purge_journal, view
 
 FORMAT_1 = REPO / "tests" / "data" / "purge-stall"  # make demo, format 1: no history, no views
@@ -415,3 +415,18 @@ def test_a_catch_up_the_sampled_history_did_not_see_is_still_a_phase(tmp_path):
     verdicts = [(p["verdict"], p["from_s"]) for p in s["phases"]]
     assert verdicts[:2] == [("pinned", 0.0), ("catching_up", 12.0)], verdicts
     assert "history 10,600 → 800" in s["phases"][1]["detail"]
+
+
+def test_a_connection_whose_views_follow_one_another_reads_true_to_the_checker(tmp_path):
+    """A connection opens a view per transaction: two views of one thread in one pinned
+    phase read alike, each said once. The checker took both out with the first (the live
+    suite's test_a_stalled_recorder recording: 'names 24720 in words not its own')."""
+    first = view(7, 0.5, 1000, connection_id=9, source="memory", seen_open=True)
+    second = view(7, 6.5, 1100, connection_id=9, source="memory", seen_open=True)
+    steps = [{"history": 1000 + 800 * i, "purge_batches": 1, "purge_empty_batches": 1,
+              "views": [first if i <= 6 else second]} for i in range(1, 13)]
+    directory = recordings.write(tmp_path / "rec", purge_journal(steps))
+    told = summary.summary(recording.load(str(directory)))
+    sentences = [p["detail"] for p in told["purge"]["phases"] if p["verdict"] == "pinned"]
+    assert sentences and any(s.count("connection 9") >= 2 for s in sentences), sentences
+    assert verdict_check.check(str(directory)) == []

@@ -10,7 +10,7 @@ import json
 import re
 
 from conftest import REPO
-from innostall.analysis import figure_bounds_check, recording, replica_time, summary, verdict_check
+from innostall.analysis import cost, figure_bounds_check, recording, replica_time, summary, text, verdict_check
 from innostall.analysis.replica_time import BOUND, WATCHED_ENOUGH
 from innostall.analysis.wording import replica as replica_words
 from test_replica_report import APPLIER_PROBES, IDLE, S, SQL_THREAD, applied, with_open_event
@@ -95,6 +95,27 @@ def test_the_bounds_checker_catches_the_figures_a_user_met():
     assert any("shares.on_cpu is 1.5, above its whole" in p for p in found)
     # a move of the history is signed by nature: not a figure out of bounds
     assert figure_bounds_check.words_problems("history 46,464 → 4 over 2.0 s (-23,240/s)", "text") == []
+
+
+def test_a_level_past_its_point_and_a_moment_before_the_recording_are_in_bounds():
+    """What the live suite's checker flagged in words that were true: the checkpoint age at
+    114% of the async flush point (a level past a threshold, no share of a whole), and a
+    view opened 4.6 s before the recording (a moment, signed)."""
+    said = "checkpoint age up to 62.1 MiB at 3.0 s, 114% of the async flush point (54.4 MiB), 97% of the sync"
+    assert figure_bounds_check.words_problems(said, "the text report") == []
+    assert figure_bounds_check.words_problems("busy 3.4 s of 3.0 s (114%) of its time", "text") != []
+    told = {"purge": {"pinned_by": [{"opened_s": -4.558, "age_s": 9.1}]}, "replica": None}
+    assert figure_bounds_check.json_problems(told) == []
+    assert text.opened_when(-4.558) == "opened 4.6 s before the recording"
+    assert " ".join(text.opened_when(12.5).split()) == "opened at 12.5 s"
+
+
+def test_an_overhead_estimate_above_the_servers_cpu_is_said_in_seconds():
+    """The probes run on the server's CPU: an estimate above it is too high, said as such."""
+    words = cost.overhead_words(100.28, 3.0)
+    assert "%" not in words and "more than the 3.0 s of CPU the server ran" in words
+    assert figure_bounds_check.words_problems(words, "text") == []
+    assert cost.overhead_words(0.8, 8.0) == "overhead 0.80% of 8.0 s server CPU"
 
 
 def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections():
