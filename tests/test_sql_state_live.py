@@ -11,7 +11,11 @@ between the lowest and the highest the test saw in that window widened by POLL_S
 (the poll's step), under the load. The levels (dirty and free pages, the history) go up and
 down faster than any poll, so they are compared once the load has stopped (the recording
 goes on LOAD_S past it), at the snapshots whose window the server's figure held still
-through: there ours must be that figure exactly. No tolerance beyond the window, which holds
+through: there ours must be that figure exactly; where it did not hold still, ours must lie
+between the lowest and the highest the server showed in the window, as the LSN's: once the
+load has stopped a level moves one way through a second (the page cleaners only lower the
+dirty pages, purge only shortens the history; on the fresh root the dirty pages never held
+still through 8 quiet seconds). No tolerance beyond the window, which holds
 on any machine where one read takes less than an interval (measured: 14 ms at worst on the
 loaded 2-core fixture host; docs/overhead.md); no figure hard-coded: each is the server's."""
 from __future__ import annotations
@@ -78,7 +82,13 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, tmp_path
     poller = Poller(srv.connect())
     poller.start()
     load = srv.sysbench("oltp_write_only", 60, "--threads=2")
-    stopper = threading.Timer(1 + LOAD_S, stop_load, [load])
+    stopped_at = []
+
+    def stop():
+        stop_load(load)
+        stopped_at.append(time.monotonic())
+
+    stopper = threading.Timer(1 + LOAD_S, stop)
     try:
         time.sleep(1)
         stopper.start()
@@ -99,11 +109,12 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, tmp_path
         for name in MONITOR:
             window = poller.between(name, at - INTERVAL_S, at + FRESH_WAIT_S)
             assert window, f"the test read no figure around {at}"
-            if name in GROWING or window[0] == window[1]:
+            quiet = bool(stopped_at) and at - INTERVAL_S > stopped_at[0]
+            if name in GROWING or window[0] == window[1] or quiet:
                 assert window[0] <= rec["server"][name] <= window[1], (server_name, name, rec["server"][name], window)
                 compared[name] += 1
         assert rec["server"]["checkpoint_lsn"] <= rec["server"]["lsn"]
-    assert all(compared.values()), f"{server_name}: a level never held still through a snapshot: {compared}"
+    assert all(compared.values()), f"{server_name}: a level never compared at a snapshot: {compared}"
     summary = redo_summary(recording.load(out))
     first, last = taken[0]["server"]["lsn"], taken[-1]["server"]["lsn"]
     assert summary["redo"]["bytes"] == last - first > 0
