@@ -32,6 +32,22 @@ def recorder(pid: int, out, *extra: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def watching(pid: int, out, before_s: int, after_s: int) -> subprocess.Popen:
+    """A watch of the server, once it said it is attached and watching."""
+    proc = subprocess.Popen(INNOSTALL + ["watch", "--pid", str(pid), "--before", str(before_s), "--after",
+                                         str(after_s), "--duration", "60", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said(proc, "attached, watching")
+    return proc
+
+
+def said(proc: subprocess.Popen, words: str) -> None:
+    """Reads its error output up to a line holding words (or its end)."""
+    for line in proc.stderr:
+        if words in line:
+            return
+
+
 def test_a_ctrl_c_at_any_point_of_the_start_leaves_nothing_behind(servers, tmp_path):
     srv = servers(SERVER)
     offsets = probed_offsets(srv.pid)
@@ -86,17 +102,10 @@ def test_a_quick_second_ctrl_c_ends_the_recording_at_once(servers, tmp_path, gap
 def test_two_ctrl_cs_inside_a_watchs_save_end_it_truthfully(servers, tmp_path):
     srv = servers(SERVER)
     out = tmp_path / "watch"
-    proc = subprocess.Popen(INNOSTALL + ["watch", "--pid", str(srv.pid), "--before", "5", "--after", "20",
-                                         "--duration", "60", "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for line in proc.stderr:
-        if "attached, watching" in line:
-            break
+    proc = watching(srv.pid, out, 5, 20)
     time.sleep(2)
     proc.send_signal(signal.SIGUSR1)
-    for line in proc.stderr:
-        if "saving" in line:
-            break
+    said(proc, "saving")
     time.sleep(1)
     proc.send_signal(signal.SIGINT)
     time.sleep(0.3)
@@ -124,12 +133,7 @@ def test_a_watch_whose_disk_fills_as_it_saves_says_so_and_fails(servers, tmp_pat
     offsets = probed_offsets(srv.pid)
     with small_tmpfs(tmp_path / "small", "150k") as small:
         out = small / "watch"
-        proc = subprocess.Popen(INNOSTALL + ["watch", "--pid", str(srv.pid), "--before", "20", "--after", "10",
-                                             "--duration", "60", "-o", str(out)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for line in proc.stderr:
-            if "attached, watching" in line:
-                break
+        proc = watching(srv.pid, out, 20, 10)
         time.sleep(2)
         proc.send_signal(signal.SIGUSR1)
         err, took = ended(proc)
@@ -154,18 +158,11 @@ def test_a_watch_killed_while_it_saves_leaves_a_save_that_reports(servers, tmp_p
     srv = servers(SERVER)
     offsets = probed_offsets(srv.pid)
     out = tmp_path / "watch"
-    proc = subprocess.Popen(INNOSTALL + ["watch", "--pid", str(srv.pid), "--before", "5", "--after", "20",
-                                         "--duration", "60", "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for line in proc.stderr:
-        if "attached, watching" in line:
-            break
+    proc = watching(srv.pid, out, 5, 20)
     loaders = loaders_of(proc.pid)
     time.sleep(3)
     proc.send_signal(signal.SIGUSR1)
-    for line in proc.stderr:
-        if "saving" in line:
-            break
+    said(proc, "saving")
     time.sleep(after_s)
     proc.kill()
     proc.communicate(timeout=30)
