@@ -168,7 +168,13 @@ def test_with_the_log_metrics_disabled_the_lsn_comes_from_the_fallback(servers, 
                 cur.execute("SET GLOBAL innodb_monitor_enable = %s", (name,))
     fallback = "status" if version >= (8, 0, 30) else "monitor"
     for name in GROWING:
-        assert before[name] <= read[name] <= after[name], (server_name, fallback, name, before[name], read[name], after[name])
+        # 8.0.30+'s Innodb_redo_log_current_lsn is not the monitor's 'Log sequence number' to
+        # the byte: on the fresh root 9.7.4's read 11,481 bytes below the LSN the monitor had
+        # printed just before it. It is held between what no later LSN can be below (the
+        # checkpoint before) and the LSN after.
+        low = before["checkpoint_lsn"] if fallback == "status" and name == "lsn" else before[name]
+        assert low <= read[name] <= after[name], (server_name, fallback, name, low, read[name], after[name])
     assert "async_flush_age" not in read and "sync_flush_age" not in read  # never guessed
     assert ("history" in read) == (fallback == "monitor"), read  # only the monitor's text has it besides the metric
-    print(f"{server_name}: LSN by {fallback} {read['lsn']:,} between {before['lsn']:,} and {after['lsn']:,}")
+    print(f"{server_name}: LSN by {fallback} {read['lsn']:,}; the monitor's before {before['lsn']:,} "
+          f"(checkpoint {before['checkpoint_lsn']:,}), after {after['lsn']:,}")
