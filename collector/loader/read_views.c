@@ -10,9 +10,7 @@
 #include "innostall.skel.h"
 #include "read_views.h"
 
-/* Read len bytes of the server's memory at address: false if they cannot be read (the
- * process or that memory is gone, and the view with it). */
-static bool read_server(__u32 tgid, __u64 address, void *buf, size_t len)
+bool read_server(__u32 tgid, __u64 address, void *buf, size_t len)
 {
 	struct iovec local = { buf, len };
 	struct iovec remote = { (void *)(unsigned long)address, len };

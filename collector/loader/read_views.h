@@ -3,6 +3,8 @@
 #ifndef __INNOSTALL_READ_VIEWS_H
 #define __INNOSTALL_READ_VIEWS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include "innostall.h"
 
 struct innostall_bpf;
@@ -11,6 +13,10 @@ struct open_view {
 	__u64 key; /* &trx->read_view */
 	struct read_view rv;
 };
+
+/* Read len bytes of the server's memory at address, never writing it (process_vm_readv):
+ * false if they cannot be read (the process or that memory is gone). */
+bool read_server(__u32 tgid, __u64 address, void *buf, size_t len);
 
 /* Fill views with the oldest open views (at most max), oldest first, and return how many
  * are open in all. Views the server has closed are dropped from the map first: whether a

@@ -2,15 +2,15 @@
 /* Signals from the server's own state (state_signals.h). A stall is when a DBA needs the
  * figures, and the server says when one begins: a row-lock wait in progress, a free-page
  * or log-room wait counted, the history climbing. Reading those words costs the server
- * nothing (process_vm_readv, as read_views.c reads; never a write), where keeping the
+ * nothing (read_server, as read_views.c reads; never a write), where keeping the
  * groups that explain them attached all the time would cost more than the budget. So the
  * governor reads them every SIGNAL_EVERY_NS and opens the groups a signal names at once,
  * holding them while it keeps moving and SIGNAL_HOLD_NS after. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include "state_signals.h"
+#include "read_views.h"
 
 #define SIGNAL_EVERY_NS 100000000ULL /* ten reads a second: a stall is seen within 0.1 s */
 #define SIGNAL_HOLD_NS 1000000000ULL /* a stall's waits come and go: held a second past the
@@ -75,12 +75,11 @@ static bool read_signal(pid_t pid, const struct state_signal *s, __u64 *value)
 {
 	static unsigned char buf[MAX_SIGNAL_BYTES];
 	size_t len = (s->count - 1) * (size_t)s->stride + s->size;
-	struct iovec local = { buf, len }, remote = { (void *)(unsigned long)s->address, len };
 	__u64 sum = 0;
 	__u32 i, word32;
 	__u64 word64;
 
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+	if (!read_server(pid, s->address, buf, len))
 		return false;
 	for (i = 0; i < s->count; i++) {
 		if (s->size == 4) {
