@@ -23,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .elf import Symbol
+from .machine_code import MAX_FUNCTION, x86_decoder
 from .target import Target
 
-MAX_FUNCTION = 64 * 1024  # bytes decoded per function: one function, not a subsystem
 CALLER_SAVED = {"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"}
 LEGACY = {"a": "rax", "b": "rbx", "c": "rcx", "d": "rdx", "si": "rsi", "di": "rdi", "bp": "rbp", "sp": "rsp"}
 PLT_SECTIONS = (".plt", ".plt.sec", ".plt.got")
@@ -52,10 +52,7 @@ def full_register(name: str) -> str:
 
 
 def decode(target: Target, symbol: Symbol) -> list:
-    from capstone import CS_ARCH_X86, CS_MODE_64, Cs
-
-    decoder = Cs(CS_ARCH_X86, CS_MODE_64)
-    decoder.detail = True
+    decoder = x86_decoder()
     code = target.elf.read(symbol.vaddr, min(symbol.size, MAX_FUNCTION))
     insns = list(decoder.disasm(code, symbol.vaddr))
     if sum(i.size for i in insns) != len(code):
@@ -91,10 +88,7 @@ def reaches_callee(target: Target, insn, callee: set[int], callee_name: str) -> 
         return True
     if target.elf.section_of(to) not in PLT_SECTIONS:
         return False
-    from capstone import CS_ARCH_X86, CS_MODE_64, Cs
-    decoder = Cs(CS_ARCH_X86, CS_MODE_64)
-    decoder.detail = True
-    for stub in decoder.disasm(target.elf.read(to, 16), to):  # endbr64, then (bnd) jmp *slot(%rip)
+    for stub in x86_decoder().disasm(target.elf.read(to, 16), to):  # endbr64, then (bnd) jmp *slot(%rip)
         if stub.mnemonic.split()[-1] == "jmp":
             return slots.get(memory_slot(stub)) == callee_name
     return False

@@ -15,7 +15,16 @@ from dataclasses import dataclass
 
 from .target import Target
 
-MAX_FUNCTION = 64 * 1024  # bytes decoded per function: an accessor, not a whole subsystem
+MAX_FUNCTION = 64 * 1024  # bytes decoded per function: one function, not a whole subsystem
+
+
+def x86_decoder():
+    """Capstone for x86-64, with operands (call_sites.py decodes with it too)."""
+    from capstone import CS_ARCH_X86, CS_MODE_64, Cs
+
+    decoder = Cs(CS_ARCH_X86, CS_MODE_64)
+    decoder.detail = True
+    return decoder
 
 
 @dataclass(frozen=True)
@@ -36,12 +45,10 @@ def atomic_offsets(code: bytes, vaddr: int, global_at: int, global_size: int) ->
     D) for D bytes into the object G points to. Registers are followed through the forms
     compilers use: `lea G(%rip)`, `mov G(%rip)` (the pointer), `mov (%reg)` of &G, `add $D`
     and `lea D(%reg)`; any other write forgets what a register held."""
-    from capstone import CS_ARCH_X86, CS_MODE_64, Cs
     from capstone.x86 import (X86_OP_IMM, X86_OP_MEM, X86_OP_REG, X86_PREFIX_LOCK, X86_REG_RBP, X86_REG_RIP,
                               X86_REG_RSP)
 
-    decoder = Cs(CS_ARCH_X86, CS_MODE_64)
-    decoder.detail = True
+    decoder = x86_decoder()
     held: dict[int, tuple[str, int]] = {}  # register -> ("object" | "pointee", offset it points at)
     spilled: dict[tuple[int, int], tuple[str, int]] = {}  # a stack slot (base, disp) -> the same
     found = set()
