@@ -10,6 +10,15 @@ TOLERANCE = 2e-3  # seconds: times are kept to the millisecond
 NUMBER = r"[+-]?\d[\d,]*(?:\.\d+)?"
 
 
+def inside(index, from_s: float, to_s: float):
+    """Which snapshot times (a table's index) end an interval of the span (from_s, to_s],
+    whose ends are rounded to the millisecond. The edge allows for that rounding, but never
+    half the span or more: a span of the 2 ms between a last snapshot and the final one
+    must still hold the final one."""
+    edge = min(TOLERANCE, (to_s - from_s) / 2)
+    return (index > from_s + edge) & (index <= to_s + edge)
+
+
 def said(text: str, real) -> bool:
     """Whether a number as printed is the true one, to the precision it was printed at.
     The words print figures kept to three decimals, so a rate of -26.5004/s, kept as -26.5,

@@ -93,10 +93,10 @@ def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled
           work: pd.DataFrame) -> dict:
     """What a span's figures must be, from its intervals' counters; latch_s, the applier's
     latch waits by latch name in them (work: its work_latches rows)."""
-    inside = (table.index > from_s + vc.TOLERANCE) & (table.index <= to_s + vc.TOLERANCE)
-    rows = table[inside]
+    within = vc.inside(table.index, from_s, to_s)
+    rows = table[within]
     if len(rows):  # the snapshots' own times: the phase's from_s and to_s are rounded to the ms
-        before = table.index[:inside.argmax()]
+        before = table.index[:within.argmax()]
         from_s, to_s = (float(before[-1]) if len(before) else 0.0), float(rows.index[-1])
     seconds = to_s - from_s
     parts = {part: float(rows[name].sum()) / 1e9 for part, name in MEASURED.items()}

@@ -32,7 +32,7 @@ import pandas as pd
 from markupsafe import escape
 
 from . import figure_bounds_check, replica_check
-from .check_numbers import NUMBER, TOLERANCE, said, same, shown
+from .check_numbers import NUMBER, TOLERANCE, inside, said, same, shown
 from .finding_check import finding_problems, server_state
 from .html import render_html
 from .wording.phases import EVENTS_SHOWN, view_words
@@ -105,14 +105,14 @@ def level_problems(rows: pd.DataFrame, state: pd.DataFrame) -> list[str]:
 
 
 def rows_in(table: pd.DataFrame, from_s: float, to_s: float) -> pd.DataFrame:
-    return table[(table.index > from_s + TOLERANCE) & (table.index <= to_s + TOLERANCE)]
+    return table[inside(table.index, from_s, to_s)]
 
 
 def move(table: pd.DataFrame, rows: pd.DataFrame) -> dict | None:
     """The history at the span's start (the snapshot before it, or its first known one)
     and at its last known snapshot: what 'history A → B' must say."""
     ends = rows["history_end"].dropna()
-    earlier = table.loc[table.index < rows.index[0] - TOLERANCE, "history_end"] if len(rows) else ends
+    earlier = table.loc[table.index < rows.index[0], "history_end"] if len(rows) else ends
     if ends.empty:
         return None
     start = earlier.iloc[-1:] if len(earlier) and not math.isnan(earlier.iloc[-1]) else ends.iloc[:1]

@@ -423,3 +423,18 @@ def test_the_sessions_own_recordings_are_found_and_checked(tmp_path):
     assert recording_check.made_under(tmp_path) == [made.resolve()]
     assert recording_check.check_all([made.resolve()]) == {str(made.resolve()): []}
     assert str(made.resolve()) in recording_check.CHECKED
+
+
+def test_an_event_in_the_last_two_milliseconds_is_read_against_its_own_snapshot(tmp_path):
+    """A size limit ends a recording of 10-ms intervals, and its final snapshot comes 2 ms
+    after the last: the history rose within those 2 ms. The checker takes that snapshot as
+    the span's, though the span is no longer than its rounding allowance (CI met this)."""
+    steps = [{"history": 1165} for _ in range(60)] + [{"history": 1445}]
+    records = purge_journal(steps, interval_ns=10**7)
+    final = records[-1]
+    final["mono_ns"] = records[-3]["mono_ns"] + 2 * 10**6
+    records[-2]["mono_ns"] = final["mono_ns"] - 1000
+    directory = write(tmp_path, records)
+    events = [e for p in told(directory)["purge"]["phases"] for e in p["events"]]
+    assert [(e["verdict"], e["to_s"] - e["from_s"]) for e in events] == [("falling_behind", pytest.approx(0.002))]
+    assert verdict_check.check(str(directory)) == []
