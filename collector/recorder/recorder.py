@@ -31,8 +31,8 @@ from .live_line import LiveLine
 from .own_cpu import own_cpu_accounts, own_cpu_s
 from .plan import (check_budget, check_settings, global_addresses, group_settings, layout_args,
                    loader_args, plan_attachments, sampling_groups)
-from .server_access import (joined_state, latch_namer, leave_out_replica_probes, replica_lag, sql_access,
-                            state_meta)
+from .server_access import (joined_state, latch_namer, leave_out_replica_probes, replica_lag, server_settings,
+                            sql_access, state_meta)
 from .stack_journal import StackJournal
 from .stopping import EndedAtOnce, EndedBySignal, Interrupted, Stopping
 from .watch import Triggers, WatchJournal, finish_watch, saved_words
@@ -214,6 +214,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals,
                                     views_from_memory=views is not None)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
+    in_force = server_settings(target, asked)
     state = joined_state(target, asked, state_places, meta)
     lag = replica_lag(target, probes, asked, prepared.replicating)
     journal = WatchJournal(out_dir, asked.watch, meta) if asked.watch else Journal(out_dir)
@@ -230,6 +231,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
         stopping.loader_ended()
         meta["sql"].update(names.close() if names else {})
         meta["server_state"] = state_meta(meta["server_state"], state)
+        meta["server_variables"] = in_force.at_end()
         if views:
             views.close()
         if lag:

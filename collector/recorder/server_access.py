@@ -7,6 +7,7 @@ from ..discovery.discover import ResolvedProbe
 from ..discovery.target import Target
 from ..server import latch_names, sql
 from ..server.replica_lag import LagReader, replicates
+from ..server.settings_read import settings_at, settings_meta
 from ..server.sql_state import SQL_GAUGES, SqlState
 from ..server.state import open_state
 from ..server.view_names import ViewNames
@@ -48,6 +49,23 @@ def sql_access(target: Target, probes: list[ResolvedProbe], dsn: str | None,
     return ViewNames(session, views_complete=views_from_memory), {"access": True, "socket": session.socket, "user": session.user,
                                 "tid_source": session.tid_source, "note": session.note,
                                 "statements": "literals kept" if keep_literals else "fingerprinted"}
+
+
+class SettingsInForce:
+    """The server's settings read at the start; at_end() reads them again and gives what
+    meta.json keeps of both (settings_read.settings_meta)."""
+
+    def __init__(self, pid: int | None, dsn: str | None, enabled: bool):
+        self.pid, self.dsn = pid, dsn
+        self.at_start, self.note = settings_at(pid, dsn) if enabled and pid else ({}, "off (--no-sql)")
+
+    def at_end(self) -> dict:
+        at_end = settings_at(self.pid, self.dsn)[0] if self.at_start else {}
+        return settings_meta(self.at_start, at_end, self.note)
+
+
+def server_settings(target: Target, asked) -> SettingsInForce:
+    return SettingsInForce(target.pid, asked.sql_dsn, asked.use_sql)
 
 
 def replica_lag(target: Target, probes: list[ResolvedProbe], asked,

@@ -57,7 +57,10 @@ OPTIONAL = {"tool_version": text, "host": text, "kernel": text, "label": nullabl
             "stop_real_ns": nullable(wall_ns), "settings": map_of(signed, MAX_PROBES),
             "governor": GOVERNOR, "own_cpu_s": own_cpu, "sql": fields({}, {"access": flag}),
             "server_state": fields({"read": list_of(text, 64)},
-                                   {"note": text, "sources": map_of(text, 64), "sql_failed": list_of(text, 8)})}
+                                   {"note": text, "sources": map_of(text, 64), "sql_failed": list_of(text, 8)}),
+            # the server's settings in force (collector/server/settings_read.py), for the advice
+            "server_variables": fields({"at_start": map_of(text, 64)},
+                                       {"changed": map_of(list_of(nullable(text), 2), 64), "note": nullable(text)})}
 
 
 def read_meta(path: str) -> tuple[dict, list[str]]:
