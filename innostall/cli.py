@@ -7,6 +7,7 @@ import os
 import sys
 
 from innostall import __version__
+from innostall.cli_advise import add_advise_parsers  # advise
 from innostall.cli_options import add_target_args, resolve_target
 from innostall.cli_record import add_record_parsers  # record and watch
 from innostall.errors import UserError
@@ -208,6 +209,8 @@ def parser() -> argparse.ArgumentParser:
                           help="also replace database user names (user-1, user-2, ...), the host "
                           "name and the SQL socket")
     redacted.set_defaults(func=cmd_redact)
+
+    add_advise_parsers(sub)
 
     compare = sub.add_parser("diff", help="compare two recordings, or windows of them, biggest changes first")
     compare.add_argument("a", metavar="A", help="the baseline recording")

@@ -1,0 +1,95 @@
+"""Advice on a lagging replica, from its applier's phases (analysis/replica.py): the commit's
+flush or parallel appliers where the applier waits for the redo log; the session in its way
+where it waits on row locks, and then that the commit's flush would not help (seed 003)."""
+from __future__ import annotations
+
+from ..wording.numbers import duration
+from .action import Action, Advice, Expect, NotHelping
+from .flush_actions import said
+from .server_settings import family_of, in_force, number
+
+
+def bound_phases(summary: dict, verdict: str) -> list[dict]:
+    return [p for p in ((summary.get("replica") or {}).get("phases") or []) if p["verdict"] == verdict]
+
+
+def part_s(phases: list[dict], part: str) -> float:
+    return sum(p["figures"]["split_s"][part] for p in phases)
+
+
+def watched_s(phases: list[dict]) -> float:
+    return sum(p["figures"]["watched_s"] for p in phases)
+
+
+def lag_words(summary: dict) -> str:
+    lag = (summary.get("replica") or {}).get("lag_s_max")
+    return f", and the lag (up to {lag} s here) grows less" if lag else ""
+
+
+def flush_less_at_commit(summary: dict, advice: Advice, meta: dict) -> None:
+    redo = bound_phases(summary, "redo-bound")
+    if not redo:
+        return
+    waited, watched = part_s(redo, "redo"), watched_s(redo)
+    settings = in_force(meta)
+    flush = number(settings, "innodb_flush_log_at_trx_commit")
+    workers_name = "slave_parallel_threads" if family_of(meta) == "mariadb" else "replica_parallel_workers"
+    workers = number(settings, workers_name)
+    if workers is None and family_of(meta) == "mysql":
+        workers_name, workers = "slave_parallel_workers", number(settings, "slave_parallel_workers")
+    evidence = [p["detail"] for p in redo] + said(summary, "The replica")
+    expect = Expect("applier_redo_s", waited, "zero")
+    if flush != 2:
+        advice.actions.append(Action(
+            key="flush_log_at_commit",
+            change="Set innodb_flush_log_at_trx_commit = 2 on the replica" + (f" (it is {flush})" if flush is not None
+                                                                              else "")
+                   + ": each commit writes the redo log, and it is flushed to disk once a second",
+            evidence=evidence,
+            expected=f"the applier's waits for the redo log at commit ({duration(waited)} of the "
+                     f"{duration(watched)} watched whole) fall to near none" + lag_words(summary),
+            risk="an operating-system crash or a power loss loses up to a second of applied transactions: "
+                 "the replica must then be rebuilt or re-pointed from its GTID position",
+            undo=f"SET GLOBAL innodb_flush_log_at_trx_commit = {flush if flush is not None else 1}",
+            apply_sql="SET GLOBAL innodb_flush_log_at_trx_commit = 2",
+            undo_sql=f"SET GLOBAL innodb_flush_log_at_trx_commit = {flush if flush is not None else 1}",
+            gives_back_s=waited, expect=expect))
+    if workers == 0:
+        advice.actions.append(Action(
+            key="parallel_appliers",
+            change=f"Apply in parallel: {workers_name} from 0 to 4, taking effect when the applier restarts "
+                   "(STOP then START the replica's SQL thread)",
+            evidence=evidence,
+            expected=f"the applier's commits wait for the redo log side by side instead of one after another "
+                     f"({duration(waited)} of waiting here)" + lag_words(summary),
+            risk="transactions that touch the same rows then wait for one another; commit order is kept only "
+                 "with the preserve-commit-order setting",
+            undo=f"SET GLOBAL {workers_name} = 0, then restart the SQL thread",
+            gives_back_s=waited / 2, expect=expect))
+
+
+def end_the_blocker(summary: dict, advice: Advice, meta: dict) -> None:
+    locked = bound_phases(summary, "row-lock-bound")
+    if not locked:
+        return
+    waited, watched, redo = part_s(locked, "row_lock"), watched_s(locked), part_s(locked, "redo")
+    advice.actions.append(Action(
+        key="end_replica_blocker",
+        change="End the session on the replica that holds the rows its applier waits for, and run no locking "
+               "reads or long transactions there (SELECT … FOR UPDATE, reports in one transaction); "
+               "sys.innodb_lock_waits names it while it blocks",
+        evidence=[p["detail"] for p in locked] + said(summary, "The replica"),
+        expected=f"the applier's row-lock waits ({duration(waited)} of the {duration(watched)} watched whole) go"
+                 + lag_words(summary),
+        risk="the session's transaction is rolled back", undo="nothing to undo",
+        gives_back_s=waited, expect=Expect("applier_row_lock_s", waited, "zero")))
+    advice.not_helping.append(NotHelping(
+        change="Set innodb_flush_log_at_trx_commit = 2 or sync_binlog = 0 on the replica",
+        why=f"the applier waited on row locks {duration(waited)} of the {duration(watched)} watched whole, and for "
+            f"the redo log at commit {duration(redo)}: a cheaper commit does not release a row lock another "
+            "session holds."))
+
+
+def replica_advice(summary: dict, advice: Advice, meta: dict) -> None:
+    end_the_blocker(summary, advice, meta)
+    flush_less_at_commit(summary, advice, meta)

@@ -1,0 +1,97 @@
+"""innostall advise: the actions a recording supports, from the stored real recordings and
+from summaries built to one rule each; and the checker that holds the advice to the report."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+
+from conftest import REPO
+from innostall.analysis import recording, summary
+from innostall.analysis.advice import Advice, advise
+from innostall.analysis.advice.advice_check import advice_problems
+from innostall.analysis.advice.advice_text import render_advice
+from innostall.analysis.advice.server_settings import online, release
+from innostall.cli import main
+
+DATA = REPO / "tests" / "data"
+
+
+@functools.cache
+def advised(name: str) -> tuple[dict, Advice]:
+    rec = recording.load(str(DATA / name))
+    told = summary.summary(rec)
+    return told, advise(told, rec.meta)
+
+
+def test_a_pinning_snapshot_is_advised_ended_and_more_purge_threads_said_not_to_help():
+    """MariaDB 11.4.5, a consistent snapshot held 18 s by connection 6 under updates."""
+    told, advice = advised("pin-catch-up")
+    first = advice.actions[0]
+    assert first.key == "end_pinning_transaction" and first.apply_sql == "KILL 6"
+    assert first.change.startswith("End the transaction of connection 6 (user innostall, read view open 17.7 s)")
+    assert first.expected == ("the history stops growing at +2,440/s while the view is open, and purge may "
+                              "remove the 41,477 transactions of history the view held")
+    [wrong] = advice.not_helping
+    assert wrong.change.startswith("Raise innodb_purge_threads")
+    assert "in 16 of the 18 intervals of 5.0–23.0 s every purge batch found nothing to purge" in wrong.why
+    assert advice_problems(told, advice) == []
+
+
+def test_a_row_lock_bound_replica_is_advised_its_blocker_and_told_the_commit_flush_would_not_help():
+    """A MariaDB 11.4.5 replica whose applier waited 6 s on rows a session held, default budget."""
+    told, advice = advised("replica-row-lock-sampled")
+    assert [a.key for a in advice.actions] == ["end_replica_blocker"]  # its small history needs no purge advice
+    assert advice.actions[0].expected.startswith("the applier's row-lock waits (6.0 s of the 6.4 s watched whole) go")
+    [wrong] = advice.not_helping
+    assert "innodb_flush_log_at_trx_commit = 2" in wrong.change and "258 ms" in wrong.why
+    assert advice_problems(told, advice) == []
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
+def test_no_stored_recording_gets_advice_the_report_does_not_bear_out(name):
+    told, advice = advised(name)
+    assert advice_problems(told, advice) == []
+    assert render_advice(advice).startswith("What to change")
+
+
+def test_the_checker_finds_an_expected_effect_the_report_never_said():
+    told, advice = advised("pin-catch-up")
+    invented = dataclasses.replace(advice.actions[0], expected="the history falls by 123,457 transactions",
+                                   evidence=["a sentence of no report"])
+    problems = advice_problems(told, Advice([invented], []))
+    assert any("123,457" in p for p in problems) and any("not one of the report's sentences" in p for p in problems)
+
+
+def log_room(version: str, family: str = "mariadb") -> tuple[dict, dict]:
+    found = "Writers waited 2.5 s for the log to make room (40 waits): the checkpoint age reached it."
+    told = {"flushing": {"log_room": {"waits": 40, "wait_s": 2.5}}, "findings": [found]}
+    meta = {"target": {"family": family, "version": version},
+            "server_variables": {"at_start": {"innodb_log_file_size": str(96 << 20)}}}
+    return told, meta
+
+
+def test_writers_waiting_for_log_room_are_advised_a_larger_redo_log_online_where_the_release_can():
+    told, meta = log_room("11.4.5")
+    [action] = advise(told, meta).actions
+    assert action.change == "Double the redo log: innodb_log_file_size from 96 MiB to 192 MiB"
+    assert action.apply_sql == f"SET GLOBAL innodb_log_file_size = {192 << 20}"
+    assert action.undo_sql == f"SET GLOBAL innodb_log_file_size = {96 << 20}"
+    assert advice_problems(told, advise(told, meta)) == []
+    told, meta = log_room("10.6.18")
+    [action] = advise(told, meta).actions
+    assert action.apply_sql is None and action.change.endswith("(at the next restart: this server sizes it at start only)")
+
+
+def test_settings_known_online_by_family_and_release():
+    mariadb = {"target": {"family": "mariadb", "version": "10.5.2-MariaDB"}}
+    mysql = {"target": {"family": "mysql", "version": "8.0.15"}}
+    assert online("innodb_purge_threads", mariadb) and not online("innodb_purge_threads", mysql)
+    assert online("innodb_io_capacity", mysql) and not online("innodb_redo_log_capacity", mysql)
+    assert release("11.4.5-MariaDB-log") == (11, 4, 5) and release(None) == ()
+
+
+def test_advise_prints_one_line_for_a_missing_recording(capsys, tmp_path):
+    assert main(["advise", str(tmp_path / "none")]) == 1
+    assert capsys.readouterr().err.count("\n") == 1
