@@ -2,12 +2,13 @@
 scripts/fixture_servers.py, which the benchmark shares), started once per session on a fresh
 datadir with sysbench tables, stopped at the end.
 
-Tests that start or attach to a real server, or otherwise need root, are marked `live`:
-`pytest -m "not live"` runs the rest, as any user can, in seconds."""
+The folder is the marker: tests/live/ starts or attaches to a real server, or otherwise needs
+root, and is marked `live`; tests/pure/ needs neither (`pytest tests/pure`, or `-m "not live"`,
+runs it as any user can). Helpers both use stay here, beside this file (recordings.py,
+polling.py, procmem.py, recording_check.py, data/): this folder is on sys.path."""
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import os
 import subprocess
@@ -50,38 +51,16 @@ def innostall(*args: str, **kwargs) -> subprocess.CompletedProcess:
             os.umask(umask)
     return subprocess.CompletedProcess(INNOSTALL + args, code, out.getvalue(), err.getvalue())
 
-LIVE = "live: starts or attaches to a real server, or otherwise needs root"
-# Live without the `servers` fixture: (file, test) and why.
-NEEDS_ROOT = {
-    ("test_discovery.py", "test_not_root_is_told_to_use_root"):
-        "runs innostall as nobody with setpriv, which only root may do",
-    ("test_version_walk.py", "test_bad_threshold_is_one_line"):
-        "innostall record refuses a non-root user before it reads its arguments",
-    ("test_discovery.py", "test_a_server_whose_binary_was_deleted_is_still_traced"):
-        "starts a server of its own and records it",
-    ("test_idle_cpu.py", "test_a_stay_in_the_idle_group_ends_when_its_patience_is_up"):
-        "makes a cgroup and moves a process into it",
-}
-# fixture.sh installs these in a debootstrap'd Debian root, and even fetching one that is
-# already there needs root: a test naming one, in its parameters or its own code, is live.
-ROOTED_SERVERS = ("mysql-9.7.4",)
 
-
-def names_rooted_server(item) -> bool:
-    callspec = getattr(item, "callspec", None)
-    texts = [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
-    with contextlib.suppress(OSError, TypeError):
-        texts.append(inspect.getsource(item.function))
-    return any(server in text for text in texts for server in ROOTED_SERVERS)
+TESTS = Path(__file__).resolve().parent
+LIVE = "live: under tests/live/: starts or attaches to a real server, or otherwise needs root"
 
 
 def is_live(item) -> bool:
-    return ("servers" in item.fixturenames  # the closure: a fixture built on `servers` counts too
-            or (item.path.name, getattr(item, "originalname", item.name)) in NEEDS_ROOT
-            or names_rooted_server(item))
+    return TESTS / "live" in item.path.parents
 
 
-# Recordings written after this are the session's own (tests/test_verdict_consistency.py).
+# Recordings written after this are the session's own (tests/live/test_suite_recordings.py).
 SESSION_START = time.time()
 AFTER_RECORDINGS = "after_recordings: runs after every other test, over the recordings they made"
 HEAVY = "heavy: needs a browser or Go, or takes many seconds without a server: make test, not make check"
@@ -114,10 +93,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", LIVE)
     config.addinivalue_line("markers", AFTER_RECORDINGS)
     config.addinivalue_line("markers", HEAVY)
-    tests = Path(__file__).resolve().parent
-    # the whole suite, as `make test` runs it: no test left out by name, marker or path
-    config.whole_suite = (not config.option.keyword and not config.option.markexpr
-                          and all(Path(a).resolve() == tests for a in config.args))
+    # the whole live suite, as `make test` runs it: no live test left out by name, marker or path
+    config.whole_suite = (not config.option.keyword and config.option.markexpr in ("", "live")
+                          and all(Path(a).resolve() in (TESTS, TESTS / "live") for a in config.args))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker

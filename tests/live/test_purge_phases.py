@@ -15,8 +15,8 @@ from conftest import INNOSTALL
 from innostall.analysis import load_frames
 from innostall.analysis.phases import PINNED_SHARE
 from innostall.analysis.pinning import BACKLOG_MIN
+from scenario_runs import SCENARIOS, at, run_scenario
 from test_record_purge import wait_for_line
-from test_scenarios import SCENARIOS, at, run_scenario
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11"]
 OPEN_AT, COMMIT_AT, SECONDS = 3, 11, 18

@@ -1,43 +1,22 @@
 """Discovery on the real fixture binaries (downloaded, not started) and on bad input."""
-import json
 import os
 import re
-import shutil
 import subprocess
-import time
-from pathlib import Path
 
 import pytest
 
-from conftest import INNOSTALL, REPO, fetched
+from conftest import INNOSTALL
+from fixture_binaries import (BINARIES, assert_core_set_resolves, assert_identified_with_purge_batch, fixture_binary,
+                              unrooted)
 from innostall.collector.discovery import call_sites, discover, target
 from innostall.errors import UserError
 
-BINARIES = {  # family, version, executable in the fixture's directory, trx_purge, PIE
-    "mariadb-11.4.5": ("mariadb", "11.4.5", "dist/bin/mariadbd", "_Z9trx_purgemm", True),
-    "mariadb-10.11.5": ("mariadb", "10.11.5", "dist/bin/mariadbd", "_Z9trx_purgemm", True),
-    "mariadb-10.4.6": ("mariadb", "10.4.6", "dist/bin/mysqld", "_Z9trx_purgemb", True),
-    "mariadb-10.2.11": ("mariadb", "10.2.11", "dist/bin/mysqld", "_Z9trx_purgemmb", False),
-    "mysql-8.0.15": ("mysql", "8.0.15", "dist/bin/mysqld", "_Z9trx_purgemmb", False),
-    "mysql-9.7.4": ("mysql", "9.7.4", "root/usr/sbin/mysqld", "_Z9trx_purgemmb", True),
-}
 
-
-def fixture_binary(name: str) -> Path:
-    fetched(name)
-    return REPO / "build" / "fixtures" / name / BINARIES[name][2]
-
-
-@pytest.mark.parametrize("name", BINARIES)
+@pytest.mark.parametrize("name", unrooted(BINARIES))
 def test_core_set_and_version_step_resolve_at_the_versions_own_variants(name):
-    """Every fixture, MySQL 9.7.4's drifted signatures included: nothing as a fallback."""
-    tgt = target.from_binary(str(fixture_binary(name)))
-    probes = {p.name: p for p in discover.resolve(tgt)}
-    wanted = [n for n, p in probes.items() if p.core] + ["version_step"]
-    if discover.layout(tgt) is None:  # no latch layout known for this build: said so
-        wanted = [n for n in wanted if not n.startswith("block_lock")]
-    for name in wanted:
-        assert probes[name].ok and not probes[name].fallback, (name, probes[name].reason)
+    """Every fixture any user may fetch, nothing as a fallback (MySQL 9.7.4's drifted
+    signatures, whose fetch needs root: tests/live/test_discovery_live.py)."""
+    assert_core_set_resolves(name)
 
 
 @pytest.mark.parametrize("text, version", [
@@ -69,37 +48,9 @@ def test_a_build_newer_than_checked_is_said_plainly():
     assert "not checked on a build of this family" in discover.version_note(stub("percona", "8.0.36-28"))
 
 
-def test_server_in_another_root_is_named_as_it_sees_itself(servers):
-    """The chroot'd MySQL 9.7.4, as a server in a container: --pid works from the host."""
-    server = servers("mysql-9.7.4")
-    tgt = target.from_pid(server.pid)
-    assert tgt.root == f"/proc/{server.pid}/root" and tgt.exe_in_root == "/usr/sbin/mysqld"
-    assert (tgt.family, tgt.version) == ("mysql", "9.7.4")
-
-
-@pytest.mark.parametrize("name", BINARIES)
+@pytest.mark.parametrize("name", unrooted(BINARIES))
 def test_identifies_server_and_resolves_purge_batch(name):
-    family, version, _, symbol, pie = BINARIES[name]
-    tgt = target.from_binary(str(fixture_binary(name)))
-    assert (tgt.family, tgt.version, tgt.elf.is_pie) == (family, version, pie)
-    probe, = discover.resolve(tgt, ["purge_batch"])
-    assert probe.symbol.name == symbol and not probe.fallback
-    # the file offset holds the function's first bytes, as objdump sees them at its address
-    assert file_bytes(tgt.path, probe.offset, 8) == objdump_bytes(tgt.path, probe.symbol.vaddr, 8)
-
-
-def file_bytes(path: str, offset: int, n: int) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(offset)
-        return f.read(n)
-
-
-def objdump_bytes(path: str, vaddr: int, n: int) -> bytes:
-    out = subprocess.run(["objdump", "-s", f"--start-address={vaddr}", f"--stop-address={vaddr + n}",
-                          "-j", ".text", path], capture_output=True, text=True, check=True).stdout
-    row = next(line for line in out.splitlines() if line.startswith(f" {vaddr:x} "))
-    hex_columns = row[len(f" {vaddr:x} "):][:35]  # 4 groups of 8 digits, then ASCII
-    return bytes.fromhex(hex_columns.replace(" ", ""))[:n]
+    assert_identified_with_purge_batch(name)
 
 
 @pytest.mark.parametrize("path, message", [
@@ -123,15 +74,6 @@ def test_pid_that_is_not_a_server():
     assert result.returncode == 1
     assert result.stderr.startswith(f"innostall: pid {os.getpid()} (")
     assert "not a MySQL, Percona or MariaDB server" in result.stderr
-
-
-def test_not_root_is_told_to_use_root():
-    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    record = subprocess.run(as_nobody + INNOSTALL + ["record", "--pid", "1", "-o", "/tmp/never"],
-                            capture_output=True, text=True)
-    assert record.returncode == 1 and "needs root" in record.stderr
-    probes = subprocess.run(as_nobody + INNOSTALL + ["probes", "--pid", "1"], capture_output=True, text=True)
-    assert probes.returncode == 1 and "run innostall as root" in probes.stderr
 
 
 def test_unsupported_version(tmp_path):
@@ -161,54 +103,6 @@ def test_latch_layout_by_version_and_its_absence():
     # members known for other ranges than the latch structs join the build's layout
     assert discover.layout(stub("mysql", "8.0.28"))["members"]["trx_sys_t.rseg_history_len"] == 0xa8
     assert discover.layout(stub("mariadb", "10.3.20"))["members"]["sizeof(trx_sys_t.rseg_history_len)"] == 4
-
-
-def test_a_function_whose_arguments_moved_is_reported_not_attached():
-    """A parameter list no decoder knows (say, a fork that put the latch second) is never
-    attached: the probe is missing and says why."""
-    tgt = target.from_binary(str(fixture_binary("mysql-9.7.4")))
-    variant = {"function": "rw_lock_s_lock_spin", "params": ["unsigned long, rw_lock_t\\*, .*"]}
-    with pytest.raises(discover.LayoutUnknown, match=r"rw_lock_s_lock_spin\(rw_lock_t\*, unsigned long, "
-                       r"ut::Location\) is in the binary, but its arguments"):
-        discover.variant_symbols(variant, tgt)
-    variant["params"] = ["rw_lock_t\\*, unsigned long, .*"]
-    assert [s.name for s in discover.variant_symbols(variant, tgt)] == \
-        ["_Z19rw_lock_s_lock_spinP9rw_lock_tmN2ut8LocationE"]
-
-
-def test_a_server_whose_binary_was_deleted_is_still_traced(tmp_path):
-    """--pid reaches the running executable through /proc/PID/exe after an upgrade
-    replaced or deleted it on disk: discovery, attaching and recording still work."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root")
-    original = fixture_binary("mariadb-10.2.11")
-    copy, data = tmp_path / "mysqld", tmp_path / "data"
-    shutil.copy2(original, copy)
-    data.mkdir()
-    # --bootstrap initialises InnoDB, then reads SQL from stdin: a server that stays up
-    server = subprocess.Popen([str(copy), "--no-defaults", f"--basedir={original.parent.parent}",
-                               f"--datadir={data}", "--bootstrap", "--user=root",
-                               "--innodb-buffer-pool-size=16M", "--skip-networking"],
-                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        for _ in range(120):  # InnoDB is up once its redo log exists
-            if (data / "ib_logfile0").exists() or server.poll() is not None:
-                break
-            time.sleep(0.25)
-        assert server.poll() is None, "the copied server exited"
-        copy.unlink()
-        probes = subprocess.run(INNOSTALL + ["probes", "--pid", str(server.pid)],
-                                capture_output=True, text=True)
-        assert probes.returncode == 0, probes.stdout + probes.stderr
-        assert probes.stdout.startswith(f"MariaDB 10.2.11  {copy} (deleted)")
-        record = subprocess.run(INNOSTALL + ["record", "--pid", str(server.pid), "--duration", "2",
-                                             "-o", str(tmp_path / "rec")], capture_output=True, text=True)
-        assert record.returncode == 0, record.stderr
-        assert json.loads((tmp_path / "rec" / "meta.json").read_text())["complete"]
-    finally:
-        server.kill()
-        server.wait()
 
 
 def test_free_page_wait_is_its_call_site_as_objdump_reads_it():

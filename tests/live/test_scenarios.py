@@ -1,46 +1,19 @@
 """The load scenarios of scripts/scenarios/ do what they say, by the server's own counters:
 long-snapshot's snapshot pins purge (the history grows while it is open) and its commit lets
-purge catch up (the history falls), at the times its markers give. Bad input is one line."""
+purge catch up (the history falls), at the times its markers give (bad input:
+tests/pure/test_scenarios_offline.py)."""
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 
-import pytest
+from scenario_runs import SCENARIOS, at, run_scenario
 
-from conftest import REPO
-
-SCENARIOS = REPO / "scripts" / "scenarios"
-SCRIPTS = ["long-snapshot.sh", "hot-rows-scan.sh", "purge-lag-throttle.sh", "cold-restart.sh"]
 THREADS = 4  # the scenario's update threads
-MARKER = re.compile(r"^scenario: t=(\d+\.\d) (.*)$")
 
 
 def history(srv, conn) -> int:
     return srv.metric(conn, "trx_rseg_history_len")
-
-
-def run_scenario(command: list[str], on_marker) -> list[tuple[float, str]]:
-    """Run a scenario, calling on_marker(t, text) at each marker line as it comes."""
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    markers = []
-    try:
-        for line in proc.stdout:
-            m = MARKER.match(line)
-            if m:
-                markers.append((float(m[1]), m[2]))
-                on_marker(float(m[1]), m[2])
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        stderr = proc.stderr.read()
-        assert proc.wait(timeout=30) == 0, stderr
-    return markers
-
-
-def at(markers, prefix: str) -> float:
-    return next(t for t, text in markers if text.startswith(prefix))
 
 
 def test_long_snapshot_pins_purge_and_its_commit_lets_it_catch_up(servers):
@@ -97,14 +70,3 @@ def wait_for(condition, timeout_s: float) -> bool:
             return False
         time.sleep(0.2)
     return True
-
-
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_bad_input_is_one_line(script):
-    for args, status in [(["--seconds", "x"], 2), (["--fixture", "no-such-server"], 1),
-                         (["--socket", "/nonexistent.sock", "--user", "u"], 1 if script != "cold-restart.sh" else 2),
-                         (["--no-such-option", "1"], 2), ([], 2)]:
-        result = subprocess.run([str(SCENARIOS / script), *args], capture_output=True, text=True, timeout=30)
-        assert result.returncode == status, (args, result.stderr)
-        assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(script[:-3] + ": "), (args, result.stderr)
-        assert result.stdout == ""

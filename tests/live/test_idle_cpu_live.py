@@ -10,42 +10,11 @@ import time
 
 import pytest
 
-from innostall.collector.discovery import discover, libc, target
+from innostall.collector.discovery import discover, target
 from innostall.collector.recorder import idle, recorder
 
+
 SERVER = "mariadb-11.4.5"
-HOST_LIBC = next((p for p in ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"]
-                  if os.path.exists(p)), None)
-
-
-def host_libc() -> libc.Libc:
-    if HOST_LIBC is None:
-        pytest.skip("no glibc here")
-    return libc.Libc(HOST_LIBC, libc.ElfImage(HOST_LIBC), bias=0x7F0000000000)
-
-
-def test_a_cached_frame_table_gives_the_settings_it_was_written_with(tmp_path):
-    lib = host_libc()
-    path = libc.cached_table_path(lib, str(tmp_path))
-    assert lib.image.build_id in os.path.basename(path)
-    written = libc.write_table(lib, path)
-    libc.keep_counts(path, written)
-    assert written["libc_cfi_rows"] > 10000
-    assert libc.cached_settings(lib, path) == written
-
-
-def test_a_damaged_or_half_written_cached_table_is_not_used(tmp_path):
-    lib = host_libc()
-    path = libc.cached_table_path(lib, str(tmp_path))
-    libc.keep_counts(path, libc.write_table(lib, path))
-    whole = open(path, "rb").read()
-    with open(path, "wb") as f:
-        f.write(whole[:-4])  # cut short
-    assert libc.cached_settings(lib, path) is None
-    with open(path, "wb") as f:
-        f.write(whole)
-    os.remove(path + ".json")  # the counts never written
-    assert libc.cached_settings(lib, path) is None
 
 
 def procs(path: str) -> set[int]:

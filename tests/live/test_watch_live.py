@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import INNOSTALL
-from test_scenarios import SCENARIOS, run_scenario
+from scenario_runs import SCENARIOS, run_scenario
 
 # The scenario: 500 updates a second from 0 s, the snapshot open from 4 s to 30 s. At that
 # rate purge keeps up, on any host that runs the suite, until the snapshot opens (checked

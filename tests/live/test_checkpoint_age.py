@@ -28,8 +28,8 @@ import slow_disk
 from conftest import INNOSTALL
 from innostall.analysis.recording import load
 from innostall.analysis.verdict_check import check
+from scenario_runs import SCENARIOS, run_scenario
 from test_record_purge import wait_for_line
-from test_scenarios import SCENARIOS, run_scenario
 
 SERVERS = ["mariadb-11.4.5"]  # resizes its redo log online (MariaDB 10.9+)
 SECONDS, OPEN_AT, COMMIT_AT, DRAIN = 14, 2, 8, 3

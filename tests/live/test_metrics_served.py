@@ -11,28 +11,16 @@ import time
 import urllib.request
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
-import recordings
 from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording, summary
 from innostall.analysis.histogram import slot_bounds
 from innostall.collector.discovery import discover, target
-from innostall.collector.loader import loader
 from innostall.collector.recorder import recorder
-from innostall.collector.recorder.live_metrics import LiveMetrics
+from prometheus_text import parse, value
+
 
 SERVER = "mariadb-11.4.5"
-
-
-def parse(text: str) -> dict[str, dict]:
-    """{metric family name: {(sample name, sorted labels): value}}, by the real parser."""
-    return {family.name: {(s.name, tuple(sorted(s.labels.items()))): s.value for s in family.samples}
-            for family in text_string_to_metric_families(text)}
-
-
-def value(families: dict, family: str, sample: str | None = None, **labels) -> float:
-    return families[family][(sample or family, tuple(sorted(labels.items())))]
 
 
 def free_port() -> int:
@@ -158,46 +146,3 @@ def test_an_exporter_that_cannot_serve_or_write_is_a_warning(servers, tmp_path):
     assert any(f"cannot write {textfile}" in w for w in warnings)
     assert len(warnings) == 2  # each said once, not every interval
     assert recording.load(str(tmp_path / "rec")).counter_total("purge_batches") >= 0
-
-
-def test_bad_metrics_options_are_one_line(tmp_path):
-    for args, message in [(["--metrics-textfile", str(tmp_path / "x.txt")], "must end in .prom"),
-                          (["--metrics-textfile", str(tmp_path / "no" / "x.prom")], "no such directory"),
-                          (["--metrics-port", "70000"], "not a port number")]:
-        done = subprocess.run(INNOSTALL + ["record", "--pid", "1", *args, "-o", str(tmp_path / "rec")],
-                              capture_output=True, text=True)
-        assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr
-        assert not (tmp_path / "rec").exists()
-
-
-def test_exposition_of_a_journal_parses_and_matches_it():
-    """Root-free: the synthetic journal fed line by line, as the recorder does."""
-    records = recordings.synthetic_journal(6, walks=True, latches=True)
-    exporter = LiveMetrics(loader.schema(), {"host": "h", "server": "mariadb", "version": "11.4.5", "pid": "1"})
-    for line in records:
-        exporter.update(line)
-    from prometheus_client import generate_latest
-    families = parse(generate_latest(exporter.registry).decode())
-    last = records[-1]
-    assert value(families, "innostall_innodb_purge_batches", "innostall_innodb_purge_batches_total") \
-        == last["counters"]["purge_batches"]
-    assert value(families, "innostall_innodb_block_wait_seconds", "innostall_innodb_block_wait_seconds_total") \
-        == pytest.approx(last["counters"]["block_wait_ns"] / 1e9)
-    depth = families["innostall_innodb_version_walk_depth"]  # versions, not a time: le in versions
-    assert depth[("innostall_innodb_version_walk_depth_bucket", (("le", "+Inf"),))] \
-        == sum(last["hists"]["version_walk_depth"])
-    assert ("innostall_innodb_version_walk_depth_bucket", (("le", "255"),)) in depth
-
-
-def test_the_servers_state_is_exposed_as_gauges():
-    records = recordings.synthetic_journal(3, walks=False)
-    records[-1]["server"] = {"lsn": 5000, "checkpoint_lsn": 3000, "dirty_pages": 7, "history": 12}
-    exporter = LiveMetrics(loader.schema(), {"host": "h", "server": "mariadb", "version": "11.4.5", "pid": "1"})
-    for line in records:
-        exporter.update(line)
-    from prometheus_client import generate_latest
-    families = parse(generate_latest(exporter.registry).decode())
-    assert value(families, "innostall_innodb_lsn_bytes") == 5000
-    assert value(families, "innostall_innodb_checkpoint_age_bytes") == 2000
-    assert value(families, "innostall_innodb_buffer_pool_dirty_pages") == 7
-    assert value(families, "innostall_innodb_history_length_read") == 12

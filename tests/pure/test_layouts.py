@@ -7,16 +7,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, fetched
+from fixture_binaries import CODE_CHECKED, WITH_DWARF, assert_code_confirms_catalog, fixture_target, unrooted
 from innostall.collector.discovery import discover, layouts, machine_code, target
 from innostall.collector.server import latch_names
-
-WITH_DWARF = {"mariadb-11.4.5": "dist/bin/mariadbd", "mariadb-10.11.5": "dist/bin/mariadbd",
-              "mariadb-10.4.6": "dist/bin/mysqld", "mariadb-10.2.11": "dist/bin/mysqld"}
-
-
-def fixture_target(name: str, path: str | None = None) -> target.Target:
-    fetched(name)
-    return target.from_binary(str(REPO / "build" / "fixtures" / name / (path or WITH_DWARF[name])))
 
 
 @pytest.mark.parametrize("name", WITH_DWARF)
@@ -74,17 +67,9 @@ def test_a_latch_inside_a_server_global_is_named_by_its_member(name, symbol, off
     assert inside[0] == named
 
 
-CODE_CHECKED = {"mysql-8.0.15": "dist/bin/mysqld", "mysql-9.7.4": "root/usr/sbin/mysqld"}
-
-
-@pytest.mark.parametrize("name", CODE_CHECKED)
+@pytest.mark.parametrize("name", unrooted(CODE_CHECKED))
 def test_the_build_code_confirms_the_catalog_where_there_is_no_dwarf(name):
-    """Oracle-style builds (.dynsym only): the history length's offset the catalog claims is
-    the one the build's own code adds to (machine_code.py)."""
-    tgt = fixture_target(name, CODE_CHECKED[name])
-    found = discover.layout(tgt)
-    assert found["source"] == "catalog" and found["confirmed"] == ["trx_sys_t.rseg_history_len"]
-    assert found["refused"] == {}
+    assert_code_confirms_catalog(name)  # 9.7.4's, whose fetch needs root: tests/live/
 
 
 @pytest.mark.parametrize("name", ["mariadb-10.2.11", "mariadb-10.4.6"])

@@ -1,0 +1,49 @@
+"""innostall diff: the same metrics of two recordings side by side, biggest changes first."""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+from cli_output import run_diff
+from conftest import INNOSTALL, fixture, stop_load
+
+
+SERVER = "mariadb-11.4.5"
+
+
+def record_under_load(srv, out, purge_threads: int) -> int:
+    """Restart the server with this many purge threads, then record 8 s of hot-row updates."""
+    fixture(SERVER, "stop")
+    fixture(SERVER, "start", f"--innodb-purge-threads={purge_threads}")
+    with srv.connect() as conn, conn.cursor() as cur:
+        cur.execute("SELECT @@innodb_purge_threads")
+        effective = int(cur.fetchone()[0])
+    load = srv.sysbench("oltp_update_non_index", 20, "--threads=4")
+    try:
+        time.sleep(2)  # let history build up so purge has work
+        done = subprocess.run(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration", "8",
+                                           "-o", str(out)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    finally:
+        stop_load(load)
+    return effective
+
+
+def test_diff_of_real_recordings_with_one_and_four_purge_threads(servers, tmp_path):
+    srv = servers(SERVER)
+    try:
+        threads = {tag: record_under_load(srv, tmp_path / tag, n) for tag, n in (("a", 1), ("b", 4))}
+    finally:  # the other tests expect the server as the session fixture started it
+        fixture(SERVER, "stop")
+        fixture(SERVER, "start")
+    assert threads == {"a": 1, "b": 4}
+    text = run_diff(tmp_path / "a", tmp_path / "b")
+    print(text)
+    doc = json.loads(run_diff(tmp_path / "a", tmp_path / "b", "--json"))
+    metrics = {m["metric"]: m for m in doc["metrics"]}
+    assert metrics["purge.batches"]["a"] > 0 and metrics["purge.batches"]["b"] > 0
+    assert metrics["purge.pages"]["a"] > 0 and metrics["purge.pages"]["b"] > 0
+    ranked = [abs(m["log2_ratio"]) for m in doc["metrics"] if m["log2_ratio"] is not None]
+    assert ranked == sorted(ranked, reverse=True)
+    assert text.splitlines()[5].split()[0] == doc["metrics"][0]["metric"]
