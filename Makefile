@@ -35,7 +35,7 @@ $(BUILD)/innostall.bpf.o: $(BPF_OBJS)
 $(BUILD)/innostall.skel.h: $(BUILD)/innostall.bpf.o
 	$(BPFTOOL) gen skeleton $< name innostall_bpf > $@
 
-LOADER_SRCS := $(addprefix collector/loader/,loader.c json_output.c table_output.c changed_rows.c trace_helpers.c governor.c \
+LOADER_SRCS := $(addprefix collector/loader/,loader.c json_output.c table_output.c changed_rows.c trace_helpers.c governor.c budget.c charges.c \
                attacher.c calibrate.c uprobe.c read_views.c run_time.c state_signals.c)
 $(LOADER): $(LOADER_SRCS) collector/loader/*.h probes/innostall.h $(BUILD)/innostall.skel.h
 	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector/loader $(LOADER_SRCS) -o $@ \

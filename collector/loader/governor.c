@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The cost governor. A probe hit costs the probed thread a trap (calibrate.c measures it)
- * and its program's run (the kernel times it: run_time.c), and the probes count their hits
- * in the kernel (probe_hits), so the overhead we add to the server is known as we go: hits
- * x trap, plus run times, times what the server pays around them (calibrate.h). The
- * scheduler tracepoints count their runs in the server's context the same way, at the
- * calibrated cost of a tracepoint's dispatch. The budget is a share of the server's own
- * CPU time over the last interval.
+/* The cost governor: keeps the probes' estimated cost (charges.c) within a budget, a share
+ * of the traced server's own CPU time (budget.c), by attaching and detaching sampling
+ * groups; this file schedules their windows.
  *
  * Probes that may be sampled come in groups (the catalog's `group`: a walk's entry and
  * return are one, its steps another); each group gets an allowance per interval and stays
@@ -15,17 +11,16 @@
  * it was attached is its coverage. Sharing is max-min fair: groups that need less than an
  * equal share get what they need, the others split the rest equally.
  *
- * A window cannot be shorter than attaching and detaching take (a few ms), and a probe hit
- * hundreds of thousands of times a second can spend a small budget several times over in
- * that time. So the budget holds over the recording, not per interval: what the probes
- * cost beyond the budget so far is taken off the next interval's, and a sampled group
- * given nothing stays detached until the debt is paid.
+ * What the probes may spend, and what they have spent beyond it (the debt, repaid in the
+ * next intervals), is budget.c's: a sampled group given nothing stays detached until the
+ * debt is paid.
  *
- * The server's own state decides when a stall needs its groups (state_signals.c): a group
- * a signal wants is opened at once and held past its allowance while the recording as a
- * whole is within its budget (signal_room); the other sampled groups yield to it while
- * the stall lasts, and a share of each calm interval's budget (SIGNAL_RESERVE) is kept
- * back for it. Past that, the debt is repaid as any other.
+ * The server's own state decides when a stall needs its groups (state_signals.c): while a
+ * signal moves, the groups it names are held open on what the stall may spend (the
+ * interval's whole budget and the stall bank that calm intervals filled, budget.c), closed
+ * when that is spent and opened again as the budget accrues; the other sampled groups
+ * yield until the stall ends. A share of each calm interval's budget (SIGNAL_RESERVE) is
+ * kept back for the bank.
  *
  * The governor runs on a thread of its own: the main thread may block writing events to
  * a slow reader, and a check that waits for it lets a hot probe run on unchecked.
@@ -47,16 +42,12 @@
 #include "trace_helpers.h"
 #include "governor.h"
 #include "run_time.h"
+#include "budget.h"
+#include "charges.h"
 
 #define TICK_NS 20000000ULL     /* checks while something is sampled; a window due to close
 				 * before the next one is checked at its predicted end */
 #define MIN_CHECK_NS 500000ULL  /* no check closer than this */
-#define AIM 0.85                /* share of the budget planned for: closing a group takes
-				 * a while, and its hits until then count too. With uprobe
-				 * hits counted twice over (HIT_INDIRECT_FACTOR), 0.9 left 20
-				 * five-second recordings at 0.90-1.001 of their budget */
-#define HEADROOM 1.5            /* a group that fits may cost this much more than last time
-				 * before it is sampled: loads fluctuate */
 #define OPENING_CHECK_NS 1000000ULL /* checks while a group is being attached: its window
 				     * opens when the last probe is in (7-8 ms for the version
 				     * steps), and in the worst case, seen only at the next tick,
@@ -71,68 +62,16 @@
 				 * window open past its allowance: cut, the stall in progress
 				 * would be lost whole, where a DBA most wants it; a stalled
 				 * load hits the probes little meanwhile */
-#define CHEAP_SHARE 0.25       /* of an interval's budget, kept for the coolest groups
-				 * whatever the debt (keep_cool_groups) */
-#define SIGNAL_RESERVE 0.2      /* of an interval's budget, kept back for stalls where the
-				 * server's state is read (state_signals.c) */
-#define MIN_BASE_CPU 0.25       /* the budget is reckoned on at least this share of one CPU:
-				 * 1% of a nearly idle server is less than one long version
-				 * walk costs (about 1 ms), and sampling would hide the very
-				 * read a DBA came to see, where the cost harms no one */
+#define SIGNAL_RESERVE 0.2      /* of a calm interval's budget, kept back for the stall bank
+				 * where the server's state is read (state_signals.c) */
+#define STALL_REOPEN_NS 50000000ULL /* a group a stall holds, closed when the stall's room was
+				     * spent, opens again once the room would keep it this long
+				     * at its rate: windows of tens of ms, not an attach and a
+				     * detach (a few ms each) per millisecond of budget earned */
 
 static bool sampling(const struct governor *gov)
 {
 	return gov->cfg.budget_ppm > 0 && gov->nr_groups > 1;
-}
-
-/* utime + stime of the traced process, in ns; 0 when it cannot be read. */
-static unsigned long long server_cpu_ns(pid_t pid)
-{
-	unsigned long long utime, stime;
-	char path[64], buf[1024], *p;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	p = p ? strrchr(buf, ')') : NULL; /* the command name may hold spaces */
-	for (i = 0; p && i < 12; i++) /* utime is the 12th field after it */
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, "%llu %llu", &utime, &stime) != 2)
-		return 0;
-	return (utime + stime) * (1000000000ULL / sysconf(_SC_CLK_TCK));
-}
-
-/* CPU time the budget is a share of since the start: the server's up to cpu_now (its
- * last reading if 0), or one CPU's. */
-static unsigned long long budget_base_ns(const struct governor *gov, unsigned long long now,
-					 unsigned long long cpu_now)
-{
-	if (gov->cfg.pid <= 0)
-		return now - gov->started_ns;
-	return (cpu_now ? cpu_now : gov->cpu_last_ns) - gov->cpu_start_ns;
-}
-
-/* Set once at start: what a hit of attachment i costs. */
-static double hit_cost_ns(const struct governor *gov, int i)
-{
-	const struct attachment *a = &gov->att[i];
-	int j;
-
-	if (a->tracepoint) /* its runs are counted apart (account_tracepoints) */
-		return 0;
-	if (!a->retprobe)
-		return gov->cfg.cost.entry_ns;
-	/* A return probe traps at the entry too, shared with an entry probe if there is one. */
-	for (j = 0; j < gov->nr_att; j++)
-		if (!gov->att[j].retprobe && !gov->att[j].tracepoint && gov->att[j].offset == a->offset &&
-		    gov->att[j].path == a->path)
-			return gov->cfg.cost.return_ns;
-	return gov->cfg.cost.entry_ns + gov->cfg.cost.return_ns;
 }
 
 /* Attached time, cumulative. */
@@ -142,173 +81,6 @@ static unsigned long long attached_ns(struct governor *gov, unsigned int group,
 	struct window w = attacher_window(&gov->attacher, group);
 
 	return w.open_ns + (w.open ? now - w.opened_ns : 0);
-}
-
-static void charge(struct governor *gov, unsigned int group, double cost_ns)
-{
-	gov->groups[group].cost_ns += cost_ns;
-	gov->groups[group].spent_ns += cost_ns;
-}
-
-/* The group of a program's attachments (0 when it is not attached). */
-static unsigned int group_of(const struct governor *gov, const char *prog)
-{
-	int i;
-
-	for (i = 0; i < gov->nr_att; i++)
-		if (!strcmp(gov->att[i].prog, prog))
-			return gov->att[i].group;
-	return 0;
-}
-
-/* What a counter slot grew by since it was last read into *last. */
-static double counter_growth(struct governor *gov, __u32 id, unsigned long long *last)
-{
-	__u64 total;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(gov->obj->maps.counters), &id, &total))
-		return 0;
-	total -= *last;
-	*last += total;
-	return total;
-}
-
-/* Every probe_hits slot, summed over the CPUs' rows, into slot_hits: read from the map's
- * memory, mapped into ours (map_hits), as the governor checks every millisecond or so
- * while it samples. An aligned 64-bit load sees a count whole. */
-static void read_hits(struct governor *gov)
-{
-	int slot, cpu;
-
-	for (slot = 0; slot < MAX_ATTACHMENTS; slot++)
-		for (gov->slot_hits[slot] = 0, cpu = 0; cpu < gov->hit_rows; cpu++)
-			gov->slot_hits[slot] += gov->hit_counts[cpu * MAX_ATTACHMENTS + slot];
-}
-
-static void map_hits(struct governor *gov)
-{
-	struct bpf_map *map = gov->obj->maps.probe_hits;
-	size_t size = (size_t)bpf_map__max_entries(map) * sizeof(__u64);
-	void *mem = mmap(NULL, size, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
-
-	if (mem == MAP_FAILED)
-		die("cannot map the hit counts: %s", strerror(errno));
-	gov->hit_counts = mem;
-	gov->hit_rows = bpf_map__max_entries(map) / MAX_ATTACHMENTS;
-}
-
-/* The scheduler tracepoints, whose runs no cookie numbers: each run in the server's
- * context at the calibrated cost of a tracepoint run, plus what their longer runs timed
- * themselves (purge_sleep_extra_ns, latch_extra_ns) unless the kernel times programs.
- * Each is charged to its own group; the latch programs' stacks to the latch group. */
-static void charge_runs(struct governor *gov, __u32 slot, unsigned long long *last,
-			unsigned int group)
-{
-	charge(gov, group, (gov->slot_hits[slot] - *last) * gov->cfg.cost.tracepoint_ns);
-	*last = gov->slot_hits[slot];
-}
-
-static void account_tracepoints(struct governor *gov)
-{
-	unsigned int latch = group_of(gov, "latch_wait_exit");
-	unsigned int sleeps = group_of(gov, "purge_sched_switch");
-
-	charge_runs(gov, HITS_SCHED_SWITCH, &gov->switch_runs, sleeps);
-	charge_runs(gov, HITS_SCHED_WAKING, &gov->waking_runs, latch);
-	if (gov->cfg.cost.programs_apart) /* in the programs' run times (settle_run_times) */
-		return;
-	charge(gov, sleeps, counter_growth(gov, CNT_PURGE_SLEEP_EXTRA_NS, &gov->purge_sleep_extra_ns));
-	charge(gov, latch, counter_growth(gov, CNT_LATCH_EXTRA_NS, &gov->latch_extra_ns));
-}
-
-/* Charge attachment i's group for ns its hits cost the probed thread: a uprobe's trap and
- * program also cost the server's work around them (HIT_INDIRECT_FACTOR, calibrate.h); a
- * tracepoint runs inside the kernel already. */
-static void charge_hits(struct governor *gov, int i, double ns)
-{
-	charge(gov, gov->att[i].group, ns * (gov->att[i].tracepoint ? 1 : HIT_INDIRECT_FACTOR));
-}
-
-/* Add the hits since the last read to the groups' costs: each at the calibrated cost of
- * its trap and, when programs are timed apart, its program's average run of late. */
-static void account_hits(struct governor *gov)
-{
-	unsigned long long sum, hits;
-	double run_ns;
-	int i;
-
-	read_hits(gov);
-	for (i = 0; i < gov->nr_att; i++) {
-		sum = gov->slot_hits[i];
-		hits = sum - gov->hits[i];
-		run_ns = gov->cfg.cost.programs_apart ?
-			 hits * gov->programs[gov->program_of[i]].average_ns : 0;
-		charge_hits(gov, i, hits * gov->hit_cost_ns[i] + run_ns);
-		gov->run_charged_ns[i] += run_ns;
-		gov->hits[i] = sum;
-	}
-	account_tracepoints(gov);
-}
-
-/* The share of a tracepoint program's runs since it was last settled that ran in the
- * server's context: it runs at every switch or wakeup on the machine, and a run in another
- * process's context costs that process, not the server the budget is a share of. Those runs
- * return at their first test, so the server's runs, which go on, cost a little more than
- * their share of the run time says. 1 for a uprobe's program: it runs in the server only. */
-static double server_share(struct governor *gov, struct program_run *prog,
-			   unsigned long long runs)
-{
-	unsigned long long in_server;
-
-	if (prog->server_slot < 0)
-		return 1;
-	in_server = gov->slot_hits[prog->server_slot] - prog->server_runs;
-	prog->server_runs = gov->slot_hits[prog->server_slot];
-	return runs > prog->runs ? fmin(1, (double)in_server / (runs - prog->runs)) : 1;
-}
-
-/* One program's run time since it was last settled, shared among its attachments by their
- * hits since then (a tracepoint, which counts no hits of its own, has one attachment), less
- * the average runs already charged for those hits. */
-static void settle_program(struct governor *gov, int p)
-{
-	struct program_run *prog = &gov->programs[p];
-	unsigned long long ns, runs, hits = 0;
-	int i, sharing = 0;
-	double in_server;
-
-	if (!run_time_of(prog->prog, &ns, &runs))
-		return;
-	in_server = server_share(gov, prog, runs);
-	for (i = 0; i < gov->nr_att; i++)
-		if (gov->program_of[i] == p) {
-			hits += gov->hits[i] - gov->hits_settled[i];
-			sharing++;
-		}
-	for (i = 0; i < gov->nr_att; i++) {
-		double share;
-
-		if (gov->program_of[i] != p)
-			continue;
-		share = hits ? (double)(gov->hits[i] - gov->hits_settled[i]) / hits : 1.0 / sharing;
-		charge_hits(gov, i, share * in_server * (ns - prog->ns) - gov->run_charged_ns[i]);
-		gov->run_charged_ns[i] = 0;
-		gov->hits_settled[i] = gov->hits[i];
-	}
-	if (runs > prog->runs)
-		prog->average_ns = (double)(ns - prog->ns) / (runs - prog->runs);
-	prog->ns = ns;
-	prog->runs = runs;
-}
-
-/* Set the programs' charges right by the run time the kernel measured (after account_hits). */
-static void settle_run_times(struct governor *gov)
-{
-	int p;
-
-	if (gov->cfg.cost.programs_apart)
-		for (p = 0; p < gov->nr_programs; p++)
-			settle_program(gov, p);
 }
 
 /* Whether a group's window is shorter than the interval: its demand, known, is more than
@@ -337,29 +109,6 @@ static void settle_open_groups(struct governor *gov)
 			settled[gov->program_of[i]] = true;
 			settle_program(gov, gov->program_of[i]);
 		}
-}
-
-/* The programs of the attachments, each once, with their run time so far. */
-static void find_programs(struct governor *gov)
-{
-	int i, p;
-
-	for (i = 0; i < gov->nr_att; i++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(gov->obj->obj,
-									     gov->att[i].prog);
-
-		for (p = 0; p < gov->nr_programs && gov->programs[p].prog != prog; p++)
-			;
-		if (p == gov->nr_programs) {
-			gov->programs[p].prog = prog;
-			run_time_of(prog, &gov->programs[p].ns, &gov->programs[p].runs);
-			gov->programs[p].server_slot = !gov->att[i].tracepoint ? -1 :
-				strcmp(gov->att[i].prog, "purge_sched_switch") ? HITS_SCHED_WAKING :
-										 HITS_SCHED_SWITCH;
-			gov->nr_programs++;
-		}
-		gov->program_of[i] = p;
-	}
 }
 
 /* Whether a latch wait that began in the group's current window has lasted STALL_NS. */
@@ -418,18 +167,52 @@ static double check_within(const struct governor *gov, double left)
 	return fmax(left / gov->fastest_spend * 1e9, SAMPLED_CHECK_NS);
 }
 
-/* Whether the signals may hold groups open: the recording's cost so far within what it was
- * planned to spend (AIM of its budget), the interval's budget earned so far counted. */
-static bool signal_room(const struct governor *gov)
+/* Whether a group a signal wants has its window open: the signals' held time counts then. */
+static bool stall_watched(struct governor *gov)
 {
-	double cost = 0;
 	unsigned int group;
 
-	if (!gov->signals.n)
-		return false;
-	for (group = 0; group < gov->nr_groups; group++)
-		cost += gov->groups[group].cost_ns;
-	return cost < AIM * gov->budget_ns;
+	for (group = 1; group < gov->nr_groups; group++)
+		if (gov->wanted >> group & 1 && attacher_window(&gov->attacher, group).open)
+			return true;
+	return false;
+}
+
+/* A group a signal wants while the stall lasts: open while the stall may spend (room,
+ * stall_room_ns: the bank and the interval's budget), past its allowance; closed once that
+ * is spent, and opened again when the room would keep it STALL_REOPEN_NS at its rate. Its
+ * open window is checked in time as a sampled one is (check_within). */
+static void hold_for_stall(struct governor *gov, unsigned int group, unsigned long long now,
+			   double room, unsigned long long *next)
+{
+	struct group_state *g = &gov->groups[group];
+	bool open = attacher_window(&gov->attacher, group).open;
+	double rate, reserve;
+
+	g->open_at_ns = 0;
+	if (attacher_opening(&gov->attacher, group)) {
+		*next = fmin(*next, now + OPENING_CHECK_NS);
+		return;
+	}
+	if (!open) {
+		note_check(g, now);
+		rate = fmax(0, g->demand);
+		if (room > rate * (CLOSE_LAG_NS + STALL_REOPEN_NS) / 1e9) {
+			attacher_open(&gov->attacher, group);
+			state_signals_opened(&gov->signals, group, now);
+			*next = fmin(*next, now + OPENING_CHECK_NS);
+		}
+		return;
+	}
+	rate = demand_now(g, now);
+	reserve = rate * CLOSE_LAG_NS / 1e9;
+	if (room <= reserve) {
+		attacher_close(&gov->attacher, group);
+		return;
+	}
+	*next = fmin(*next, now + check_within(gov, room - reserve));
+	if (rate > 0)
+		*next = fmin(*next, now + fmax((room - reserve) / rate * 1e9, MIN_CHECK_NS));
 }
 
 /* Returns when it wants to be called next, 0 for never. A group closes once what it has
@@ -443,25 +226,26 @@ static unsigned long long tick(struct governor *gov)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC), next = now + TICK_NS;
 	unsigned int group;
+	double room = 0;
 
 	if (!sampling(gov))
 		return 0;
 	account_hits(gov);
 	settle_open_groups(gov);
-	gov->wanted = state_signals_poll(&gov->signals, now, gov->wanted != 0);
-	if (!signal_room(gov))
-		gov->wanted = 0; /* past what was planned: the budget holds, stall or not */
+	gov->wanted = state_signals_poll(&gov->signals, now, stall_watched(gov));
+	if (gov->wanted) {
+		gov->bank.stalled = true;
+		room = stall_room_ns(gov, now);
+	}
 	for (group = 1; group < gov->nr_groups; group++) {
 		struct group_state *g = &gov->groups[group];
 		double left = g->allowance_ns - g->spent_ns, rate, reserve;
 
-		if (gov->wanted >> group & 1 && !attacher_window(&gov->attacher, group).open &&
-		    !attacher_opening(&gov->attacher, group)) { /* a stall: its window opens now */
-			g->open_at_ns = 0;
-			attacher_open(&gov->attacher, group);
-			state_signals_opened(&gov->signals, group, now);
+		if (gov->wanted >> group & 1 && (sampled(gov, g) || left <= 0)) {
+			/* a group that fits its allowance (the applier's) stays on it */
+			hold_for_stall(gov, group, now, room, &next);
+			continue;
 		}
-
 		if (gov->wanted && !(gov->wanted >> group & 1) && sampled(gov, g)) {
 			/* a stall elsewhere: a sampled group yields until it ends */
 			if (attacher_window(&gov->attacher, group).open)
@@ -488,9 +272,9 @@ static unsigned long long tick(struct governor *gov)
 
 			if (attached < MIN_WINDOW_NS)
 				next = fmin(next, now + MIN_WINDOW_NS - attached);
-			else if (!window_held(gov, group, now) && !(gov->wanted >> group & 1))
+			else if (!window_held(gov, group, now))
 				attacher_close(&gov->attacher, group);
-			continue; /* held open by a stall: checked again at the next tick */
+			continue; /* held open by a wait in progress: checked again at the next tick */
 		}
 		if (sampled(gov, g))
 			next = fmin(next, now + check_within(gov, left - reserve));
@@ -498,92 +282,6 @@ static unsigned long long tick(struct governor *gov)
 			next = fmin(next, now + fmax((left - reserve) / rate * 1e9, MIN_CHECK_NS));
 	}
 	return next;
-}
-
-static double demand_of(struct governor *gov, unsigned int group)
-{
-	return gov->groups[group].demand < 0 ? INFINITY : gov->groups[group].demand;
-}
-
-/* The group of least demand not yet taken (the first of equals), marked taken now. */
-static unsigned int take_coolest(struct governor *gov, bool *taken)
-{
-	unsigned int group, coolest = 0;
-
-	for (group = 1; group < gov->nr_groups; group++)
-		if (!taken[group] && (!coolest || demand_of(gov, group) < demand_of(gov, coolest)))
-			coolest = group;
-	taken[coolest] = true;
-	return coolest;
-}
-
-/* The coolest groups whose needs together come to at most CHEAP_SHARE of the interval's
- * budget get them first, debt or not (share_out): their probes (the history's, purge
- * workers', the applier's) fire a few times a second and cost a hundredth of the budget
- * each, yet a debt the hot groups ran up left them detached a quarter of the time. The
- * debt is repaid by the others. */
-static double keep_cool_groups(struct governor *gov, const double *need, double budget)
-{
-	bool kept[MAX_GROUPS] = {};
-	double total = 0;
-	unsigned int n, coolest;
-
-	for (n = 1; n < gov->nr_groups; n++) {
-		coolest = take_coolest(gov, kept);
-		if (!isfinite(need[coolest]) || total + need[coolest] > CHEAP_SHARE * budget)
-			break;
-		gov->groups[coolest].allowance_ns = need[coolest];
-		total += need[coolest];
-	}
-	return total;
-}
-
-/* Max-min fair shares of `budget` less `debt` for demands (ns each; < 0 unknown, i.e.
- * unbounded), after the cool groups' needs (keep_cool_groups); groups that fit may also use
- * what the others leave. */
-static void share_out(struct governor *gov, double budget, double debt, double interval_s)
-{
-	double need[MAX_GROUPS], left;
-	unsigned int group, unfit, round;
-
-	for (group = 1; group < gov->nr_groups; group++) {
-		struct group_state *g = &gov->groups[group];
-
-		need[group] = demand_of(gov, group) * interval_s * HEADROOM;
-		g->allowance_ns = -1; /* not yet given */
-	}
-	left = budget - debt - keep_cool_groups(gov, need, budget);
-	for (round = 1; round < gov->nr_groups; round++) {
-		double share;
-
-		unfit = 0;
-		for (group = 1; group < gov->nr_groups; group++)
-			unfit += gov->groups[group].allowance_ns < 0;
-		if (!unfit)
-			break;
-		share = left > 0 ? left / unfit : 0;
-		for (group = 1; group < gov->nr_groups; group++)
-			if (gov->groups[group].allowance_ns < 0 && need[group] <= share) {
-				gov->groups[group].allowance_ns = need[group];
-				left -= need[group];
-				break; /* one per round: the share grows as fitting groups leave */
-			}
-		if (group == gov->nr_groups) { /* none fits: equal shares for the rest */
-			for (group = 1; group < gov->nr_groups; group++)
-				if (gov->groups[group].allowance_ns < 0)
-					gov->groups[group].allowance_ns = share;
-			left = 0;
-			break;
-		}
-	}
-	for (group = 1; group < gov->nr_groups; group++) {
-		struct group_state *g = &gov->groups[group];
-
-		if (g->allowance_ns < 0)
-			g->allowance_ns = 0;
-		if (left > 0 && g->allowance_ns == need[group]) /* fits: room for a surge */
-			g->allowance_ns += left;
-	}
 }
 
 /* Demand of the closing interval: cost per second attached (kept when not attached). */
@@ -632,6 +330,8 @@ static void open_coolest_first(struct governor *gov, unsigned long long now)
 	for (n = 1; n < gov->nr_groups; n++) {
 		coolest = take_coolest(gov, asked);
 		gov->groups[coolest].open_at_ns = 0;
+		if (gov->wanted && (gov->wanted >> coolest & 1 || sampled(gov, &gov->groups[coolest])))
+			continue; /* a stall on: tick holds its groups, the other sampled ones yield */
 		if (gov->groups[coolest].allowance_ns > 0 || gov->groups[coolest].demand <= 0) {
 			unsigned long long delay = window_delay_ns(gov, coolest);
 
@@ -641,36 +341,6 @@ static void open_coolest_first(struct governor *gov, unsigned long long now)
 				attacher_open(&gov->attacher, coolest);
 		}
 	}
-}
-
-/* What the probes have cost beyond the share of the budget planned for so far (0 when
- * within it). An interval's overspend is repaid in the next, but the last interval's cannot
- * be, and an interval could spend twice its allowance (program runs are settled only at its
- * end): so the recording as a whole aims at AIM of its budget too, which keeps a short one
- * within it. */
-static double overspent_ns(const struct governor *gov)
-{
-	double cost = 0;
-	unsigned int group;
-
-	for (group = 0; group < gov->nr_groups; group++)
-		cost += gov->groups[group].cost_ns;
-	return fmax(0, cost - AIM * gov->budget_ns);
-}
-
-/* The budget earned since the interval began: its share of the CPU time the server used
- * (or one CPU's, with no server), reckoned on at least MIN_BASE_CPU. *cpu_now: the
- * server's CPU time now, 0 when unread. */
-static double interval_budget_ns(const struct governor *gov, unsigned long long now,
-				 unsigned long long *cpu_now)
-{
-	double base_ns = gov->cfg.pid > 0 ? 0 : now - gov->interval_start_ns;
-
-	*cpu_now = gov->cfg.pid > 0 ? server_cpu_ns(gov->cfg.pid) : 0;
-	if (*cpu_now)
-		base_ns = *cpu_now - gov->cpu_last_ns;
-	base_ns = fmax(base_ns, MIN_BASE_CPU * (now - gov->interval_start_ns));
-	return base_ns * gov->cfg.budget_ppm / 1e6;
 }
 
 static void plan_interval(struct governor *gov)
@@ -684,6 +354,7 @@ static void plan_interval(struct governor *gov)
 	if (cpu)
 		gov->cpu_last_ns = cpu;
 	gov->budget_ns += budget;
+	bank_settle(gov, budget);
 	debt = overspent_ns(gov);
 	budget *= AIM; /* for the hits of groups still being detached */
 	if (gov->signals.n && !gov->wanted)
@@ -740,13 +411,10 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 	gov->att = att;
 	gov->nr_att = nr_att;
 	gov->nr_groups = 1;
-	for (i = 0; i < nr_att; i++) {
+	for (i = 0; i < nr_att; i++)
 		if (att[i].group >= gov->nr_groups)
 			gov->nr_groups = att[i].group + 1;
-		gov->hit_cost_ns[i] = hit_cost_ns(gov, i);
-	}
-	find_programs(gov);
-	map_hits(gov);
+	charges_start(gov);
 	/* every CPU running the server's probed code, each hit counted twice over */
 	gov->fastest_spend = fmax(1, sysconf(_SC_NPROCESSORS_ONLN)) * HIT_INDIRECT_FACTOR * 1e9;
 	gov->started_ns = gov->interval_start_ns = now_ns(CLOCK_MONOTONIC);
@@ -808,6 +476,11 @@ void governor_print(struct governor *gov, FILE *out)
 			gov->groups[group].cost_ns);
 	}
 	fprintf(out, "]");
+	if (gov->cost_scale != 1)
+		fprintf(out, ",\"emulated_hit_cost_scale\":%g", gov->cost_scale);
+	if (gov->signals.n) /* the stall bank: in it now, put in and spent over the recording */
+		fprintf(out, ",\"bank_ns\":[%.0f,%.0f,%.0f]", gov->bank.banked_ns, gov->bank.deposited_ns,
+			gov->bank.spent_ns);
 	state_signals_print(&gov->signals, out, now);
 	fprintf(out, "}");
 	pthread_mutex_unlock(&gov->lock);

@@ -12,6 +12,7 @@
 #include "calibrate.h"
 #include "attachment.h"
 #include "state_signals.h"
+#include "budget.h"
 
 struct governor_config {
 	long budget_ppm; /* of the server's CPU time; 0: no budget, nothing is sampled */
@@ -70,6 +71,8 @@ struct governor {
 	double fastest_spend; /* the most the probes could cost a second (ns/s): tick() */
 	struct state_signals signals; /* read at the checks (state_signals.c) */
 	__u32 wanted; /* the groups the signals want open now */
+	struct stall_bank bank; /* what calm intervals saved for stalls (budget.c) */
+	double cost_scale; /* the bench's emulated trap cost (emulate_hit_cost); 1: none */
 	pthread_t thread; /* checks and plans on its own (governor.c) */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;

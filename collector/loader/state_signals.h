@@ -14,8 +14,8 @@
 #define MAX_SIGNALS 8
 
 enum signal_kind {
-	SIGNAL_LEVEL, /* moves while above 0: waits in progress */
-	SIGNAL_COUNT, /* moves when it grows: a counter of waits */
+	SIGNAL_LEVEL, /* moves while well above its calm level: waits in progress */
+	SIGNAL_COUNT, /* moves when it grows well faster than when calm: a counter of waits */
 	SIGNAL_CLIMB, /* moves when it has been above its level a second before for several
 		       * seconds: the history climbing */
 };
@@ -33,6 +33,8 @@ struct state_signal {
 	unsigned int rises; /* reads in a row above the read CLIMB_LAG before (SIGNAL_CLIMB) */
 	__u64 past[16]; /* the last reads, a ring (SIGNAL_CLIMB) */
 	unsigned int reads;
+	double baseline; /* a read's growth (SIGNAL_COUNT) or level (SIGNAL_LEVEL) when calm */
+	unsigned int calm_reads; /* reads that went into it */
 	unsigned long long moved_ns; /* when it last moved; 0: never */
 	unsigned long long held_ns; /* time its groups were held for it, cumulative */
 	unsigned long long opened; /* windows it opened */
