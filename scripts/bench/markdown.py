@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from . import unsampled
+from . import accuracy, unsampled
 from .settings import (BPFTRACE_PROBES, HOT_ROWS, RATE_SHARE, RECORD_ARGS, ROUNDS, SCAN_TARGET_S,
                        SETTLE_S, STEADY_LOAD, SYSBENCH_THREADS, WINDOW_S, WORST_ROWS)
 from .tables import RATIO_HEADER, TARGET_HEADER, comparison_rows, fmt, md_table, target_rows
@@ -137,6 +137,30 @@ def md_windows(results: dict) -> list[str]:
     return ["## Windows", "", md_table(WINDOW_HEADER, window_rows(windows)), ""]
 
 
+def md_stall(results: dict) -> list[str]:
+    """The hot-row stall phase: each recording's watch of the stall, bank and signals."""
+    found = results.get("stall", {}).get("recordings", [])
+    if not found:
+        return []
+    from .stall_costs import summary  # here: stall_costs imports program_costs, which imports this module
+    return (["## Hot-row stall mid-recording (issue 44)", ""] +
+            [f"- round {r['round']} {r['arm']}: {summary(r)}" for r in found] + [""])
+
+
+def md_accuracy(results: dict) -> list[str]:
+    found = results.get("accuracy")
+    if not found:
+        return []
+    return ["## Accuracy: the default's figures against --exact at the same moments (issue 44)", "",
+            f"Steady load at {found['rate_tps']} tps, {found['seconds']} s. A figure off by more than 15% "
+            "is an estimate with that error.", "", *accuracy.lines(found["rows"]), ""]
+
+
+def md_budgets(results: dict) -> list[str]:
+    return (["## Each recording's estimate against its budget", ""] +
+            [f"- {line}" for line in unsampled.budget_lines(unsampled.bench_recordings(results))] + [""])
+
+
 def md_errors(results: dict) -> list[str]:
     if not results["errors"]:
         return []
@@ -150,5 +174,5 @@ def markdown(results: dict) -> str:
         "## Microbenchmark (innostall-loader --calibrate)", "",
         "```", json.dumps(results.get("calibration"), indent=2), "```", ""]
     parts += md_startup(results) + md_recorder(results) + md_governor(results) + md_windows(results)
-    parts += md_worst(results) + md_errors(results)
+    parts += md_worst(results) + md_stall(results) + md_accuracy(results) + md_budgets(results) + md_errors(results)
     return "\n".join(parts)

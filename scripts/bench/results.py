@@ -10,7 +10,7 @@ import time
 
 from fixture_servers import REPO
 
-from . import unsampled
+from . import accuracy, unsampled
 from .markdown import markdown
 from .processes import first_line
 from .settings import INNOSTALL, OUT_DIR, SERVER, recorded
@@ -48,8 +48,12 @@ def print_summary(results: dict) -> None:
     print(text_table(RATIO_HEADER, comparison_rows(results)))
     print("\nTargets")
     print(text_table(TARGET_HEADER, target_rows(results)))
-    print("\nProbes outside the sampled groups over 10% of the budget (their traps), by recording")
-    print("\n".join(unsampled.recording_lines(results)))
+    print("\nEach recording's estimate against its budget, and the probes outside the sampled groups "
+          "over 10% of it (their traps)")
+    print("\n".join(unsampled.budget_lines(unsampled.bench_recordings(results))))
+    if results.get("accuracy"):
+        print("\nAccuracy: the default's figures against --exact at the same moments")
+        print("\n".join(accuracy.lines(results["accuracy"]["rows"])))
     for error in results["errors"]:
         print(f"error: {error}")
     print(f"\nwrote {OUT_DIR / 'latest.json'} and {OUT_DIR / 'latest.md'}")

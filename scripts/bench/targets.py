@@ -162,6 +162,38 @@ def unsampled_target(results: dict) -> dict:
                   "worst case)", figure, not over if windows else None)
 
 
+def stall_targets(results: dict) -> list[dict]:
+    """Issue 44's latch stall: the latch group attached >= 90% of the stall's time (its
+    attached time over the stall's intervals; also said: the intervals it was attached in at
+    all), and no stall recording over its budget, as calibrated and with traps emulated dearer."""
+    found = results.get("stall", {}).get("recordings", [])
+    if not found:
+        return [target("hot-row stall: latch group attached >= 90% of the stall's time (default budget)", "n/a", None),
+                target("hot-row stall: no recording's estimate over its budget (traps as calibrated and x3, "
+                       "emulated)", "n/a", None)]
+    shares = [r["watch"]["time"] for r in found]
+    some = sum(sum(a > 0 for a in r["watch"]["intervals"]) for r in found)
+    intervals = sum(len(r["watch"]["intervals"]) for r in found)
+    spent = [r["estimate_ms"] / r["budget_ms"] for r in found if r["budget_ms"]]
+    return [target("hot-row stall: latch group attached >= 90% of the stall's time (default budget)",
+                   f"{100 * min(shares):.0f}-{100 * max(shares):.0f}% of its time over {len(found)} recordings; "
+                   f"attached at all in {some} of {intervals} intervals", min(shares) >= 0.9),
+            target("hot-row stall: no recording's estimate over its budget (traps as calibrated and x3, emulated)",
+                   f"{sum(s > 1 for s in spent)} of {len(spent)} over (at most {max(spent):.2f} of it)",
+                   all(s <= 1 for s in spent))]
+
+
+def accuracy_target(results: dict) -> dict:
+    """Every figure the report gives from a sampled group within 15% of --exact's."""
+    rows = [r for r in results.get("accuracy", {}).get("rows", []) if r["within"] is not None]
+    name = "default set: each sampled figure within 15% of --exact (same moments, fixed-rate steady load)"
+    if not rows:
+        return target(name, "n/a", None)
+    off = [f"{r['figure']} {100 * r['error']:+.0f}%" for r in rows if not r["within"]]
+    return target(name, f"{len(rows) - len(off)} of {len(rows)} within" + (f"; off: {', '.join(off)}" if off else ""),
+                  not off)
+
+
 def targets(results: dict) -> list[dict]:
     cpu = {arm: steady_cpu(results, arm).get("median") for arm in STEADY_ARMS}
     scan = {arm: median_of(results, "worst", f"{arm}/untraced", "scan_s") for arm in SCAN_ARMS}
@@ -177,7 +209,9 @@ def targets(results: dict) -> list[dict]:
             bpftrace_target("worst-case scan time", scan.get("default"), scan.get("bpftrace")),
             *recorder_targets(results),
             *startup_targets(results),
-            drops_target(results)]
+            drops_target(results),
+            *stall_targets(results),
+            accuracy_target(results)]
 
 
 def bpftrace_target(what: str, default: float | None, bpftrace: float | None) -> dict:

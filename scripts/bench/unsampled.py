@@ -47,11 +47,33 @@ def text(governor: dict) -> str:
     return f"; outside the sampled groups over 10% of the budget: {named(governor)}" if over_limit(governor) else ""
 
 
+def bench_recordings(results: dict) -> list[dict]:
+    """Every budgeted recording of a run: steady windows, worst-case scans, stall recordings."""
+    entries = (results.get("steady", {}).get("windows", []) + results.get("worst", {}).get("scans", [])
+               + results.get("stall", {}).get("recordings", []))
+    return [w for w in entries if isinstance(w.get("tracer", {}).get("governor"), dict)
+            and w["tracer"]["governor"].get("budget_ms")]
+
+
+def budget_lines(entries: list[dict]) -> list[str]:
+    """Issue 44's item 4, for each budgeted recording: its estimate against its budget, and
+    every probe outside the sampled groups over a tenth of the budget (or none)."""
+    lines = []
+    for w in entries:
+        gov = w["tracer"]["governor"]
+        share = gov["overhead_ms"] / gov["budget_ms"]
+        over = named(gov) or "none"
+        emulated = f" [traps x{w['hit_cost_scale']:g}, emulated]" if w.get("hit_cost_scale", 1) != 1 else ""
+        lines.append(f"{w['phase']} round {w['round']} {w['arm']}: estimate {gov['overhead_ms']:.1f} ms of "
+                     f"{gov['budget_ms']:.1f} ms ({share:.2f} of the budget, {'OVER' if share > 1 else 'within'}); "
+                     f"outside the sampled groups over 10%: {over}{emulated}")
+    return lines or ["no budgeted recording"]
+
+
 def recording_lines(results: dict) -> list[str]:
     """One line per bench recording (steady windows, worst-case scans) with a never-sampled
     probe over the limit; a line saying there were none otherwise."""
-    entries = results.get("steady", {}).get("windows", []) + results.get("worst", {}).get("scans", [])
-    budgeted = [w for w in entries if isinstance(w.get("tracer", {}).get("governor"), dict)]
+    budgeted = bench_recordings(results)
     lines = [f"{w['phase']} round {w['round']} {w['arm']}: {named(w['tracer']['governor'])}"
              for w in budgeted if over_limit(w["tracer"]["governor"])]
     return lines or [f"none in {len(budgeted)} recordings"]
