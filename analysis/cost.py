@@ -75,7 +75,8 @@ def cost_summary(rec: Recording) -> dict:
 
 def signals(rec: Recording) -> dict | None:
     """The server's state signals that opened groups at once (the loader's state_signals.c):
-    {read: {name: {groups, held_s, windows}}, missing: {name: why}}; None in a recording
+    {read: {name: {groups, held_s, windows}}, missing: {name: why}, bank_ms: {put_in,
+    paid_out}: what calm intervals saved for stalls and stalls spent}; None in a recording
     made without them (before they were, or --exact)."""
     planned = rec.meta.get("governor", {}).get("signals")
     if not planned:
@@ -84,7 +85,9 @@ def signals(rec: Recording) -> dict | None:
                         "held_s": round(rec.counter_total(f"governor.signal_held_ns.{s['name']}") / 1e9, 3),
                         "windows": rec.counter_total(f"governor.signal_windows.{s['name']}")}
             for s in planned.get("read", [])}
-    return {"read": read, "missing": planned.get("missing", {})}
+    return {"read": read, "missing": planned.get("missing", {}),
+            "bank_ms": {"put_in": round(rec.counter_total("governor.bank_put_in_ns") / 1e6, 3),
+                        "paid_out": round(rec.counter_total("governor.bank_paid_out_ns") / 1e6, 3)}}
 
 
 def signal_line(found: dict | None) -> list[str]:
@@ -95,7 +98,10 @@ def signal_line(found: dict | None) -> list[str]:
     held = [f"{name} held {', '.join(s['groups'])} {s['held_s']:.1f} s ({s['windows']} windows)"
             for name, s in found["read"].items() if s["windows"] or s["held_s"]]
     missing = f"; not read: {', '.join(found['missing'])}" if found["missing"] else ""
-    return [f"  opened by the server's state: {'; '.join(held) or 'nothing moved'}{missing}"]
+    bank = found.get("bank_ms") or {}
+    saved = (f"; the calm saved {bank['put_in']:.1f} ms of the budget for stalls, which spent "
+             f"{bank['paid_out']:.1f} ms of it" if bank.get("put_in") else "")
+    return [f"  opened by the server's state: {'; '.join(held) or 'nothing moved'}{saved}{missing}"]
 
 
 def own_cpu(rec: Recording) -> dict | None:

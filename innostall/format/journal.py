@@ -89,6 +89,8 @@ LATCH_STACK_COLUMNS = {"name": "string", "kind": "string", "mode": "string", "st
 HOLDERS = "latch_holders.parquet"
 # The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
+# What calm intervals put into the stall bank and stalls took out (collector/loader/budget.c)
+BANK_ACCOUNTS = ("governor.bank_put_in_ns", "governor.bank_paid_out_ns")
 # The snapshot's tracepoint_runs: the scheduler tracepoints' runs in the server's context.
 TRACEPOINT_RUNS = ("sched_switch", "sched_waking")
 # A snapshot's `server` map, the server's state read from its memory, kept as counters
@@ -386,6 +388,9 @@ def governor_counters(snapshot: dict, attached: dict) -> dict[str, int]:
         # the server's state that opened groups at once: [value, held ns, windows opened, wanting]
         for name, (_, held_ns, opened, _) in zip(attached.get("signals", []), gov.get("signals", [])):
             flat.update({f"governor.signal_held_ns.{name}": held_ns, f"governor.signal_windows.{name}": opened})
+        # the stall bank: [in it now, put in, paid out], where signals were read
+        if "bank_ns" in gov:
+            flat.update(zip(BANK_ACCOUNTS, (int(ns) for ns in gov["bank_ns"][1:])))
     return flat
 
 

@@ -174,7 +174,9 @@ GOVERNOR = fields({"server_cpu_ns": number, "budget_ns": number, "overhead_ns": 
                    "groups": list_of(row(count, count, count, number), MAX_GROUPS)},
                   # the server's state signals (the loader's state_signals.c, at most 8):
                   # [value, held ns, windows opened, wanting now]
-                  {"signals": list_of(row(count, count, count, count), 8)})
+                  {"signals": list_of(row(count, count, count, count), 8),
+                   # the stall bank (the loader's budget.c): [in it now, put in, paid out] ns
+                   "bank_ns": row(number, number, number)})
 SNAPSHOT = fields({"mono_ns": count, "counters": map_of(count, MAX_COUNTERS),
                    "hists": map_of(list_of(count, MAX_HIST_SLOTS), MAX_HISTS)},
                   {"real_ns": count, "hits": list_of(count, MAX_PROGRAMS),

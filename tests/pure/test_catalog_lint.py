@@ -14,7 +14,7 @@ from elftools.elf.elffile import ELFFile
 from conftest import REPO
 from innostall.collector.discovery import discover
 from innostall.collector.loader import loader
-from innostall.format.journal import GOVERNOR_ACCOUNTS
+from innostall.format.journal import BANK_ACCOUNTS, GOVERNOR_ACCOUNTS
 from innostall.format.schema import format_1
 
 BPF_OBJECT = REPO / "build" / "innostall.bpf.o"
@@ -229,7 +229,8 @@ def referenced_names(path: Path) -> set[str]:
 
 def test_python_readers_read_only_names_the_schema_has():
     schema = loader.schema()
-    known = set(schema.counters) | set(schema.hists) | {f"governor.{a}" for a in GOVERNOR_ACCOUNTS}
+    known = (set(schema.counters) | set(schema.hists) | {f"governor.{a}" for a in GOVERNOR_ACCOUNTS}
+             | set(BANK_ACCOUNTS))
     for path in sorted((REPO / "analysis").glob("*.py")):
         unknown = referenced_names(path) - known
         assert not unknown, f"{path.name} reads {sorted(unknown)}, not in the schema"

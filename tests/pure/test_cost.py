@@ -85,3 +85,18 @@ def test_the_report_says_how_many_times_over_a_uprobe_hit_is_counted(tmp_path):
     rec.meta["governor"]["hit_cost_ns"]["indirect_factor"] = 2.0
     assert ("a uprobe hit and its program counted 2 times over, for what the server pays "
             "around them") in text.render_text(rec)
+
+
+def test_the_stall_bank_is_counted_and_said_where_signals_were_read():
+    """The loader's bank_ns [in it now, put in, paid out] becomes two counters, and the
+    report's signal line says what the calm saved for stalls and what they spent."""
+    line = snapshot("final", 3)
+    line["governor"]["bank_ns"] = [1.5e6, 7.6e6, 6.1e6]
+    flat = fmt.governor_counters(line, {"groups": GROUPS})
+    assert (flat["governor.bank_put_in_ns"], flat["governor.bank_paid_out_ns"]) == (7_600_000, 6_100_000)
+    found = {"read": {"row_lock_waits_begun": {"groups": ["latch"], "held_s": 9.0, "windows": 49}},
+             "missing": {}, "bank_ms": {"put_in": 7.6, "paid_out": 6.1}}
+    said, = cost.signal_line(found)
+    assert "row_lock_waits_begun held latch 9.0 s (49 windows)" in said
+    assert "the calm saved 7.6 ms of the budget for stalls, which spent 6.1 ms of it" in said
+    assert "saved" not in cost.signal_line({**found, "bank_ms": {"put_in": 0, "paid_out": 0}})[0]
