@@ -278,10 +278,10 @@ class WatchJournal:
 
 class VerdictCheck:
     """Purge's verdict on the kept minutes, asked every verdict_every_s: they are written
-    out as a recording (the base snapshot first, as a save would) and reported by a process
-    of their own on idle CPU, for the recorder keeps pandas out of its memory. A report of
-    two minutes takes about a second of CPU: asked every minute, 2% of a core the server
-    does not want. The answer comes at a later snapshot: the verdict of the kept minutes'
+    out as a recording (the base snapshot first, as a save would) and their purge phases read
+    by a process of their own on idle CPU (analysis/purge_phases.py), for the recorder keeps
+    pandas out of its memory. Two minutes' phases take about a second of CPU: asked every
+    minute, 2% of a core the server does not want. The answer comes at a later snapshot: the verdict of the kept minutes'
     last phase, when it is the one asked for."""
 
     def __init__(self, out_dir: str, triggers: Triggers):
@@ -304,10 +304,12 @@ class VerdictCheck:
         self.thread.start()
 
     def report(self) -> None:
-        status, out = idle.run_idle([sys.executable, "-m", "innostall", "report", self.directory, "--json"])
+        # the analysis's function in a child process (analysis/purge_phases.py): the recorder
+        # imports no analysis, and pandas stays out of its memory
+        status, out = idle.run_idle([sys.executable, "-m", "innostall.analysis.purge_phases", self.directory])
         try:
-            phases = json.loads(out)["purge"]["phases"] if status == 0 else []
-        except (ValueError, KeyError, TypeError):
+            phases = json.loads(out) if status == 0 else []
+        except ValueError:
             phases = []
         if phases and phases[-1].get("verdict") == self.wanted:
             self.answer = phases[-1].get("detail")
