@@ -27,6 +27,9 @@
 #define BASELINE_READS 50 /* the calm baseline: a mean of the reads that did not move, over
 			   * about this many (5 s) once as many were read */
 #define LEARN_READS 10 /* reads that set the baseline first, moving nothing (1 s) */
+#define LEVEL_READS 5 /* a level is taken as its mean over about this many reads (0.5 s): one
+		       * wait in progress at one read is the calm load's (the steady load had one
+		       * at a third of its reads), a replica's applier stuck on a row is at all */
 #define MAX_SIGNAL_BYTES 65536 /* a rollback-segment array is 128 small structs */
 
 static bool parse_u64(const char *s, char **end, __u64 *out)
@@ -123,7 +126,8 @@ static bool moved(struct state_signal *s, __u64 value)
 	s->reads++;
 	switch (s->kind) {
 	case SIGNAL_LEVEL:
-		return above_baseline(s, value);
+		s->level += ((double)value - s->level) / (s->reads < LEVEL_READS ? s->reads : LEVEL_READS);
+		return above_baseline(s, s->level);
 	case SIGNAL_COUNT:
 		return s->read && above_baseline(s, value > s->value ? value - s->value : 0);
 	case SIGNAL_CLIMB:

@@ -34,6 +34,7 @@ struct state_signal {
 	__u64 past[16]; /* the last reads, a ring (SIGNAL_CLIMB) */
 	unsigned int reads;
 	double baseline; /* a read's growth (SIGNAL_COUNT) or level (SIGNAL_LEVEL) when calm */
+	double level; /* SIGNAL_LEVEL: its mean over the last LEVEL_READS reads or so */
 	unsigned int calm_reads; /* reads that went into it */
 	unsigned long long moved_ns; /* when it last moved; 0: never */
 	unsigned long long held_ns; /* time its groups were held for it, cumulative */

@@ -12,6 +12,15 @@ begun, journalled at each snapshot). What is checked:
 - the latch group, sampled at the default budget, was attached in at least STALL_COVERAGE
   of the stall's intervals (issue 44's measure: it had been 0% of them), and the journal
   says the row-lock signal held it (governor.signals);
+- its attached time over the stall's intervals, issue 44's acceptance read as time, is
+  printed, not held to STALL_COVERAGE: fully attached under these 16 threads the latch group
+  costs this 2-core machine about 50 ms a second (3,300 waits, each a trap in and out and a
+  stack, counted twice over), four to five times the whole 1% budget, so no bank of a few
+  seconds' worth keeps it attached through an 8-s stall (scripts/bench/stall_costs.py,
+  docs/overhead.md). What is held instead: the stall spent its budget (the probes' cost over
+  the stall's intervals at least STALL_SPENT of what was planned for them), and spent it on
+  the group that explains it (the latch group at least LATCH_SHARE of that cost);
+- the stall bank (governor.bank_ns) never paid out more than the calm put in;
 - the recording's estimated cost stayed within its budget: the stall was paid for by what
   the calm stretches left unspent, and the other sampled groups yielding."""
 from __future__ import annotations
@@ -29,6 +38,9 @@ from test_record_purge import wait_for_line
 SERVER = "mariadb-11.4.5"  # a build with DWARF: the signals' places come from it
 CALM_S, HOT_S, RECORD_S = 6, 8, 20
 STALL_COVERAGE = 0.9  # issue 44's acceptance
+AIM = 0.85  # of its budget, what the governor plans to spend (collector/loader/budget.h)
+STALL_SPENT = 0.5  # of what the stall's intervals planned to spend, at least spent in them
+LATCH_SHARE = 0.5  # of the probes' cost over the stall, at least the latch group's
 SIGNAL_SLACK_S = 1.0  # a read every 0.1 s, and a group's attach: a few ms to 0.3 s
 
 
@@ -47,6 +59,23 @@ def attached_in(attached: dict, snaps: list[dict], group: str, from_ns: float, t
 
     return [(attached_ns(b) - attached_ns(a)) / (b["mono_ns"] - a["mono_ns"])
             for a, b in zip(snaps, snaps[1:]) if from_ns <= b["mono_ns"] <= to_ns]
+
+
+def spent_in(attached: dict, snaps: list[dict], group: str, from_ns: float, to_ns: float) -> dict[str, float]:
+    """Over the intervals that ended in [from_ns, to_ns]: the group's attached time over
+    theirs, its cost, all the probes' cost, and the budget they earned (ns)."""
+    number = attached["groups"].index(group) + 1
+    pairs = [(a, b) for a, b in zip(snaps, snaps[1:]) if from_ns <= b["mono_ns"] <= to_ns]
+
+    def grew(pick):
+        return sum(pick(b["governor"]) - pick(a["governor"]) for a, b in pairs)
+
+    def row(gov):
+        return next(r for r in gov["groups"] if r[0] == number)
+
+    length = sum(b["mono_ns"] - a["mono_ns"] for a, b in pairs)
+    return {"time": grew(lambda g: row(g)[1]) / length if length else 0.0, "group_ns": grew(lambda g: row(g)[3]),
+            "all_ns": grew(lambda g: g["overhead_ns"]), "budget_ns": grew(lambda g: g["budget_ns"])}
 
 
 def status(srv, *names: str) -> dict[str, int]:
@@ -90,12 +119,17 @@ def test_a_hot_row_stall_opens_the_latch_group_at_the_default_budget(servers, tm
     # the intervals that began after the stall's first SIGNAL_SLACK_S and ended by its end
     stall = attached_in(attached, snaps, "latch", hot_from + 1e9 + SIGNAL_SLACK_S * 1e9, hot_to)
     calm = attached_in(attached, snaps, "latch", 0, hot_from)
+    spent = spent_in(attached, snaps, "latch", hot_from + 1e9 + SIGNAL_SLACK_S * 1e9, hot_to)
     final = snaps[-1]["governor"]
+    banked, put_in, paid_out = final["bank_ns"]
     held_ns, opened = final["signals"][which][1], final["signals"][which][2]
     read = {name: final["signals"][i][0] for i, name in enumerate(attached["signals"])}
     print(f"{SERVER}: the server counted {waits} row-lock waits in the stall, "
           f"{counted['Innodb_row_lock_waits'] - first} over the recording; the loader read {begun[-1] - begun[0]}; latch group attached {[round(100 * a) for a in calm]}% of the calm "
-          f"intervals, {[round(100 * a) for a in stall]}% of the stall's; the signal held it {held_ns / 1e9:.1f} s "
+          f"intervals, {[round(100 * a) for a in stall]}% of the stall's, {100 * spent['time']:.0f}% of its time, "
+          f"the stall's probes cost {spent['all_ns'] / 1e6:.1f} ms ({spent['group_ns'] / 1e6:.1f} ms the latch group's) "
+          f"of {spent['budget_ns'] / 1e6:.1f} ms earned; bank {put_in / 1e6:.1f} ms put in, {paid_out / 1e6:.1f} ms "
+          f"paid out; the signal held it {held_ns / 1e9:.1f} s "
           f"and opened {opened} windows; free-page and log-room waits read {read.get('free_page_waits')}, "
           f"{read.get('log_room_waits')}, the server's {counted}; estimate {final['overhead_ns'] / 1e6:.0f} ms of a "
           f"{final['budget_ns'] / 1e6:.0f} ms budget; missing signals {signals['missing']}")
@@ -106,4 +140,7 @@ def test_a_hot_row_stall_opens_the_latch_group_at_the_default_budget(servers, tm
     assert read["log_room_waits"] == counted["Innodb_log_waits"]
     assert held_ns > 0 and opened > 0
     assert len(stall) >= HOT_S - 3 and sum(a > 0 for a in stall) >= STALL_COVERAGE * len(stall)
+    assert spent["all_ns"] >= STALL_SPENT * AIM * spent["budget_ns"]
+    assert spent["group_ns"] >= LATCH_SHARE * spent["all_ns"]
+    assert 0 <= banked and paid_out <= put_in
     assert final["overhead_ns"] <= final["budget_ns"]
