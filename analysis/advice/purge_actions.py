@@ -61,7 +61,7 @@ def end_the_pin(summary: dict, advice: Advice, meta: dict) -> None:
              "and its client sees the connection lost",
         undo="nothing to undo: the client reconnects", apply_sql=kill,
         gives_back_s=sum(p["figures"]["seconds"] for p in pinned),
-        expect=Expect("history_max", held["history"], "down")))
+        expect=Expect("pinned_s", sum(p["figures"]["seconds"] for p in pinned), "down")))
     settings = in_force(meta)
     threads, batch = number(settings, "innodb_purge_threads"), number(settings, "innodb_purge_batch_size")
     idle = [p for p in pinned if p["figures"]["all_empty_intervals"]]

@@ -303,27 +303,40 @@ session_run() {  # session_run SQL DEADLINE_US: run SQL, its rows in $reply; 1 i
   session_wait "$token" "$2"
 }
 
-session_wait() {  # session_wait TOKEN DEADLINE_US: collect rows in $reply until TOKEN; 1 at the deadline
-  local line left
+session_lost=''  # set once the server ended the session's connection (KILL: innostall verify does)
+session_wait() {  # session_wait TOKEN DEADLINE_US: collect rows in $reply until TOKEN; 1 at the
+  local line left  # deadline, 2 once the server has ended the session's connection
   reply=''
   pending=$1
   while :; do
     left=$(( ($2 - ${EPOCHREALTIME/./}) / 1000 ))
     [ "$left" -gt 0 ] || return 1
+    [ "$left" -lt 500 ] || left=500  # a look at the connection every half second
     if IFS= read -r -t "$((left / 1000)).$(printf '%03d' $((left % 1000)))" -u 4 line; then
       [ "$line" = "$1" ] && { pending=''; return 0; }
       reply=${reply:+$reply$'\n'}$line
     elif ! kill -0 "$session_pid" 2>/dev/null; then
       die "the session's client exited ($(tail -n 1 "$tmp/session.err"))"
+    elif [ -n "$session_id" ] && ! session_connected; then
+      session_lost=1 pending=''
+      return 2
     fi
   done
+}
+
+session_connected() {  # whether the server still has the session's connection (MySQL is asked
+  local table=performance_schema.threads id=PROCESSLIST_ID  # there: a read of its PROCESSLIST writes a page)
+  [ "$flavour" = mariadb ] && table=information_schema.PROCESSLIST id=ID
+  [ "$(sql "SELECT COUNT(*) FROM $table WHERE $id = $session_id" 2>/dev/null)" != 0 ]
 }
 
 session_interrupt() {  # end the session's running statement (its transaction stays open) and wait
   [ -n "$pending" ] || return 0
   client_cmd -e "KILL QUERY $session_id" 2>>"$tmp/session.err"
-  session_wait "$pending" "$(in_s 30)" ||
-    die "the session's statement did not end within 30 s of KILL QUERY"
+  session_wait "$pending" "$(in_s 30)"
+  case $? in
+    1) die "the session's statement did not end within 30 s of KILL QUERY" ;;
+  esac
 }
 
 snapshot_open() {  # a REPEATABLE READ transaction with its read view open from now on
@@ -343,14 +356,20 @@ scans_until() {  # scans_until T SQL PAUSE: scans PAUSE s apart; the one running
   while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
     n=$((n + 1))
     began=${EPOCHREALTIME/./}
-    if session_run "$2" "$end"; then
+    session_run "$2" "$end"
+    case $? in
+    0)
       mark "scan $n ended: $reply in $(seconds_since "$began") s"
       next=$(in_s "$3")
-      sleep_to $((next < end ? next : end))
-    else
+      sleep_to $((next < end ? next : end)) ;;
+    2)
+      mark "snapshot ended: the server ended its connection (KILL)"
+      break ;;
+    *)
       session_interrupt
-      mark "scan $n interrupted (KILL QUERY) to commit on time"
-    fi
+      [ -n "$session_lost" ] && { mark "snapshot ended: the server ended its connection (KILL)"; break; }
+      mark "scan $n interrupted (KILL QUERY) to commit on time" ;;
+    esac
   done
   scans=$n
 }

@@ -67,8 +67,10 @@ snapshot_open
 mark "snapshot opened conn=$session_id tid=$tid"
 
 scans_until "$commit_at" "$scan_sql" "${opt[scan-pause]}"
-session_run "COMMIT;" "$(in_s 10)" || die "COMMIT did not return within 10 s"
-mark "snapshot committed"
+if [ -z "$session_lost" ]; then  # else ended from outside (innostall verify's KILL): the updates go on
+  session_run "COMMIT;" "$(in_s 10)" || die "COMMIT did not return within 10 s"
+  mark "snapshot committed"
+fi
 
 sleep_until "$seconds"
 stop_sysbench

@@ -1,0 +1,68 @@
+"""Whether a change had the effect expected, from the recordings of verify's runs: a figure of
+each run's summary, the runs as they were (at least two: their spread is the noise), and the
+run with the change. A change is confirmed only where the figure moved the expected way by
+more than both the noise and MIN_EFFECT of its level."""
+from __future__ import annotations
+
+from statistics import mean
+
+MIN_EFFECT = 0.10  # of the baseline's level: less is no effect on a noisy machine
+NEAR_ZERO = 0.10  # 'falls to near none': at most this share of the baseline's level
+
+
+def hot_block_wait_s(summary: dict) -> float:
+    blocks = [t["wait_ms"] for t in (summary.get("latches") or {}).get("top") or [] if t.get("kind") == "block"]
+    return max(blocks, default=0.0) / 1e3
+
+
+def replica_part_s(part: str):
+    return lambda s: ((s.get("replica") or {}).get("applier") or {}).get("split_ms", {}).get(part, 0.0) / 1e3
+
+
+def pinned_s(summary: dict) -> float:
+    """The recording's time in purge phases a read view pinned: the figure ending the pin moves
+    whatever the load's rate (the history's level moves with it)."""
+    return sum(p["to_s"] - p["from_s"] for p in summary["purge"].get("phases") or [] if p["verdict"] == "pinned")
+
+
+FIGURES = {
+    "pinned_s": pinned_s,
+    "history_max": lambda s: (s["purge"].get("history") or {}).get("max"),
+    "history_growth_per_s": lambda s: (s["purge"].get("history") or {}).get("growth_per_s"),
+    "log_room_wait_s": lambda s: ((s.get("flushing") or {}).get("log_room") or {}).get("wait_s", 0.0),
+    "free_page_wait_s": lambda s: ((s.get("flushing") or {}).get("free_page") or {}).get("wait_s", 0.0),
+    "applier_redo_s": replica_part_s("redo"),
+    "applier_row_lock_s": replica_part_s("row_lock"),
+    "lag_s_max": lambda s: (s.get("replica") or {}).get("lag_s_max"),
+    "hot_block_wait_s": hot_block_wait_s,
+    "purge_batch_p99_us": lambda s: (s["purge"].get("latency_us") or {}).get("p99"),
+}
+
+
+def figure_of(summary: dict, name: str) -> float | None:
+    value = FIGURES[name](summary)
+    return None if value is None else float(value)
+
+
+def judge(name: str, towards: str, baselines: list[float | None], changed: float | None) -> dict:
+    """{verdict: confirmed | not confirmed | unknown, words, baseline, changed, noise_pct}."""
+    known = [b for b in baselines if b is not None]
+    if len(known) < 2 or changed is None:
+        return {"verdict": "unknown", "words": f"unknown: {name} was not measured in every run",
+                "baseline": known, "changed": changed, "noise_pct": None}
+    level = mean(known)
+    noise = max(known) - min(known)
+    noise_pct = 100 * noise / abs(level) if level else 0.0
+    moved = changed - level
+    needed = max(noise, MIN_EFFECT * abs(level))
+    right_way = moved < -needed and (towards != "zero" or changed <= NEAR_ZERO * level)
+    shown = f"{name} {level:,.1f} → {changed:,.1f}" + (f" ({100 * moved / level:+.0f}%)" if level else "")
+    if right_way:
+        words = f"confirmed: {shown}; the runs without the change differ by {noise_pct:.0f}%"
+    elif abs(moved) <= needed:
+        words = (f"not confirmed: {shown}, unchanged within the {max(noise_pct, 100 * MIN_EFFECT):.0f}% "
+                 "the runs without the change differ by (or the least effect counted)")
+    else:
+        words = f"not confirmed: {shown}, not the way expected ({towards})"
+    return {"verdict": "confirmed" if right_way else "not confirmed", "words": words, "baseline": known,
+            "changed": changed, "noise_pct": round(noise_pct, 1)}

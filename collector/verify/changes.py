@@ -1,0 +1,122 @@
+"""The changes verify may make to a server, each undone whatever happens: a dynamic setting
+(SET GLOBAL, its value read first and read back after the restore) or ending the
+transactions older than an age (KILL, for the advice to end a pinning transaction). Only
+the server verify was pointed at, over its own socket (sql.connect checks the peer's pid)."""
+from __future__ import annotations
+
+import re
+import threading
+
+import pymysql
+
+from innostall.errors import UserError
+
+from ..server import sql
+
+NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+VALUE = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")  # numbers and words: nothing to escape
+NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+POLL_S = 0.5
+
+
+def session_of(pid: int, dsn: str | None) -> sql.SqlSession:
+    session, reason = sql.connect(pid, dsn)
+    if session is None:
+        raise UserError(f"verify needs SQL access to change the server: {reason}")
+    return session
+
+
+class SetGlobal:
+    """SET GLOBAL name = value for one run; the value in force before is put back."""
+
+    def __init__(self, text: str):
+        name, _, value = text.partition("=")
+        name, value = name.strip().lower(), value.strip()
+        if not NAME.match(name) or not VALUE.match(value):
+            raise UserError(f"--set wants NAME=VALUE, a variable name and a number or word, not {text!r}")
+        self.name, self.value, self.before = name, value, None
+        self.words = f"SET GLOBAL {name} = {value}"
+
+    def read(self, session: sql.SqlSession) -> str:
+        try:
+            return str(session.query(f"SELECT @@GLOBAL.{self.name}")[0][0])
+        except pymysql.MySQLError as e:
+            raise UserError(f"verify: the server has no global {self.name} ({sql.why(e)})")
+
+    def apply(self, session: sql.SqlSession) -> None:
+        self.before = self.read(session)
+        try:
+            session.query(f"SET GLOBAL {self.name} = {self.value}")
+        except pymysql.MySQLError as e:
+            raise UserError(f"verify: {self.words} refused: {sql.why(e)}")
+
+    def undo(self, session: sql.SqlSession) -> str:
+        """Puts the old value back and reads it back; what was done, in words."""
+        if self.before is None:
+            return "nothing to restore"
+        if NUMBER.match(self.before):  # a number as a number: a quoted one is refused for numeric variables
+            session.query(f"SET GLOBAL {self.name} = {self.before}")
+        else:
+            session.query(f"SET GLOBAL {self.name} = %s", (self.before,))
+        now = self.read(session)
+        if now != self.before:
+            raise UserError(f"verify: {self.name} reads {now} after the restore, not {self.before}: set it back by hand")
+        return f"restored {self.name} = {self.before}"
+
+
+class EndOldTransactions:
+    """For one run, KILL every connection whose transaction has been open longer than
+    older_than_s (INNODB_TRX.trx_started), but verify's own: a pinning transaction ended as
+    the advice says, as soon as it is that old."""
+
+    def __init__(self, older_than_s: float):
+        if not 0 < older_than_s <= 86400:
+            raise UserError(f"--end-older-than wants seconds between 0 and 86400, not {older_than_s}")
+        self.older_than_s = older_than_s
+        self.words = f"end transactions open longer than {older_than_s:g} s (KILL)"
+        self.killed: list[int] = []
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def apply(self, session: sql.SqlSession) -> None:
+        self.thread = threading.Thread(target=self.watch, args=(session,), daemon=True)
+        self.thread.start()
+
+    def watch(self, session: sql.SqlSession) -> None:
+        own = session.query("SELECT CONNECTION_ID()")[0][0]
+        while not self.stop.wait(POLL_S):
+            rows = session.ask("SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX "
+                               "WHERE trx_started < NOW() - INTERVAL %s SECOND AND trx_mysql_thread_id <> %s",
+                               (self.older_than_s, own))
+            for (connection,) in rows:
+                try:
+                    session.query(f"KILL {int(connection)}")
+                    self.killed.append(int(connection))
+                except pymysql.MySQLError:  # it ended meanwhile
+                    pass
+
+    def undo(self, session: sql.SqlSession) -> str:
+        self.stop.set()
+        if self.thread:
+            self.thread.join(timeout=10)
+        return f"ended {len(self.killed)} transaction(s): connections {', '.join(map(str, self.killed)) or 'none'}"
+
+
+def parse_changes(sets: list[str], end_older_than: list[float]):
+    changes = [SetGlobal(s) for s in sets] + [EndOldTransactions(s) for s in end_older_than]
+    if not changes:
+        raise UserError("verify needs a change to try: --set NAME=VALUE or --end-older-than SECONDS")
+    return changes
+
+
+def with_change(change, pid: int, dsn: str | None, run):
+    """run() with the change made, and undone after whatever happens; (run's result, the
+    words of what was done and undone)."""
+    session = session_of(pid, dsn)
+    with session:
+        change.apply(session)
+        try:
+            result = run()
+        finally:
+            undone = change.undo(session)
+    return result, f"{change.words}; {undone}"
