@@ -26,8 +26,9 @@ of trapping), each figure from the server's globals at the offsets its own DWARF
 
 The reads are of words the server updates without us: a value may be a moment old, never
 torn (each is one aligned word, as the server's own monitor threads read them). A build
-without DWARF has none of this (its catalog layout covers only what the probes need): the
-recording then says so, and every other figure stays. Never written: /proc/PID/mem is
+without DWARF (every MySQL build a DBA runs) has only what its machine code gives: on MySQL
+8.0+ the LSN and the last checkpoint through log_sys (log_code.py, code_places); the rest
+is read by SQL where innostall may log in (sql_state.py), and the recording says which. Never written: /proc/PID/mem is
 opened read-only (ServerMemory)."""
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from ..discovery import layouts
+from ..discovery import discover, layouts, log_code
 from .latch_names import ServerMemory
 from .pool_walk import PoolLayout, PoolWalker, pool_layout
 
@@ -78,6 +79,23 @@ class Place:
             return sum(words)
         members = [memory.read(p + self.member_offset, self.size) for p in words if p]
         return None if None in members else sum(int.from_bytes(m, "little") for m in members)
+
+
+@dataclass(frozen=True)
+class LsnPlace:
+    """MySQL 8.0+'s LSN, which log_t keeps as sn, the log blocks' data bytes (log_code.py):
+    read through log_sys and framed. A reading taken while the log buffer is x-latched
+    (sn's top bit set) comes from sn_locked where the build's code gave it, else is left out."""
+    log_sys: int
+    sn: int
+    sn_locked: int | None
+
+    def read(self, memory: ServerMemory) -> int | None:
+        log = memory.u64(self.log_sys)
+        sn = memory.u64(log + self.sn) if log else None
+        if sn is not None and sn & log_code.SN_LOCKED:
+            sn = memory.u64(log + self.sn_locked) if self.sn_locked is not None else None
+        return log_code.sn_to_lsn(sn) if sn else None
 
 
 class ServerState:
@@ -202,15 +220,46 @@ def by_segment(found: dict, trx_sys: int | None, member_path: str) -> Place | No
     return Place(trx_sys, via, array["offset"] + member["offset"], member["size"], count=count, stride=element)
 
 
+def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
+    """MySQL 8.0+ without DWARF: the LSN and the last checkpoint at the offsets the build's
+    machine code gives (log_code.py), kept only if a first reading is one a log can hold
+    (both above 0, the checkpoint at or below the LSN); and what meta.json says of them."""
+    if target.family not in ("mysql", "percona") or target.version_tuple() < (8, 0):
+        return {}, {"note": "the build has no DWARF (its debug file would give it)"}
+    members = log_code.log_members(target, discover.catalog_file().get("state_code", []))
+    derived = {m: d.offset for m, d in members.items() if d.offset is not None}
+    said = {"log_t": {m.split(".")[-1]: (f"{d.offset:#x} " if d.offset is not None else "") + d.said
+                      for m, d in members.items()}}
+    log_sys = target.find_objects([log_code.LOG_GLOBAL]).get(log_code.LOG_GLOBAL)
+    if not log_sys or not {"log_t.sn", "log_t.last_checkpoint_lsn"} <= set(derived):
+        why = "log_sys is not in the binary's symbols" if not log_sys else "the build's code gave no LSN or checkpoint"
+        return {}, {"note": f"the build has no DWARF, and {why}", "from_code": said}
+    at = log_sys.vaddr + bias
+    places = {"lsn": LsnPlace(at, derived["log_t.sn"], derived.get("log_t.sn_locked")),
+              "checkpoint_lsn": Place(at, True, derived["log_t.last_checkpoint_lsn"], 8)}
+    memory = ServerMemory(target.pid)
+    try:
+        lsn, checkpoint = (places[g].read(memory) if memory.fd is not None else None for g in ("lsn", "checkpoint_lsn"))
+    finally:
+        memory.close()
+    if not (lsn and checkpoint and checkpoint <= lsn):
+        return {}, {"note": f"the build's code gave the log's offsets, but their first reading is no log's "
+                            f"(LSN {lsn}, checkpoint {checkpoint}): refused", "from_code": said}
+    return places, {"from_code": said}
+
+
 def state_plan(target) -> tuple[dict[str, Place | PoolLayout], dict]:
     """Where each gauge of a running target lives, and what meta.json says of it: {"read":
     [gauge ...]}, with "note" saying why when nothing can be read."""
     if not target.pid:
         return {}, {"read": [], "note": "no process to read"}
     found = layouts.answer(target.elf, target.debug) if target.elf else None
+    bias = target.runtime_address(0)
+    if found is None and bias is not None:
+        places, said = code_places(target, bias)
+        return places, {"read": list(places), **said}
     if found is None:
         return {}, {"read": [], "note": "the build has no DWARF (its debug file would give it)"}
-    bias = target.runtime_address(0)
     if bias is None:
         return {}, {"read": [], "note": "where the server's executable is mapped cannot be told"}
     places = places_of(found, bias)
