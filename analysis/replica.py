@@ -39,7 +39,7 @@ from .report_tables import counter_names, interval_lengths
 from .timeline import per_interval
 from .wording.replica import phase_detail
 from .wording.replica_lag import lag_rise
-from .work_latches import heaviest, owned_between, work_latches
+from .work_latch_figures import heaviest, owned_between, work_latches
 
 # The replica's own lag (Seconds_Behind_Master/Source), read over SQL each interval
 # (collector/server/replica_lag.py); absent where innostall could not log in.

@@ -1,6 +1,6 @@
 """The findings: what a recording's figures mean, in plain words, each read from the
-summary's figures (summary.measured) so that no view words them differently; and the
-purge headline the text and HTML open their purge section with."""
+summary's figures so that no view words them differently (each section of analysis/sections/
+asks for its own); and the purge headline the text and HTML open their purge section with."""
 from __future__ import annotations
 
 import pandas as pd
@@ -10,7 +10,6 @@ from ..estimates import estimate_words
 from ..recording import Recording
 from ..timeline import per_interval
 from .numbers import latency
-from .replica import replica_findings
 
 
 def purge_headline(purge: dict, duration_s: float) -> str:
@@ -147,21 +146,6 @@ def free_page_findings(told: dict) -> list[str]:
                         "none was free and none clean at the LRU list's tail, so each waited for a dirty page to "
                         "be written out and evicted (a buffer pool too small for the working set, or page "
                         "cleaners that do not keep up).")
-
-
-def all_findings(rec: Recording, told: dict) -> list[str]:
-    """Every finding, in the report's order: the replica applier's (on a replica its story
-    leads: its lag, and where it grew), purge's, the version walks', the undo reads', the
-    latches' and flushing's. The text shows each in its section, HTML and JSON all
-    together."""
-    found = replica_findings(rec, told) + purge_findings(rec, told["purge"]) + throttle_findings(told["purge"])
-    if told["version_walk"]["recorded"]:
-        found += walk_findings(told["version_walk"], told["drops"])
-    found += undo_findings(told["undo"])
-    if told["block_lock"]["recorded"]:
-        found += block_lock_findings(told["block_lock"], rec.wait_stacks, rec.duration_s)
-    return (found + purge_redo_findings(told) + flush_findings(told) + log_room_findings(told)
-            + free_page_findings(told) + batch_findings(told))
 
 
 def batch_findings(told: dict) -> list[str]:

@@ -13,7 +13,7 @@ from ..replica_time import (BOUND, DOING, PARTS, UNSPLIT, UNWATCHED, WAITS, WATC
                             waiting_part)
 from .numbers import count, duration
 from .replica_lag import lag_finding
-from .work_latches import heaviest_latch_words, work_latch_lines
+from .work_latch_words import heaviest_latch_words, work_latch_lines
 
 SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
 THREADS_SHOWN = 8  # applier threads listed in the text; JSON lists them all

@@ -12,6 +12,7 @@ import re
 from conftest import REPO
 from innostall.analysis import cost, figure_bounds_check, recording, replica_time, summary, text, verdict_check
 from innostall.analysis.replica_time import BOUND, WATCHED_ENOUGH
+from innostall.analysis.sections import purge as purge_section
 from innostall.analysis.wording import replica as replica_words
 from test_replica_report import APPLIER_PROBES, IDLE, S, SQL_THREAD, applied, with_open_event
 
@@ -106,8 +107,8 @@ def test_a_level_past_its_point_and_a_moment_before_the_recording_are_in_bounds(
     assert figure_bounds_check.words_problems("busy 3.4 s of 3.0 s (114%) of its time", "text") != []
     told = {"purge": {"pinned_by": [{"opened_s": -4.558, "age_s": 9.1}]}, "replica": None}
     assert figure_bounds_check.json_problems(told) == []
-    assert text.opened_when(-4.558) == "opened 4.6 s before the recording"
-    assert " ".join(text.opened_when(12.5).split()) == "opened at 12.5 s"
+    assert purge_section.opened_when(-4.558) == "opened 4.6 s before the recording"
+    assert " ".join(purge_section.opened_when(12.5).split()) == "opened at 12.5 s"
 
 
 def test_an_overhead_estimate_above_the_servers_cpu_is_said_in_seconds():

@@ -1,5 +1,5 @@
 """The latches purge's work or the replica's applier waited on, in words (analysis/
-work_latches.py gives the figures): a section's lines, and the clause a finding adds."""
+work_latch_figures.py gives the figures): a section's lines, and the clause a finding adds."""
 from __future__ import annotations
 
 from .numbers import count

@@ -1,0 +1,15 @@
+"""The report's sections, one module each, in the one order every view follows: each gives,
+from the recording, its figures (its keys of `report --json`'s summary, KEYS), its findings
+(read from those figures) and its text lines. A section that LEADS (the replica's: on a
+replica its story comes first) is told before the others in the text and the findings; the
+JSON keeps the sections' own order."""
+from __future__ import annotations
+
+from . import block_locks, cost, latches, purge, redo_flushing, replica, undo, version_walks
+
+SECTIONS = (purge, version_walks, undo, block_locks, latches, redo_flushing, replica, cost)
+
+
+def told_order() -> list:
+    """The sections as the text and the findings tell them: the leading ones first."""
+    return sorted(SECTIONS, key=lambda s: not getattr(s, "LEADS", False))

@@ -1,0 +1,26 @@
+"""The redo and flushing section: the redo written and by whom, the checkpoint age against
+the server's flush points, the buffer pool's dirty and free pages, the undo tablespaces, the
+writers' waits for log room and free pages, the page cleaners' batches (figures:
+redo.redo_summary), their findings and the section's text lines."""
+from __future__ import annotations
+
+from ..recording import Recording
+from ..redo import redo_lines, redo_summary
+from ..wording.findings import (batch_findings, flush_findings, free_page_findings, log_room_findings,
+                                purge_redo_findings)
+from .lines import finding_lines
+
+KEYS = ("redo", "checkpoint", "buffer_pool", "undo_space", "pages_dirtied", "flushing", "server_state")
+
+
+def figures(rec: Recording) -> dict:
+    return redo_summary(rec)
+
+
+def findings(rec: Recording, told: dict) -> list[str]:
+    return (purge_redo_findings(told) + flush_findings(told) + log_room_findings(told)
+            + free_page_findings(told) + batch_findings(told))
+
+
+def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
+    return redo_lines(told) + finding_lines(found)

@@ -1,0 +1,24 @@
+"""The replica section: on a replica, its applier's events and time, the lag and its phases
+(figures under replica: analysis/replica.py), the lag's and the applier's findings and the
+section's text lines (wording/replica.py). On a replica its story leads the report."""
+from __future__ import annotations
+
+from ..recording import Recording
+from ..replica import replica_summary
+from ..wording.replica import replica_findings, replica_lines
+from .lines import finding_lines
+
+KEYS = ("replica",)
+LEADS = True  # told first, in the text and the findings: the lag is what a replica's reader asks
+
+
+def figures(rec: Recording) -> dict:
+    return {"replica": replica_summary(rec)}
+
+
+def findings(rec: Recording, told: dict) -> list[str]:
+    return replica_findings(rec, told)
+
+
+def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
+    return replica_lines(rec, told) + finding_lines(found)
