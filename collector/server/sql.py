@@ -390,12 +390,15 @@ class SqlSession:
 
     def old_transactions(self) -> list[dict]:
         """Transactions open now, oldest first: [{tid, connection_id, user, statement,
-        trx_started_epoch_s}]; tid None where the server cannot tell it."""
+        trx_started_epoch_s, isolation, running}]; tid None where the server cannot tell it;
+        running: a statement of it runs now (trx_query)."""
         s = self.source
-        rows = self.ask(f"SELECT {self.columns('p', 'x')} FROM information_schema.INNODB_TRX x "
+        rows = self.ask(f"SELECT {self.columns('p', 'x')}, x.trx_isolation_level, x.trx_query IS NOT NULL "
+                        f"FROM information_schema.INNODB_TRX x "
                         f"LEFT JOIN {s.table} p ON p.{s.connection} = x.trx_mysql_thread_id "
                         f"ORDER BY x.trx_started, x.trx_mysql_thread_id")
-        return [row_dict(row, self.keep_literals) for row in rows]
+        return [{**row_dict(row[:5], self.keep_literals), "isolation": row[5], "running": bool(row[6])}
+                for row in rows]
 
     def index_names(self) -> dict[int, tuple[str, str]]:
         """{index id: (table, index)} of every InnoDB index, the table as InnoDB names it

@@ -24,6 +24,18 @@ LONG_OPEN_S = 2.0  # a view or transaction open this long may be what holds purg
 NAMES = ("connection_id", "user", "statement")
 
 
+def may_hold_a_view(trx: dict) -> bool:
+    """Whether a transaction SQL lists can hold a read view now (INNODB_TRX says not whether
+    it has one): READ UNCOMMITTED never opens one; READ COMMITTED, and SERIALIZABLE (whose
+    reads inside a transaction lock rather than read a view; an autocommit SELECT reads one),
+    only while a statement of it runs; REPEATABLE READ keeps its first from its first read
+    (or START TRANSACTION WITH CONSISTENT SNAPSHOT) to its end."""
+    isolation = str(trx.get("isolation") or "").upper()
+    if isolation == "READ UNCOMMITTED":
+        return False
+    return isolation in ("", "REPEATABLE READ") or bool(trx.get("running"))
+
+
 class ViewNames:
     def __init__(self, session, views_complete: bool = False):
         self.session = session  # a sql.SqlSession, or None
@@ -106,7 +118,7 @@ class ViewNames:
         long_open = time.monotonic_ns() - int(LONG_OPEN_S * 1e9)
         for trx in transactions:
             started = self.started_mono_ns(trx, to_mono)
-            if started is None or started > long_open:
+            if started is None or started > long_open or not may_hold_a_view(trx):
                 continue
             views.append({"tid": trx["tid"], "opened_ns": started, "history_at_open": None,
                           "folded": "", "seen_open": True, "source": "sql",

@@ -97,6 +97,20 @@ def test_a_transaction_only_sql_saw_is_asked_after_until_it_ends(clock):
     assert 0 < seconds_shown <= UNSEEN_RECHECK_S + 1
 
 
+def test_only_transactions_whose_isolation_can_hold_a_view_are_shown(clock):
+    """INNODB_TRX lists every open transaction, not whether it holds a view: one in READ
+    UNCOMMITTED never does, one in READ COMMITTED only while a statement runs; REPEATABLE READ
+    from its first read to its end."""
+    server = Server()
+    for tid, isolation, running in ((10, "REPEATABLE READ", False), (20, "READ COMMITTED", False),
+                                    (30, "READ COMMITTED", True), (40, "READ UNCOMMITTED", True),
+                                    (50, "SERIALIZABLE", False)):
+        server.begin(tid, 50.0)
+        server.open[-1].update(isolation=isolation, running=running)
+    shown = annotated(ViewNames(server), [])
+    assert [(v["tid"], v["source"]) for v in shown] == [(10, "sql"), (30, "sql")]
+
+
 def test_an_answer_older_than_the_sighting_does_not_move_the_view_back(clock):
     """A thread's transaction ended and a new one began between the answer and the moment
     the probe caught the new view: the old start is not the new view's."""
