@@ -33,7 +33,8 @@ GOVERNOR_SECONDS = {"governor.server_cpu_ns": ("server_cpu_seconds_total", "CPU 
                                              "what the probes cost the server, as the governor estimates it"),
                     "governor.budget_ns": ("probe_budget_seconds_total", "what the probes were allowed to cost")}
 
-# The server's state read from its memory: (metric, help) by name; all gauges at the snapshot
+# The server's state, read from its memory or by SQL (meta.json's server_state.sources says
+# which, per figure): (metric, help) by name; all gauges at the snapshot
 SERVER_STATE = {
     "lsn": ("innodb_lsn_bytes", "the redo log's sequence number (log_sys.lsn)"),
     "checkpoint_lsn": ("innodb_checkpoint_lsn_bytes", "the last checkpoint's LSN"),
@@ -44,7 +45,9 @@ SERVER_STATE = {
     "dirty_pages": ("innodb_buffer_pool_dirty_pages", "pages on the buffer pool's flush list"),
     "free_pages": ("innodb_buffer_pool_free_pages", "pages on the buffer pool's free list"),
     "lru_pages": ("innodb_buffer_pool_data_pages", "pages on the buffer pool's LRU list"),
-    "history": ("innodb_history_length_read", "the history list length read from the server's memory"),
+    "history": ("innodb_history_length_read", "the history list length read from the server's memory or by SQL"),
+    "undo_file_bytes": ("innodb_undo_tablespaces_bytes", "the undo tablespaces' size on disk (INFORMATION_SCHEMA.FILES)"),
+    "page_size": ("innodb_page_size_bytes", "innodb_page_size"),
     "undo_pages": ("innodb_undo_pages", "pages the rollback segments hold (their undo logs, history included)"),
     "undo_cached_pages": ("innodb_undo_pages_cached", "undo log pages in the buffer pool, at the pool's last walk"),
     "checkpoint_age_peak": ("innodb_checkpoint_age_peak_bytes", "the highest checkpoint age read since the snapshot before"),
@@ -146,9 +149,10 @@ class Collector:
         yield attached
 
     def server_state(self, state: dict[str, int]):
-        """The server's state read from its memory at the snapshot (collector/server/state.py)."""
+        """The server's state at the snapshot: from its memory (collector/server/state.py) or
+        by SQL (collector/server/sql_state.py)."""
         for name, value in state.items():
-            metric, help_text = SERVER_STATE.get(name, (f"server_{name}", f"{name}, read from the server's memory"))
+            metric, help_text = SERVER_STATE.get(name, (f"server_{name}", f"{name}, the server's own figure"))
             yield GaugeMetricFamily(PREFIX + metric, help_text, value=value)
         if "lsn" in state and "checkpoint_lsn" in state:
             yield GaugeMetricFamily(PREFIX + "innodb_checkpoint_age_bytes",
