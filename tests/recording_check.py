@@ -1,4 +1,4 @@
-"""The checker (analysis/verdict_check.py) over the recordings a test session made of the
+"""The checker (analysis/checks/verdict_check.py) over the recordings a test session made of the
 fixture servers: which they are, and what it finds in each. conftest.py runs it on every
 one at the session's end, test_verdict_consistency.py on the whole suite's at once; a
 recording is checked once (CHECKED)."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import recordings
 from conftest import REPO, SESSION_START
-from innostall.analysis import verdict_check
+from innostall.analysis.checks import verdict_check
 from innostall.errors import UserError
 
 STORED = sorted(p for p in (REPO / "tests" / "data").iterdir() if (p / "meta.json").exists())

@@ -27,7 +27,7 @@ import pytest
 import slow_disk
 from conftest import INNOSTALL
 from innostall.analysis.recording import load
-from innostall.analysis.verdict_check import check
+from innostall.analysis.checks.verdict_check import check
 from scenario_runs import SCENARIOS, run_scenario
 from test_record_purge import wait_for_line
 

@@ -39,7 +39,7 @@ import pytest
 import slow_disk
 from conftest import INNOSTALL
 from innostall.analysis import recording
-from innostall.analysis.verdict_check import check
+from innostall.analysis.checks.verdict_check import check
 from polling import settled
 from test_record_purge import wait_for_line
 

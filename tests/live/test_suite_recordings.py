@@ -1,5 +1,5 @@
 """The whole live suite's own recordings of the fixture servers under their loads: none is
-contradicted by its report (analysis/verdict_check.py through tests/recording_check.py),
+contradicted by its report (analysis/checks/verdict_check.py through tests/recording_check.py),
 and there are enough of them, of enough server versions, for that to mean something. It
 runs after every other test of the session (conftest.py sorts `after_recordings` last)."""
 from __future__ import annotations

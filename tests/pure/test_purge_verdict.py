@@ -14,7 +14,8 @@ from conftest import REPO, innostall
 from innostall.format import journal as fmt
 from innostall.analysis.wording import phases as phase_words
 from innostall.analysis.wording.phase_list import PHASES_SHOWN
-from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, summary, text, report_tables, verdict_check
+from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, summary, text, report_tables
+from innostall.analysis.checks import verdict_check
 from recordings import purge_journal, view
 
 FORMAT_1 = REPO / "tests" / "data" / "purge-stall"  # make demo, format 1: no history, no views

@@ -5,7 +5,8 @@ the time watched is no cause."""
 from __future__ import annotations
 
 from conftest import REPO
-from innostall.analysis import purge_time, recording, summary, verdict_check
+from innostall.analysis import purge_time, recording, summary
+from innostall.analysis.checks import verdict_check
 from innostall.analysis.wording import phases as phase_words
 
 # MariaDB 11.4.5 at the default budget: the catch-up after a 20-s snapshot, its batches'

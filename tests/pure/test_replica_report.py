@@ -1,7 +1,7 @@
 """Why the replica lags, as the report tells it (analysis/replica.py): the summary's figures,
 the phases' verdicts and words, the text section and the finding, on synthetic recordings
 written the way the recorder writes them (tests/recordings.py); the checker
-(analysis/replica_check.py, in verdict_check.check) holding them, and catching them
+(analysis/checks/replica_check.py, in verdict_check.check) holding them, and catching them
 tampered with; and the replica's Prometheus metrics."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import recordings
-from innostall.analysis import (html, recording, replica, replica_check, replica_time, summary, text, verdict_check,
-                                 window)
+from innostall.analysis import html, recording, replica, replica_time, summary, text, window
+from innostall.analysis.checks import replica_check, verdict_check
 from innostall.analysis.wording.replica import WHY
 from innostall.collector.recorder import replica_metrics
 from recordings import purge_journal

@@ -10,7 +10,8 @@ import json
 import re
 
 from conftest import REPO
-from innostall.analysis import cost, figure_bounds_check, recording, replica_time, summary, text, verdict_check
+from innostall.analysis import cost, recording, replica_time, summary, text
+from innostall.analysis.checks import figure_bounds_check, verdict_check
 from innostall.analysis.replica_time import BOUND, WATCHED_ENOUGH
 from innostall.analysis.sections import purge as purge_section
 from innostall.analysis.wording import replica as replica_words

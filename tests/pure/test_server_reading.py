@@ -5,10 +5,11 @@ server's column on its own and holds every move and 'held P of H' to it."""
 from __future__ import annotations
 
 from conftest import REPO
-from innostall.analysis import purge, verdict_check
+from innostall.analysis import purge
+from innostall.analysis.checks import verdict_check
 from innostall.analysis.recording import load
 from innostall.analysis.summary import summary
-from innostall.analysis.verdict_check import server_state
+from innostall.analysis.checks.verdict_check import server_state
 
 # MariaDB 11.4.5: a consistent snapshot held 20 s while 4 threads ran oltp_update_non_index,
 # then committed; the history read from the server's memory at each snapshot. In the first

@@ -143,7 +143,7 @@ def test_the_history_at_a_snapshot_is_the_servers_own_reading_and_the_probe_only
 def test_the_flush_finding_and_its_check(tmp_path):
     """The age read at 20 Hz between snapshots tops a saw-tooth the snapshots miss: the
     finding takes its peak, and the checker recomputes every figure it says."""
-    from innostall.analysis import verdict_check
+    from innostall.analysis.checks import verdict_check
     steps = [{"purge_batches": 1, "purge_pages": 10}] * 6
     lsn = [100 * MIB + 2 * MIB * i for i in range(1, 7)]
     states = [{"lsn": l, "checkpoint_lsn": 100 * MIB, "async_flush_age": 12 * MIB, "max_checkpoint_age": 16 * MIB,
@@ -179,7 +179,7 @@ def test_the_html_report_draws_redo_and_flushing(tmp_path):
 
 def test_redo_by_writer_and_its_finding(tmp_path):
     import json
-    from innostall.analysis import verdict_check
+    from innostall.analysis.checks import verdict_check
     steps = [{"purge_batches": 1, "redo_writes": 100, "redo_bytes": 100_000, "redo_bytes_purge_coordinator": 10_000,
               "redo_bytes_purge_workers": 30_000}] * 3
     path = recordings.write(tmp_path / "rec", purge_journal(steps))
@@ -201,7 +201,7 @@ def test_the_purge_redo_finding_rounds_once(tmp_path):
     """Purge's share, 13.4451%, is said '13.4%': added up from shares kept to four decimals
     (0.099 + 0.0355), it read '13.5%', which the checker refused (a fresh root's recording)."""
     import json
-    from innostall.analysis import verdict_check
+    from innostall.analysis.checks import verdict_check
     steps = [{"purge_batches": 1, "redo_writes": 10, "redo_bytes": 1_000_000, "redo_bytes_purge_coordinator": 99_000,
               "redo_bytes_purge_workers": 35_451}]
     path = recordings.write(tmp_path / "rec", purge_journal(steps * 2))

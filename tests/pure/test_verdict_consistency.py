@@ -1,7 +1,7 @@
 """The verdict never contradicts the recording it summarizes : short events keep
 their words, every figure holds over its phase's whole span, the text, JSON and HTML say
 the same sentences, and a latch is named whole and alike everywhere. The checker
-(analysis/verdict_check.py) is run on every stored recording and on synthetic ones written
+(analysis/checks/verdict_check.py) is run on every stored recording and on synthetic ones written
 the way the recorder writes them (tests/recordings.py); and shown to catch the
 contradictions a user found."""
 from __future__ import annotations
@@ -17,7 +17,8 @@ from markupsafe import escape
 import recording_check
 import recordings
 from conftest import REPO
-from innostall.analysis import html, purge, recording, summary, text, verdict_check
+from innostall.analysis import html, purge, recording, summary, text
+from innostall.analysis.checks import verdict_check
 from innostall.analysis.wording import numbers
 from innostall.analysis.wording.numbers import shorten
 from innostall.analysis.wording.phases import flush_bound_words

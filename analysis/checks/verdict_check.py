@@ -1,7 +1,7 @@
 """Whether a report contradicts the recording it summarizes: the checker of the verdict and
 the findings, for the tests and for anyone who doubts a report.
 
-    from innostall.analysis.verdict_check import check
+    from innostall.analysis.checks.verdict_check import check
     check("path/to/recording")  # [] when the report holds; else one line per contradiction
 
 What it checks, on `report --json`'s summary and the per-interval table (purge.purge_table):
@@ -34,16 +34,16 @@ from markupsafe import escape
 from . import figure_bounds_check, replica_check
 from .check_numbers import NUMBER, TOLERANCE, inside, said, same, shown
 from .finding_check import finding_problems, server_state
-from .html import render_html
-from .wording.phases import EVENTS_SHOWN, view_words
-from .phases import PINNED_SHARE, VERDICTS
-from .pinning import BACKLOG_MIN
-from .purge import purge_table
-from .purge_time import WATCHED_ENOUGH, rows_bound, split_watched
-from .recording import load
-from .summary import summary
-from .text import render_text
-from .wording.phase_list import shown_phases
+from ..html import render_html
+from ..wording.phases import EVENTS_SHOWN, view_words
+from ..phases import PINNED_SHARE, VERDICTS
+from ..pinning import BACKLOG_MIN
+from ..purge import purge_table
+from ..purge_time import WATCHED_ENOUGH, rows_bound, split_watched
+from ..recording import load
+from ..summary import summary
+from ..text import render_text
+from ..wording.phase_list import shown_phases
 
 __all__ = ["check", "server_state"]
 

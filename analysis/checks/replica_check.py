@@ -26,14 +26,14 @@ import pandas as pd
 from innostall.format.writer_tables import APPLIER_ROLE
 
 from . import check_numbers as vc
-from .cost import EXACT, coverage
-from .replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
+from ..cost import EXACT, coverage
+from ..replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
                            VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE, applier_deltas, applier_totals,
                            seen_throughout)
-from .wording.phase_list import shown_phases
+from ..wording.phase_list import shown_phases
 from .replica_lag_check import lag_finding_holds, own_rise
 from .replica_lag_check import span_list as replica_lag_spans
-from .wording.replica import FINDING_SHARE, SHOWN_SHARE
+from ..wording.replica import FINDING_SHARE, SHOWN_SHARE
 
 DURATION = r"({N}) (s|ms|µs)"
 UNITS = {"s": 1.0, "ms": 1e3, "µs": 1e6}

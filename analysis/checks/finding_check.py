@@ -10,11 +10,12 @@ import re
 
 import pandas as pd
 
-from . import estimates, replica_check
+from .. import estimates
+from . import replica_check
 from .check_numbers import NUMBER, said
-from .cost import coverage
-from .timeline import per_interval
-from .wording.findings import HOT_SPOT_WAITS, WRITE_BOUND_SHARE
+from ..cost import coverage
+from ..timeline import per_interval
+from ..wording.findings import HOT_SPOT_WAITS, WRITE_BOUND_SHARE
 
 
 def finding_problems(told: dict, rec) -> list[str]:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from . import check_numbers as vc
-from .replica_time import BOUND, DOING, PARTS, UNSPLIT, UNWATCHED
+from ..replica_time import BOUND, DOING, PARTS, UNSPLIT, UNWATCHED
 
 
 LAG = "server.replica_lag_s"  # the replica's own reading of its lag, at each snapshot
