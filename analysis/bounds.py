@@ -28,7 +28,7 @@ from innostall.format.safe_text import MAX_TEXT_CHARS, UNSAFE, safe_text
 # more, or more bytes once decompressed, is not one of ours.
 MAX_TABLE_ROWS = 100_000_000
 MAX_TABLE_BYTES = 4 * 2**30
-MAX_COLUMNS = 64  # a table of the format has at most 13
+MAX_COLUMNS = 64  # a table of the format 4 has at most 13
 # The loader keeps 64 user frames of a stack and splices in 32 unwound through libc; a
 # demangled C++ frame runs to a few hundred characters, a template-heavy one to ~2000.
 MAX_FRAMES = 256
@@ -41,10 +41,8 @@ MAX_STACKS = 65536
 MAX_COUNTER_NAMES = 4096
 MAX_HIST_NAMES = 1024
 MAX_SLOT = 64  # log2 buckets of a 64-bit value
-# the column a stack table's stacks are ranked by (None: by rows)
-STACK_WEIGHTS = {"walks": None, "wait_stacks": "wait_us", "latch_stacks": "wait_us",
-                 "latch_holders": "wait_us", "read_views": None, "redo_writers": "bytes",
-                 "flush_waits": "wait_us"}
+# the column a table's stacks are ranked by where it has one (else by rows)
+STACK_WEIGHT = "wait_us"
 
 
 # the texts that may be null: the walked table and index (null where not recognised), the
@@ -245,8 +243,9 @@ def bound(counters: pd.DataFrame, hists: pd.DataFrame, tables: dict,
                               ("histograms", extra_hists, MAX_HIST_NAMES)):
         if extra:
             notes.append(f"{extra:,} {what} left out: the reader keeps {most:,}")
-    for name, weight in STACK_WEIGHTS.items():
-        if name in tables and len(tables[name]):
+    for name in [n for n in tables if "stack" in tables[n].columns]:  # the schema's tables with a stack
+        if len(tables[name]):
+            weight = STACK_WEIGHT if STACK_WEIGHT in tables[name].columns else None
             tables[name], extra = heaviest_stacks(tables[name], weight)
             if extra:
                 notes.append(f"{name}: the {extra:,} lightest stacks left out: the reader keeps "

@@ -10,7 +10,7 @@ from .summary import summary
 
 PERCENTILES = ("p50", "p99", "max")  # of a histogram, given once, under hist.NAME
 # The summary's figures read from the tables the recorder keeps for the whole recording only
-# (window.WHOLE_ONLY): the hottest page's share of the block-latch waiting (pages), the
+# (window.whole_only): the hottest page's share of the block-latch waiting (pages), the
 # latches by name (latches), the flush waits' time by thread role (flush_waits) and the
 # redo by writer's role (redo_writers; a window's lumps the threads' part into "other"; purge's
 # parts, from counters, stay compared as counter.redo_bytes_purge_*.per_s).

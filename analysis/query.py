@@ -11,26 +11,16 @@ from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
 
-from innostall.format import files as regular_files, journal as fmt
-from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
-                                            redo_writers_table)
-from innostall.format.work_latches import WORK_LATCHES, work_latches_table
+from innostall.format import files as regular_files, journal as fmt, table_builders
 from innostall.errors import UserError
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
+    from innostall.format.schema import Schema
 # duckdb, pandas and the recording reader are imported where used: the command line reads
 # READY for its help, and `innostall record` must not carry them (about 100 MB).
 
-# view name -> (file, the recording attribute the report's loader fills)
-TABLES = {"counters": (fmt.COUNTERS, "counters"), "hists": (fmt.HISTS, "hists"),
-          "walks": (fmt.WALKS, "walks"), "block_pages": (fmt.PAGES, "pages"),
-          "wait_stacks": (fmt.WAIT_STACKS, "wait_stacks"), "read_views": (fmt.READ_VIEWS, "read_views"),
-          "latches": (fmt.LATCHES, "latches"), "latch_timeline": (fmt.LATCH_TIMELINE, "latch_timeline"),
-          "latch_stacks": (fmt.LATCH_STACKS, "latch_stacks"), "redo_writers": (REDO_WRITERS, "redo_writers"),
-          "flush_waits": (FLUSH_WAITS, "flush_waits"), "appliers": (APPLIERS, "appliers"),
-          "work_latches": (WORK_LATCHES, "work_latches")}
 RECORDING_COLUMNS = ["recording", "host", "path", "family", "version", "pid", "start", "duration_s",
                      "interval_s", "deep_walk_threshold", "format_version", "complete", "end_reason"]
 
@@ -137,28 +127,38 @@ def recording_row(label: str, path: str, meta: dict, duration_s: float) -> dict:
             "end_reason": meta.get("end_reason")}
 
 
+def schema_at(meta: dict, path: str) -> Schema:
+    try:
+        return fmt.schema_of(meta)
+    except UserError as e:
+        raise UserError(f"{path}: {e}")
+
+
 def connect(paths: list[str]) -> duckdb.DuckDBPyConnection:
-    """An in-memory database with the views over these recordings."""
+    """An in-memory database with the views over these recordings: one per table of their
+    schemas (innostall/format/tables.py), each recording's rows in it."""
     import duckdb
     import pandas as pd
     from . import recording
     if not paths:
         raise UserError("query: no recording given")
     con = duckdb.connect()
-    parts: dict[str, list[str]] = {name: [] for name in TABLES}
     rows, metas = [], [recording.read_meta(p)[0] for p in paths]
-    for i, (path, label, meta) in enumerate(zip(paths, labels(paths, metas), metas)):
+    schemas = [schema_at(meta, path) for meta, path in zip(metas, paths)]
+    views = {name: schema for schema in [format_4_schema(), *schemas] for name in schema.tables.recording}
+    parts: dict[str, list[str]] = {name: [] for name in views}
+    for i, (path, label, meta, schema) in enumerate(zip(paths, labels(paths, metas), metas, schemas)):
         front = f"SELECT {quoted(label)} AS recording, {quoted(meta.get('host') or 'unknown')} AS host, *"
-        files = {name: os.path.join(path, file) for name, (file, _) in TABLES.items()}
-        if meta.get("complete") and parquet_readable(path):
+        files = {name: os.path.join(path, table.file) for name, table in schema.tables.recording.items()}
+        if meta.get("complete") and parquet_readable(path, schema):
             for name, file in files.items():
                 if regular_files.state(file) is None:
                     parts[name].append(f"{front} FROM read_parquet({quoted(file)})")
             duration = con.execute(f"SELECT coalesce(max(t_s), 0) FROM read_parquet({quoted(files['counters'])})").fetchall()[0][0]
         else:  # cut short: its tables rebuilt from the journal, as the report reads it
             rec = recording.load(path)
-            for name, (_, attribute) in TABLES.items():
-                con.register(f"_{name}_{i}", getattr(rec, attribute))
+            for name in schema.tables.recording:
+                con.register(f"_{name}_{i}", getattr(rec, name))
                 parts[name].append(f"{front} FROM _{name}_{i}")
             duration = rec.duration_s
         rows.append(recording_row(label, path, meta, duration))
@@ -168,11 +168,11 @@ def connect(paths: list[str]) -> duckdb.DuckDBPyConnection:
     con.execute("CREATE VIEW recordings AS SELECT * FROM _recordings")
     for name, selects in parts.items():
         con.execute(f"CREATE VIEW {name} AS " + (" UNION ALL BY NAME ".join(selects) if selects
-                                                 else empty_view(name)))
+                                                 else empty_view(name, views[name])))
     return con
 
 
-def parquet_readable(path: str) -> bool:
+def parquet_readable(path: str, schema: Schema) -> bool:
     """Whether DuckDB may read the recording's Parquet tables where they lie: each one there
     a regular file (not a link out of the recording, a FIFO, a device) whose footer claims
     a size within the reader's limits (analysis/bounds.py). If not, the report's loader
@@ -181,7 +181,7 @@ def parquet_readable(path: str) -> bool:
     if regular_files.state(os.path.join(path, fmt.COUNTERS)) == "missing":
         return False
     try:
-        for file, _ in TABLES.values():
+        for file in [table.file for table in schema.tables.recording.values()]:
             if regular_files.state(os.path.join(path, file)) != "missing":
                 check_parquet(path, file)
     except DamagedTable:
@@ -189,23 +189,21 @@ def parquet_readable(path: str) -> bool:
     return True
 
 
-def empty_table(name: str) -> pd.DataFrame:
-    """A table of the format with its columns and types, and no rows."""
+def view_names() -> list[str]:
+    """The views of the tables every recording has (more where a recording's schema has more)."""
+    from innostall.format.tables import format_4
+    return list(format_4().recording)
+
+
+def format_4_schema() -> Schema:
+    """The views every query has, whatever its recordings: the tables of format 4."""
     from innostall.format.schema import format_1
-    return {"counters": lambda: fmt.journal_to_tables([])[0], "hists": lambda: fmt.journal_to_tables([])[1],
-             "walks": lambda: fmt.walks_table([]), "block_pages": lambda: fmt.pages_table([]),
-             "wait_stacks": lambda: fmt.wait_stacks_table([], format_1()),
-             "read_views": lambda: fmt.read_views_table([]), "latches": lambda: fmt.latches_table([]),
-             "latch_timeline": lambda: fmt.latch_timeline_table([]),
-             "latch_stacks": lambda: fmt.latch_stacks_table([], format_1()),
-             "redo_writers": lambda: redo_writers_table([]), "flush_waits": lambda: flush_waits_table([]),
-             "appliers": lambda: appliers_table([]),
-             "work_latches": lambda: work_latches_table([], format_1())}[name]()
+    return format_1()
 
 
-def empty_view(name: str) -> str:
+def empty_view(name: str, schema: Schema) -> str:
     """A table no recording has: its columns, no rows, so a query naming it still runs."""
-    empty = empty_table(name)
+    empty = table_builders.empty(name, schema)
     columns = ", ".join(f"NULL::VARCHAR AS {c}" if str(t) in ("category", "string", "object")
                         else f"NULL::{duck_type(t)} AS {c}" for c, t in empty.dtypes.items())
     return f"SELECT NULL::VARCHAR AS recording, NULL::VARCHAR AS host, {columns} WHERE false"

@@ -6,64 +6,56 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from innostall.format import files, journal as fmt, journal_files, meta_shape
+from innostall.format import files, journal as fmt, journal_files, meta_shape, table_builders
 from innostall.errors import UserError
-from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
-                                            redo_writers_table)
 from innostall.format.safe_text import safe_strings, safe_text
-from innostall.format.work_latches import WORK_LATCHES, work_latches_table
 from innostall.format.schema import Schema
 
 from . import bounds
 
 
-@dataclass
+# the attribute a table is read by where it is not its name (the views' older spelling)
+ATTRIBUTE_TABLES = {"pages": "block_pages"}
+
+
+@dataclass(init=False)
 class Recording:
     path: str
     meta: dict
-    schema: Schema  # names, kinds and units of its counters and histograms
+    schema: Schema  # names, kinds and units of its counters and histograms, and its tables
     counters: pd.DataFrame  # interval, t_s, name, value
     hists: pd.DataFrame  # interval, t_s, name, slot, count
-    walks: pd.DataFrame = field(default_factory=lambda: fmt.walks_table([]))
-    # deep version walks: t_s, tid, depth, latency_us, stack (folded, root first)
-    pages: pd.DataFrame = field(default_factory=lambda: fmt.pages_table([]))
-    # blocks whose latch was waited for: space, page_no, waits, wait_us
-    wait_stacks: pd.DataFrame | None = None
-    # user stacks of latch waits: mode, stack (folded, root first), waits, wait_us
-    read_views: pd.DataFrame = field(default_factory=lambda: fmt.read_views_table([]))
-    # the oldest read views at each snapshot: interval, t_s, tid, opened_s, age_s, ...
-    latches: pd.DataFrame = field(default_factory=lambda: fmt.latches_table([]))
-    # every contended latch by name: name, kind, waits, wait_us, max_us, p99_us
-    latch_timeline: pd.DataFrame = field(default_factory=lambda: fmt.latch_timeline_table([]))
-    # the same per interval: interval, t_s, name, kind, waits, wait_us
-    latch_stacks: pd.DataFrame | None = None
-    # waiter stacks per latch: name, kind, mode, stack, waits, wait_us
-    latch_holders: pd.DataFrame | None = None
-    # who woke latch waiters: latch, mode, thread, role, stack (the waker's), waits, wait_us
-    redo_writers: pd.DataFrame = field(default_factory=lambda: redo_writers_table([]))
-    # every thread that wrote redo: tid, thread, role, stack, bytes, purge_bytes, writes
-    flush_waits: pd.DataFrame = field(default_factory=lambda: flush_waits_table([]))
-    # writers' waits for flushing: kind, thread, role, stack, waits, wait_us
-    appliers: pd.DataFrame = field(default_factory=lambda: appliers_table([]))
-    # a replica's applier threads: tid, thread, role, events, apply_ns
-    work_latches: pd.DataFrame | None = None
-    # the latches purge's work and the applier's waited on, per interval: interval, t_s, owner,
-    # name, kind, mode, waits, wait_us
-    gauges_before: dict = field(default_factory=dict)  # a window's gauges' levels at its start (window.py)
-    warnings: list[str] = field(default_factory=list)  # what was read around, in words
-    window: dict | None = None  # a window of the recording (window.py): where it lies in it
+    # every other table of its schema by name (innostall/format/tables.py), each also an
+    # attribute: rec.walks, rec.latch_holders ... (rec.pages: block_pages)
+    tables: dict[str, pd.DataFrame]
+    gauges_before: dict  # a window's gauges' levels at its start (window.py)
+    warnings: list[str]  # what was read around, in words
+    window: dict | None  # a window of the recording (window.py): where it lies in it
     # sums the views ask for dozens of times: (the table they were summed from, the sums)
-    _sums: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _sums: dict = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
-        if self.wait_stacks is None:
-            self.wait_stacks = fmt.wait_stacks_table([], self.schema)
-        if self.latch_stacks is None:
-            self.latch_stacks = fmt.latch_stacks_table([], self.schema)
-        if self.latch_holders is None:
-            self.latch_holders = fmt.holders_table([], self.schema)
-        if self.work_latches is None:
-            self.work_latches = work_latches_table([], self.schema)
+    def __init__(self, path: str, meta: dict, schema: Schema, counters: pd.DataFrame, hists: pd.DataFrame,
+                 tables: dict[str, pd.DataFrame] | None = None, gauges_before: dict | None = None,
+                 warnings: list[str] | None = None, window: dict | None = None, **named: pd.DataFrame):
+        """named: tables given by name or attribute (walks=..., pages=...), over `tables`:
+        dataclasses.replace(rec, walks=...) replaces one. A table not given is empty."""
+        self.path, self.meta, self.schema, self.counters, self.hists = path, meta, schema, counters, hists
+        self.tables = {**(tables or {}), **{ATTRIBUTE_TABLES.get(name, name): table for name, table in named.items()}}
+        unknown = set(self.tables) - set(schema.tables.recording)
+        if unknown:
+            raise TypeError(f"no table {', '.join(sorted(unknown))} in the recording's schema")
+        for name in table_builders.table_names(schema):
+            if name not in self.tables:
+                self.tables[name] = table_builders.empty(name, schema)
+        self.gauges_before, self.warnings, self.window = gauges_before or {}, warnings or [], window
+        self._sums = {}
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        tables = self.__dict__.get("tables")
+        name = ATTRIBUTE_TABLES.get(name, name)
+        if tables is None or name not in tables:
+            raise AttributeError(name)
+        return tables[name]
 
     def summed(self, table: str, by: list[str], column: str) -> pd.Series:
         """A table's column summed by some of its columns, once per table (a test may put
@@ -108,28 +100,6 @@ class Recording:
         return last
 
 
-def optional_tables(schema: Schema) -> dict:
-    """Tables a recording may lack (older recordings, probes not attached): field -> (file,
-    builder from journal records)."""
-    return {"walks": (fmt.WALKS, fmt.walks_table), "pages": (fmt.PAGES, fmt.pages_table),
-            "wait_stacks": (fmt.WAIT_STACKS, lambda records: fmt.wait_stacks_table(records, schema)),
-            "read_views": (fmt.READ_VIEWS, fmt.read_views_table),
-            "latches": (fmt.LATCHES, fmt.latches_table),
-            "latch_timeline": (fmt.LATCH_TIMELINE, fmt.latch_timeline_table),
-            "latch_stacks": (fmt.LATCH_STACKS, lambda records: fmt.latch_stacks_table(records, schema)),
-            "latch_holders": (fmt.HOLDERS, lambda records: fmt.holders_table(records, schema)),
-            "redo_writers": (REDO_WRITERS, redo_writers_table),
-            "flush_waits": (FLUSH_WAITS, flush_waits_table), "appliers": (APPLIERS, appliers_table),
-            "work_latches": (WORK_LATCHES, lambda records: work_latches_table(records, schema))}
-
-
-# the journal lines each optional table is built from
-BUILT_FROM = {"walks": "deep_walk", "pages": "latch_tables", "wait_stacks": "latch_tables",
-              "read_views": "read_views", "latches": "latches", "latch_timeline": "latches",
-              "latch_stacks": "latch_tables", "latch_holders": "latch_tables", "redo_writers": "latch_tables",
-              "flush_waits": "latch_tables", "appliers": "latch_tables", "work_latches": "work_latches"}
-
-
 def load(path: str) -> Recording:
     """The recording at path: its Parquet tables, or, when it was cut short or they are
     damaged, its journal's; within the reader's limits (bounds.py). Whatever it cannot read
@@ -145,7 +115,7 @@ def load(path: str) -> Recording:
         schema = fmt.schema_of(meta)
     except UserError as e:
         raise UserError(f"{path}: {e}")
-    optional = optional_tables(schema)
+    optional = table_builders.table_names(schema)
     read, damaged, journal = None, None, journal_files.has_journal(path)
     if meta.get("complete") and files.state(os.path.join(path, fmt.COUNTERS)) != "missing":
         try:
@@ -159,16 +129,17 @@ def load(path: str) -> Recording:
         read = _rebuild(path, optional, meta, schema, tables_lost=bool(meta.get("complete")) and not damaged)
     counters, hists, tables, notes = read
     counters, hists, limits = bounds.bound(counters, hists, tables, schema)
-    return Recording(path, meta, schema, counters, hists, **tables, warnings=warnings + notes + limits)
+    return Recording(path, meta, schema, counters, hists, tables, warnings=warnings + notes + limits)
 
 
-def _read_tables(path: str, optional: dict, schema: Schema, journal: bool):
+def _read_tables(path: str, optional: list[str], schema: Schema, journal: bool):
     """The Parquet tables. A table the recording lacks is empty (older recordings); a damaged
     one is DamagedTable (the tables are then rebuilt from the journal), or, without a journal,
     left out and said if the views can do without it."""
     tables, notes = {}, []
-    for name, (file, build) in optional.items():
-        tables[name] = empty(file, build, schema)
+    for name in optional:
+        file = schema.tables.recording[name].file
+        tables[name] = table_builders.empty(name, schema)
         if files.state(os.path.join(path, file)) != "missing":
             try:
                 tables[name] = bounds.read_table(path, file, tables[name])
@@ -176,33 +147,20 @@ def _read_tables(path: str, optional: dict, schema: Schema, journal: bool):
                 if journal:
                     raise
                 notes.append(f"{e}: left out")
-    counters, hists = (empty(file, lambda records, i=i: fmt.journal_to_tables(records)[i], schema)
-                       for i, file in enumerate((fmt.COUNTERS, fmt.HISTS)))
+    counters, hists = (table_builders.empty(name, schema) for name in ("counters", "hists"))
     counters = bounds.read_table(path, fmt.COUNTERS, counters)
     if not len(counters):  # the recorder writes the tables only after an interval: this one lost its rows
         raise bounds.DamagedTable(f"{os.path.join(path, fmt.COUNTERS)}: damaged table (it holds no interval)")
     return counters, bounds.read_table(path, fmt.HISTS, hists), tables, notes
 
 
-EMPTY: dict[tuple, pd.DataFrame] = {}
-
-
-def empty(file: str, build, schema: Schema) -> pd.DataFrame:
-    """What a table builder builds from no records, its columns and types: built once per
-    table and set of wait modes (the only part of a schema a table's types depend on)."""
-    key = (file, tuple(schema.wait_modes))
-    if key not in EMPTY:
-        EMPTY[key] = build([])
-    return EMPTY[key].copy()
-
-
-def _rebuild(path: str, optional: dict, meta: dict, schema: Schema, tables_lost: bool):
+def _rebuild(path: str, optional: list[str], meta: dict, schema: Schema, tables_lost: bool):
     """The tables from the journal, and what meta.json lacks when the recorder could not
     finish it. The journal's reader checks each line's shape and skips (and counts) the
     damaged ones; a journal holding no interval is one line."""
     read = fmt.JournalLines()
     try:  # read once, its snapshots not held (fmt.streamed)
-        records, counters, hists = fmt.streamed(path, schema.gauges, read)
+        records, counters, hists = fmt.streamed(path, schema.gauges, read, schema.tables)
     except FileNotFoundError:
         raise UserError(f"{path}: recording has no data (no {fmt.JOURNAL})")
     except OSError as e:
@@ -215,8 +173,9 @@ def _rebuild(path: str, optional: dict, meta: dict, schema: Schema, tables_lost:
     # a table none of whose lines are in the journal is empty, and built once (a fresh build
     # costs a few ms, and a journal cut short often has half of them)
     kinds = {r["type"] for r in records}
-    tables = {name: build(records) if BUILT_FROM[name] in kinds else empty(file, build, schema)
-              for name, (file, build) in optional.items()}
+    tables = {name: table_builders.build(name, records, schema)
+              if set(table_builders.source_lines(schema, name)) & kinds else table_builders.empty(name, schema)
+              for name in optional}
     warnings = read.notes()
     if tables_lost and warnings:
         warnings.append("its tables were missing, so this report was rebuilt from the journal")

@@ -25,11 +25,11 @@ import pandas as pd
 
 from innostall import __version__
 from innostall.errors import UserError
-from innostall.format import files, journal as fmt, journal_files, meta_shape
+from innostall.format import files, journal as fmt, journal_files, meta_shape, table_builders
 from innostall.format.fingerprint import fingerprint
 from innostall.format.output_path import check_path
 
-from .recording import Recording, load, optional_tables
+from .recording import Recording, load
 
 # in meta.json's sentences about SQL access: a socket path, 'user'@'host', and user@socket
 PATH = re.compile(r"(?<![\w.-])/[^\s:;,()'\"]+")
@@ -66,7 +66,7 @@ def redact(source: str, target: str, pseudonyms: bool = False) -> Redacted:
     created = make_private_dir(target)
     try:
         if journal_files.parts(source):
-            records, done.damaged = redact_journal(source, target, users)
+            records, done.damaged = redact_journal(source, target, users, rec.schema.tables)
             tables = tables_from_journal(records, rec)
         else:
             tables = tables_as_read(source, rec, users)
@@ -132,8 +132,7 @@ def discard(target: str, created: bool) -> None:
 
 
 def known_files(rec: Recording) -> set[str]:
-    return {fmt.META, fmt.JOURNAL, fmt.COUNTERS, fmt.HISTS} | {
-        file for file, _ in optional_tables(rec.schema).values()}
+    return {fmt.META, fmt.JOURNAL} | {table.file for table in rec.schema.tables.recording.values()}
 
 
 def left_out(source: str, rec: Recording) -> list[str]:
@@ -166,13 +165,13 @@ def redact_record(record: dict, users: Pseudonyms | None) -> None:
                 stack.append(value)
 
 
-def redact_journal(source: str, target: str, users: Pseudonyms | None) -> tuple[list[dict], int]:
+def redact_journal(source: str, target: str, users: Pseudonyms | None, tables=None) -> tuple[list[dict], int]:
     """Rewrite the journal line by line, from one recording directory into another: (the
     records written, lines left out). It is read as the report reads it
     (innostall/format/journal_lines.py: regular files, each line of its shape, within the
     limits); every line is written anew from what it parses to, so nothing of its text
     survives but that. A long journal is rolled and compressed as the recorder does."""
-    read = fmt.read_journal_lines(source)
+    read = fmt.read_journal_lines(source, tables)  # its table lines as its schema describes them
     out = journal_files.JournalWriter(target)
     try:
         for record in read.records:
@@ -190,16 +189,15 @@ def tables_from_journal(records: list[dict], rec: Recording) -> dict[str, pd.Dat
     record of the shape the builders index: journal_lines.py)."""
     counters, hists = fmt.journal_to_tables(records, rec.schema.gauges)
     tables = {fmt.COUNTERS: counters, fmt.HISTS: hists}
-    for file, build in optional_tables(rec.schema).values():
-        tables[file] = build(records)
+    for name in table_builders.table_names(rec.schema):
+        tables[rec.schema.tables.recording[name].file] = table_builders.build(name, records, rec.schema)
     return tables
 
 
 def tables_as_read(source: str, rec: Recording, users: Pseudonyms | None) -> dict[str, pd.DataFrame]:
     """The tables of a recording without its journal, those it has: the read views' with
     their statements fingerprinted (and users named by pseudonyms), the others as read."""
-    fields = {fmt.COUNTERS: "counters", fmt.HISTS: "hists"}
-    fields.update({file: name for name, (file, _) in optional_tables(rec.schema).items()})
+    fields = {table.file: name for name, table in rec.schema.tables.recording.items()}
     tables = {file: getattr(rec, name) for file, name in fields.items()
               if os.path.exists(os.path.join(source, file))}
     if fmt.READ_VIEWS in tables:

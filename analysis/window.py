@@ -16,15 +16,21 @@ import re
 
 from innostall.errors import UserError
 from innostall.format.safe_text import safe_text
+from innostall.format.tables import format_4
 
 from .recording import Recording
 
 CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$")
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|min|h)?$")
 UNIT_S = {None: 1, "s": 1, "m": 60, "min": 60, "h": 3600}
-# the tables kept for the whole recording only: left whole in a window's report
-WHOLE_ONLY = ("pages", "wait_stacks", "latches", "latch_stacks", "latch_holders", "redo_writers", "flush_waits",
-              "appliers")
+# the tables every recording has that are kept whole (a recording's own: whole_only(rec))
+WHOLE_ONLY = tuple(name for name, table in format_4().recording.items() if table.whole)
+
+
+def whole_only(rec: Recording) -> list[str]:
+    """The tables kept for the whole recording only (their schema's scope): left whole in a
+    window's report."""
+    return [name for name, table in rec.schema.tables.recording.items() if table.whole]
 
 
 def seconds_into(text: str, meta: dict, option: str) -> float:
@@ -85,16 +91,21 @@ def window(rec: Recording, start: str | None, end: str | None,
     shift = float(before.iloc[-1]) if len(before) else 0.0  # the window's first interval starts here
     first, last = int(inside.index.min()), int(inside.index.max())
 
-    def intervals(frame):
-        kept = frame[frame["interval"].between(first, last)].copy()
-        kept["interval"] = (kept["interval"] - first).astype(frame["interval"].dtype)
-        kept["t_s"] = kept["t_s"] - shift
+    def cut(name: str, frame):
+        """A table's rows in the window (by interval, or by time for events), its times
+        from the window's start (a read view's opening negative: before the window)."""
+        table = rec.schema.tables.recording[name]
+        if table.scope == "interval":
+            kept = frame[frame["interval"].between(first, last)].copy()
+            kept["interval"] = (kept["interval"] - first).astype(frame["interval"].dtype)
+        else:
+            kept = frame[(frame["t_s"] > shift) & (frame["t_s"] <= float(inside.iloc[-1]))].copy()
+        for column in table.times:
+            kept[column] = kept[column] - shift
         return kept.reset_index(drop=True)
 
-    walks = rec.walks[(rec.walks["t_s"] > shift) & (rec.walks["t_s"] <= float(inside.iloc[-1]))].copy()
-    walks["t_s"] -= shift
-    views = intervals(rec.read_views)
-    views["opened_s"] -= shift  # negative: opened before the window
+    cut_tables = {name: cut(name, frame) for name, frame in rec.tables.items()
+                  if name in rec.schema.tables.recording and not rec.schema.tables.recording[name].whole}
     meta = dict(rec.meta)
     start_ns = meta.get("start_real_ns")
     if isinstance(start_ns, int):
@@ -103,11 +114,9 @@ def window(rec: Recording, start: str | None, end: str | None,
     # the gauges' levels at the window's start, for the views that tell their growth
     last_before = rec.counters[(rec.counters["interval"] == first - 1) & rec.counters["name"].isin(rec.schema.gauges)]
     told = {"from_s": round(shift, 3), "to_s": round(float(inside.iloc[-1]), 3),
-            "recording_s": round(rec.duration_s, 3), "whole_only": list(WHOLE_ONLY)}
-    return dataclasses.replace(rec, meta=meta, counters=intervals(rec.counters), hists=intervals(rec.hists),
-                               walks=walks.reset_index(drop=True), read_views=views,
-                               latch_timeline=intervals(rec.latch_timeline), work_latches=intervals(rec.work_latches),
-                               window=told,
+            "recording_s": round(rec.duration_s, 3), "whole_only": whole_only(rec)}
+    return dataclasses.replace(rec, meta=meta, counters=cut("counters", rec.counters), hists=cut("hists", rec.hists),
+                               window=told, **cut_tables,
                                gauges_before={str(n): int(v) for n, v in zip(last_before["name"], last_before["value"])})
 
 

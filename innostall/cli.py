@@ -158,9 +158,9 @@ def cmd_query(args) -> int:
 
 
 def ready_queries_help() -> str:
-    from innostall.analysis.query import READY, TABLES
+    from innostall.analysis.query import READY, view_names
 
-    lines = [f"views: {', '.join(['recordings', *TABLES])} "
+    lines = [f"views: {', '.join(['recordings', *view_names()])} "
              "(each with the columns recording and host first; docs/recording-format.md)",
              "ready queries (--ready NAME [ARG]):"]
     lines += [f"  {name}: {ready.help}" for name, ready in READY.items()]

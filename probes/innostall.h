@@ -514,4 +514,7 @@ struct latch_stack_key {
 	struct unwound libc; /* the frames the kernel's walk skips in libc (struct stack_key) */
 };
 
+/* The recording's tables, their rows read from the structs above. */
+#include "innostall_tables.h"
+
 #endif /* __INNOSTALL_H */

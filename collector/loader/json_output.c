@@ -37,6 +37,33 @@ static const char *counter_names[] = {
 #define LAYOUT_JSON(field, member, meaning) \
 	printf("%s{\"member\":\"%s\",\"meaning\":\"%s\"}", sep, member, meaning), sep = ",";
 
+/* The tables (probes/innostall_tables.h): each with its columns, their kind and role. */
+#define COLUMN_ROLE_KEY "key"
+#define COLUMN_ROLE_VALUE "value"
+#define COLUMN_ROLE_ADDED "added"
+#define LOADER_COLUMN_JSON(column, kind, role, value)                                          \
+	printf("%s{\"name\":\"%s\",\"kind\":\"%s\",\"role\":\"%s\"}", column_sep, #column, #kind, \
+	       COLUMN_ROLE_##role), column_sep = ",";
+#define TABLE_JSON(name, line, field, scope, map, key_type, value_type, ROW)                   \
+	do {                                                                                   \
+		const char *column_sep = "";                                                   \
+		printf("%s{\"name\":\"%s\",\"line\":\"%s\",\"field\":\"%s\",\"scope\":\"%s\",\"columns\":[", \
+		       sep, #name, line, field, scope);                                       \
+		ROW(LOADER_COLUMN_JSON)                                                        \
+		printf("]}"), sep = ",";                                                       \
+	} while (0);
+#define RECORDING_COLUMN_JSON(column, type, role)                                              \
+	printf("%s{\"name\":\"%s\",\"type\":\"%s\",\"role\":\"%s\"}", column_sep, #column, #type, \
+	       COLUMN_ROLE_##role), column_sep = ",";
+#define RECORDING_TABLE_JSON(name, from, scope, COLUMNS)                                       \
+	do {                                                                                   \
+		const char *column_sep = "";                                                   \
+		printf("%s{\"name\":\"%s\",\"from\":\"%s\",\"scope\":\"%s\",\"columns\":[", sep, #name, \
+		       from, scope);                                                           \
+		COLUMNS(RECORDING_COLUMN_JSON)                                                 \
+		printf("]}"), sep = ",";                                                       \
+	} while (0);
+
 /* ,"key":[ITEMS] with each item printed by the X-macro entry ITEM of LIST */
 #define JSON_LIST(key, LIST, ITEM)          \
 	do {                                \
@@ -55,6 +82,8 @@ void print_schema(void)
 	JSON_LIST("wait_modes", INNOSTALL_WAIT_MODES, NAME_JSON);
 	JSON_LIST("latch_models", INNOSTALL_LATCH_MODELS, NAME_JSON);
 	JSON_LIST("layout", INNOSTALL_LAYOUT, LAYOUT_JSON);
+	JSON_LIST("tables", INNOSTALL_TABLES, TABLE_JSON);
+	JSON_LIST("recording_tables", INNOSTALL_RECORDING_TABLES, RECORDING_TABLE_JSON);
 	printf("}\n");
 	fflush(stdout);
 }

@@ -2,10 +2,13 @@
 /* The loader's cumulative tables, printed as JSON lines beside the snapshots (json_output.c):
  * contended latches and pages, who waited on them and from where, who released them, who
  * wrote redo, who waited for flushing, the replica's appliers, and the latches purge's and
- * the applier's work waited on. Stacks go out as return addresses; the recorder folds them.
- * Each table's line holds only its rows that changed since the line before (changed_rows.c):
- * the tables grow with every page and stack seen, and reprinting them whole made up most of
- * a long recording's journal and of the recorder's work. */
+ * the applier's work waited on. Which tables, and each row's columns, are INNOSTALL_TABLES
+ * (probes/innostall_tables.h): the printers below are made from it, so a row is printed as
+ * the schema describes it and a new table needs no printer of its own. Stacks go out as
+ * return addresses; the recorder folds them. Each table's line holds only its rows that
+ * changed since the line before (changed_rows.c): the tables grow with every page and stack
+ * seen, and reprinting them whole made up most of a long recording's journal and of the
+ * recorder's work. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -16,27 +19,6 @@
 #include "changed_rows.h"
 #include "table_output.h"
 #include "trace_helpers.h"
-
-/* [space, page_no, waits, ns] per contended block */
-static void print_pages(struct bpf_map *map)
-{
-	static struct changed_rows printed;
-	int pages_fd = bpf_map__fd(map);
-	struct page_key page, prev;
-	struct wait_sum sum;
-	bool first = true, more;
-
-	for (more = !bpf_map_get_next_key(pages_fd, NULL, &page); more;
-	     more = !bpf_map_get_next_key(pages_fd, &prev, &page)) {
-		prev = page;
-		if (bpf_map_lookup_elem(pages_fd, &page, &sum) ||
-		    !row_changed(&printed, bpf_map__max_entries(map), &page, sizeof(page), &sum, sizeof(sum)))
-			continue;
-		printf("%s[%u,%u,%llu,%llu]", first ? "" : ",", page.space, page.page_no, sum.count,
-		       sum.total_ns);
-		first = false;
-	}
-}
 
 /* The return addresses of a user stack, innermost first, comma-separated; none when the
  * stack could not be taken (a negative id) or has left the map. */
@@ -72,29 +54,6 @@ static void print_unwound_frames(int traces_fd, __s32 stack_id, const struct unw
 		printf(",%llu", frames[i]);
 }
 
-/* [mode, waits, ns, [addresses], row id] per user stack, innermost frame first: the
- * row id (changed_rows.h) tells apart stacks whose frames print alike */
-static void print_stacks(struct bpf_map *map, int traces_fd)
-{
-	static struct changed_rows printed;
-	int stacks_fd = bpf_map__fd(map);
-	struct stack_key stack, prev;
-	struct wait_sum sum;
-	bool first = true, more;
-
-	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &stack); more;
-	     more = !bpf_map_get_next_key(stacks_fd, &prev, &stack)) {
-		prev = stack;
-		if (bpf_map_lookup_elem(stacks_fd, &stack, &sum) ||
-		    !row_changed(&printed, bpf_map__max_entries(map), &stack, sizeof(stack), &sum, sizeof(sum)))
-			continue;
-		printf("%s[%u,%llu,%llu,[", first ? "" : ",", stack.mode, sum.count, sum.total_ns);
-		first = false;
-		print_unwound_frames(traces_fd, stack.stack_id, &stack.libc);
-		printf("],%llu]", row_id(&stack, sizeof(stack)));
-	}
-}
-
 /* A thread name, as JSON: printable ASCII kept, anything else (and quotes) as '?'. */
 static void print_comm(const char *comm)
 {
@@ -107,205 +66,131 @@ static void print_comm(const char *comm)
 	putchar('"');
 }
 
-/* [latch, mode, waker's thread name, waits, ns, [waker's stack], row id] per latch and holder */
-static void print_holders(struct bpf_map *map, int traces_fd)
-{
-	static struct changed_rows printed;
-	int holders_fd = bpf_map__fd(map);
-	struct holder_key key, prev;
-	struct wait_sum sum;
-	bool first = true, more;
 
-	for (more = !bpf_map_get_next_key(holders_fd, NULL, &key); more;
-	     more = !bpf_map_get_next_key(holders_fd, &prev, &key)) {
-		prev = key;
-		if (bpf_map_lookup_elem(holders_fd, &key, &sum) ||
-		    !row_changed(&printed, bpf_map__max_entries(map), &key, sizeof(key), &sum, sizeof(sum)))
-			continue;
-		printf("%s[%llu,%u,", first ? "" : ",", key.latch, key.stack.mode);
-		print_comm(key.comm);
-		printf(",%llu,%llu,[", sum.count, sum.total_ns);
-		first = false;
-		print_unwound_frames(traces_fd, key.stack.stack_id, &key.stack.libc);
-		printf("],%llu]", row_id(&key, sizeof(key)));
-	}
+/* A stack column's value: the kernel's stack and the frames unwound through libc, printed
+ * only when taken (a redo writer's, until it first writes outside purge, is not). */
+struct stack_at {
+	__s32 stack_id;
+	const struct unwound *libc;
+	bool taken;
+};
+#define STACK_AT(id, unwound, was_taken) ((struct stack_at){ .stack_id = (id), .libc = (unwound), .taken = (was_taken) })
+
+static void print_stack(int traces_fd, struct stack_at stack)
+{
+	putchar('[');
+	if (stack.taken)
+		print_unwound_frames(traces_fd, stack.stack_id, stack.libc);
+	putchar(']');
 }
 
-/* [kind, id, mode, waits, ns, [addresses], row id] per latch and user stack, innermost frame first */
-static void print_latch_stacks(struct bpf_map *map, int traces_fd)
+/* log2 microsecond buckets up to the last used */
+static void print_slots(const __u64 *slots)
 {
-	static struct changed_rows printed;
-	int stacks_fd = bpf_map__fd(map);
-	struct latch_stack_key key, prev;
-	struct wait_sum sum;
-	bool first = true, more;
+	int s, used;
 
-	for (more = !bpf_map_get_next_key(stacks_fd, NULL, &key); more;
-	     more = !bpf_map_get_next_key(stacks_fd, &prev, &key)) {
-		prev = key;
-		if (bpf_map_lookup_elem(stacks_fd, &key, &sum) ||
-		    !row_changed(&printed, bpf_map__max_entries(map), &key, sizeof(key), &sum, sizeof(sum)))
-			continue;
-		printf("%s[%u,%llu,%u,%llu,%llu,[", first ? "" : ",", key.kind, key.id, key.mode,
-		       sum.count, sum.total_ns);
-		first = false;
-		print_unwound_frames(traces_fd, key.stack_id, &key.libc);
-		printf("],%llu]", row_id(&key, sizeof(key)));
-	}
+	for (used = LATCH_SLOTS; used > 0 && !slots[used - 1]; used--)
+		;
+	putchar('[');
+	for (s = 0; s < used; s++)
+		printf("%s%llu", s ? "," : "", slots[s]);
+	putchar(']');
 }
 
-/* [tid, thread name, bytes, purge's bytes, writes, [stack of its first write outside purge]]
- * per thread that wrote redo (redo.bpf.c) */
-static void print_redo_writers(struct bpf_map *map, int traces_fd)
-{
-	static struct changed_rows printed;
-	int writers_fd = bpf_map__fd(map);
-	struct redo_writer w;
-	__u32 tid, prev;
-	bool first = true, more;
-
-	for (more = !bpf_map_get_next_key(writers_fd, NULL, &tid); more;
-	     more = !bpf_map_get_next_key(writers_fd, &prev, &tid)) {
-		prev = tid;
-		if (bpf_map_lookup_elem(writers_fd, &tid, &w) ||
-		    !row_changed(&printed, bpf_map__max_entries(map), &tid, sizeof(tid), &w, sizeof(w)))
-			continue;
-		printf("%s[%u,", first ? "" : ",", tid);
-		print_comm(w.comm);
-		printf(",%llu,%llu,%llu,[", w.bytes, w.purge_bytes, w.writes);
-		first = false;
-		if (w.stack_taken)
-			print_unwound_frames(traces_fd, w.stack.stack_id, &w.stack.libc);
-		printf("]]");
+/* How each kind of column prints (innostall_tables.h lists the kinds); a named column is the
+ * recorder's to add. */
+#define PRINT_count(v) printf("%llu", (unsigned long long)(v))
+#define PRINT_identity(v) printf("%llu", (unsigned long long)(v))
+#define PRINT_tid(v) printf("%u", (unsigned int)(v))
+#define PRINT_code(v) printf("%u", (unsigned int)(v))
+#define PRINT_mode(v) printf("%u", (unsigned int)(v))
+#define PRINT_text(v) print_comm(v)
+#define PRINT_stack(v) print_stack(traces_fd, v)
+#define PRINT_row_id(v) printf("%llu", row_id(&key, sizeof(key)))
+#define PRINT_slots(v) print_slots(v)
+#define PRINT_named(v)
+#define PRINTED_KEY 1
+#define PRINTED_VALUE 1
+#define PRINTED_ADDED 0
+#define PRINT_COLUMN(column, kind, role, v)               \
+	if (PRINTED_##role) {                             \
+		fputs(sep, stdout);                       \
+		sep = ",";                                \
+		PRINT_##kind(v);                          \
 	}
-}
 
-/* [kind, thread name, waits, ns, [the waiter's stack], row id] per kind of flushing wait, waiter's
- * stack and thread name (flush.bpf.c) */
-static void print_flush_waits(struct bpf_map *map, int traces_fd)
-{
-	static struct changed_rows printed;
-	int waits_fd = bpf_map__fd(map);
-	struct flush_wait_key key, prev;
-	struct wait_sum sum;
-	bool first = true, more;
-
-	for (more = !bpf_map_get_next_key(waits_fd, NULL, &key); more;
-	     more = !bpf_map_get_next_key(waits_fd, &prev, &key)) {
-		prev = key;
-		if (bpf_map_lookup_elem(waits_fd, &key, &sum) ||
-		    !row_changed(&printed, bpf_map__max_entries(map), &key, sizeof(key), &sum, sizeof(sum)))
-			continue;
-		printf("%s[%u,", first ? "" : ",", key.stack.mode);
-		print_comm(key.comm);
-		printf(",%llu,%llu,[", sum.count, sum.total_ns);
-		first = false;
-		print_unwound_frames(traces_fd, key.stack.stack_id, &key.stack.libc);
-		printf("],%llu]", row_id(&key, sizeof(key)));
+/* print_rows_NAME: the rows of one table that changed since they were last printed, each as a
+ * JSON list of its columns, comma-separated. */
+#define TABLE_PRINTER(name, line, field, scope, map, key_type, value_type, ROW)                  \
+	static void print_rows_##name(struct innostall_bpf *obj, int traces_fd)                      \
+	{                                                                                         \
+		static struct changed_rows printed;                                               \
+		struct bpf_map *rows = obj->maps.map;                                             \
+		int fd = bpf_map__fd(rows);                                                       \
+		key_type key, prev;                                                               \
+		value_type value;                                                                 \
+		bool first = true, more;                                                          \
+                                                                                                  \
+		(void)traces_fd;                                                                  \
+		for (more = !bpf_map_get_next_key(fd, NULL, &key); more;                          \
+		     more = !bpf_map_get_next_key(fd, &prev, &key)) {                             \
+			const char *sep = "";                                                     \
+                                                                                                  \
+			prev = key;                                                               \
+			if (bpf_map_lookup_elem(fd, &key, &value) ||                              \
+			    !row_changed(&printed, bpf_map__max_entries(rows), &key, sizeof(key), \
+					 &value, sizeof(value)))                                  \
+				continue;                                                         \
+			fputs(first ? "[" : ",[", stdout);                                        \
+			first = false;                                                            \
+			ROW(PRINT_COLUMN)                                                         \
+			putchar(']');                                                             \
+		}                                                                                 \
 	}
-}
+INNOSTALL_TABLES(TABLE_PRINTER)
 
-/* [tid, thread name, events, ns] per replica applier thread (applier.bpf.c) */
-static void print_appliers(struct bpf_map *map)
+struct table_printer {
+	const char *line, *field, *scope;
+	void (*print)(struct innostall_bpf *obj, int traces_fd);
+};
+
+#define TABLE_ENTRY(name, line, field, scope, ...) { line, field, scope, print_rows_##name },
+static const struct table_printer tables[] = { INNOSTALL_TABLES(TABLE_ENTRY) };
+#define NR_TABLES (sizeof(tables) / sizeof(tables[0]))
+
+/* The tables of one scope, each line holding its tables (neighbours in the list) under
+ * their fields: {"type":LINE,"mono_ns":N,"rows":"changed","FIELD":[ROWS],...} */
+static void print_tables(struct innostall_bpf *obj, const char *scope)
 {
-	static struct changed_rows printed;
-	int appliers_fd = bpf_map__fd(map);
-	struct applier_thread t;
-	__u32 tid, prev;
-	bool first = true, more;
+	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
+	const char *line = NULL;
+	size_t i;
 
-	for (more = !bpf_map_get_next_key(appliers_fd, NULL, &tid); more;
-	     more = !bpf_map_get_next_key(appliers_fd, &prev, &tid)) {
-		prev = tid;
-		if (bpf_map_lookup_elem(appliers_fd, &tid, &t) ||
-		    !row_changed(&printed, bpf_map__max_entries(map), &tid, sizeof(tid), &t, sizeof(t)))
+	for (i = 0; i < NR_TABLES; i++) {
+		if (strcmp(tables[i].scope, scope))
 			continue;
-		printf("%s[%u,", first ? "" : ",", tid);
-		print_comm(t.comm);
-		printf(",%llu,%llu]", t.events, t.apply_ns);
-		first = false;
+		if (!line || strcmp(line, tables[i].line)) {
+			if (line)
+				printf("}\n");
+			line = tables[i].line;
+			printf("{\"type\":\"%s\",\"mono_ns\":%llu,\"rows\":\"changed\"", line,
+			       now_ns(CLOCK_MONOTONIC));
+		}
+		printf(",\"%s\":[", tables[i].field);
+		tables[i].print(obj, traces_fd);
+		putchar(']');
 	}
+	if (line)
+		printf("}\n");
+	fflush(stdout);
 }
 
 void print_latch_tables(struct innostall_bpf *obj)
 {
-	int traces_fd = bpf_map__fd(obj->maps.stack_traces);
-
-	printf("{\"type\":\"latch_tables\",\"mono_ns\":%llu,\"rows\":\"changed\",\"pages\":[",
-	       now_ns(CLOCK_MONOTONIC));
-	print_pages(obj->maps.block_pages);
-	printf("],\"stacks\":[");
-	print_stacks(obj->maps.wait_stacks, traces_fd);
-	printf("],\"latch_stacks\":[");
-	print_latch_stacks(obj->maps.latch_stacks, traces_fd);
-	printf("],\"holders\":[");
-	print_holders(obj->maps.latch_holders, traces_fd);
-	printf("],\"redo_writers\":[");
-	print_redo_writers(obj->maps.redo_writers, traces_fd);
-	printf("],\"flush_waits\":[");
-	print_flush_waits(obj->maps.flush_waits, traces_fd);
-	printf("],\"appliers\":[");
-	print_appliers(obj->maps.applier_threads);
-	printf("]}\n");
-	fflush(stdout);
+	print_tables(obj, "recording");
 }
 
-/* The latches purge's work (owner 1) and a replica applier's events (2) waited on since the
- * last line, cumulative, before each snapshot (latch.bpf.c's work_latches): [owner, kind,
- * id, mode, waits, ns]. The report names the latches of each phase from them. */
-static void print_work_latches(struct innostall_bpf *obj)
-{
-	static struct changed_rows printed;
-	int fd = bpf_map__fd(obj->maps.work_latches);
-	struct work_latch_key key, prev;
-	struct wait_sum sum;
-	bool first = true, more;
-
-	printf("{\"type\":\"work_latches\",\"mono_ns\":%llu,\"latches\":[", now_ns(CLOCK_MONOTONIC));
-	for (more = !bpf_map_get_next_key(fd, NULL, &key); more;
-	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
-		prev = key;
-		if (bpf_map_lookup_elem(fd, &key, &sum) ||
-		    !row_changed(&printed, bpf_map__max_entries(obj->maps.work_latches), &key, sizeof(key),
-				 &sum, sizeof(sum)))
-			continue;
-		printf("%s[%u,%u,%llu,%u,%llu,%llu]", first ? "" : ",", key.owner, key.latch.kind,
-		       key.latch.id, key.latch.mode, sum.count, sum.total_ns);
-		first = false;
-	}
-	printf("]}\n");
-}
-
-/* Every latch waited for since the last line, cumulative, before each snapshot (the snapshot
- * that follows owns it): [kind, id, mode, waits, ns, max_ns, address, [log2 us slots up to
- * the last used]]. A latch not printed is unchanged. Then the same of purge's and the
- * applier's work (print_work_latches). */
 void print_latches(struct innostall_bpf *obj)
 {
-	static struct changed_rows printed;
-	int fd = bpf_map__fd(obj->maps.latches);
-	struct latch_key key, prev;
-	struct latch_sum sum;
-	bool first = true, more;
-	int s, used;
-
-	printf("{\"type\":\"latches\",\"mono_ns\":%llu,\"latches\":[", now_ns(CLOCK_MONOTONIC));
-	for (more = !bpf_map_get_next_key(fd, NULL, &key); more;
-	     more = !bpf_map_get_next_key(fd, &prev, &key)) {
-		prev = key;
-		if (bpf_map_lookup_elem(fd, &key, &sum) ||
-		    !row_changed(&printed, bpf_map__max_entries(obj->maps.latches), &key, sizeof(key),
-				 &sum, sizeof(sum)))
-			continue;
-		printf("%s[%u,%llu,%u,%llu,%llu,%llu,%llu,[", first ? "" : ",", key.kind, key.id,
-		       key.mode, sum.count, sum.total_ns, sum.max_ns, sum.latch);
-		first = false;
-		for (used = LATCH_SLOTS; used > 0 && !sum.slots[used - 1]; used--)
-			;
-		for (s = 0; s < used; s++)
-			printf("%s%llu", s ? "," : "", sum.slots[s]);
-		printf("]]");
-	}
-	printf("]}\n");
-	print_work_latches(obj);
+	print_tables(obj, "interval");
 }

@@ -8,11 +8,11 @@
 
 struct innostall_bpf;
 
-/* Every tenth interval and at the end: the rows of contended blocks, stacks, holders,
- * writers and appliers that changed since the last such line ("rows":"changed"). */
+/* Every tenth interval and at the end: the changed rows of the tables of scope "recording"
+ * (probes/innostall_tables.h): contended blocks, stacks, holders, writers and appliers. */
 void print_latch_tables(struct innostall_bpf *obj);
-/* Before each snapshot: the latches waited for since the last line, then purge's and the
- * applier's (work_latches). */
+/* Before each snapshot: the changed rows of the tables of scope "interval": the latches
+ * waited for, then purge's and the applier's (work_latches). */
 void print_latches(struct innostall_bpf *obj);
 /* The return addresses of a user stack, innermost first, comma-separated. */
 void print_frames(int traces_fd, __s32 stack_id);

@@ -221,8 +221,9 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
     at_once = None  # the second signal's name, when one ended the recording at once
+    stacks = StackJournal(target, names, namer, views, prepared.schema.tables)  # the loader's tables as it prints them
     try:
-        attached_at = follow(proc, journal, meta, StackJournal(target, names, namer, views), asked.on_event,
+        attached_at = follow(proc, journal, meta, stacks, asked.on_event,
                              LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,
                              live, starting, state, lag, stopping)
     except EndedAtOnce as e:  # the loader is ended already

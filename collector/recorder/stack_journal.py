@@ -10,7 +10,9 @@ from ..discovery.target import Target
 from ..server import latch_names
 from ..server.open_views import OpenViews
 from ..server.view_names import ViewNames
-from .folded_tables import STACK_TABLES, FoldedTables
+from innostall.format.tables import Tables, format_4
+
+from .folded_tables import FoldedTables
 
 
 def processes_running(path: str):
@@ -40,14 +42,16 @@ class StackJournal:
     string (the latch tables' rows that fold alike summed: folded_tables.py)."""
 
     def __init__(self, target: Target, names: ViewNames | None = None,
-                 latches: latch_names.LatchNamer | None = None, views: OpenViews | None = None):
+                 latches: latch_names.LatchNamer | None = None, views: OpenViews | None = None,
+                 tables: Tables | None = None):
         self.target = target
         self.names = names  # who holds the read views, by SQL when we may log in
         self.views = views  # the open read views, read from the server's memory
         self.latches = latches  # names the contended latches, from the server's memory
         self.latch_name_at: dict[int, str] = {}  # address -> name, as the latches lines named them
         self._symbolizer: StackSymbolizer | None = None  # built at the first stack
-        self.tables = FoldedTables(self.fold)  # the latch tables' rows, each stack folded once
+        # the loader's tables (its schema's; format 4's when not given), each stack folded once
+        self.tables = FoldedTables(self.fold, tables or format_4())
         # Latch stacks carry no pid: with --binary, any process running the executable
         # has it mapped the same way, so its maps resolve them.
         self.pid = target.pid or next(processes_running(target.path), None)
@@ -66,13 +70,14 @@ class StackJournal:
             rec["folded"] = self.fold(rec["stack"], rec["pid"])
             self.name_walk(rec)
         elif rec["type"] == "latch_tables":
-            for table in STACK_TABLES:
-                rec[table] = self.tables.table(table, rec.get(table, []))
-            for holder in rec["holders"]:
+            self.tables.line(rec)
+            for holder in rec.get("holders", []):
                 holder.append(self.holder_latch_name(holder[0]))
-            rec["redo_writers"] = self.tables.redo_writers(rec.get("redo_writers", []))
         elif rec["type"] == "latches":
+            self.tables.line(rec)
             self.name_latches(rec)
+        elif rec["type"] in self.tables.lines:
+            self.tables.line(rec)
         elif rec["type"] == "read_views":
             for view in rec["views"]:
                 view["folded"] = self.fold(view.pop("stack"), view.get("pid"))

@@ -12,16 +12,12 @@ import subprocess
 import sys
 from typing import Callable
 
-from innostall.format import journal as fmt
-from innostall.format.writer_tables import (APPLIERS, FLUSH_WAITS, REDO_WRITERS, appliers_table, flush_waits_table,
-                                            redo_writers_table)
-from innostall.format.work_latches import WORK_LATCHES, work_latches_table
+from innostall.format import journal as fmt, table_builders
 from innostall.errors import UserError
 
 from . import idle
 
-from innostall.format.journal import (COUNTERS, FORMAT, FORMAT_VERSION, HISTS, META, PAGES, WAIT_STACKS,
-                                      WALKS, pages_table, schema_of, wait_stacks_table, walks_table)
+from innostall.format.journal import COUNTERS, FORMAT, FORMAT_VERSION, HISTS, META, schema_of
 
 
 def write_meta(directory: str, meta: dict) -> None:
@@ -40,23 +36,15 @@ def write_meta(directory: str, meta: dict) -> None:
 
 
 def write_tables(directory: str) -> None:
+    """Every table of the recording's schema (meta.json), each NAME.parquet."""
     with open(os.path.join(directory, META)) as f:
         schema = schema_of(json.load(f))
-    records, counters, hists = fmt.streamed(directory, schema.gauges)
+    records, counters, hists = fmt.streamed(directory, schema.gauges, tables=schema.tables)
     counters.to_parquet(os.path.join(directory, COUNTERS), index=False)
     hists.to_parquet(os.path.join(directory, HISTS), index=False)
-    walks_table(records).to_parquet(os.path.join(directory, WALKS), index=False)
-    pages_table(records).to_parquet(os.path.join(directory, PAGES), index=False)
-    wait_stacks_table(records, schema).to_parquet(os.path.join(directory, WAIT_STACKS), index=False)
-    fmt.read_views_table(records).to_parquet(os.path.join(directory, fmt.READ_VIEWS), index=False)
-    fmt.latches_table(records).to_parquet(os.path.join(directory, fmt.LATCHES), index=False)
-    fmt.latch_timeline_table(records).to_parquet(os.path.join(directory, fmt.LATCH_TIMELINE), index=False)
-    fmt.latch_stacks_table(records, schema).to_parquet(os.path.join(directory, fmt.LATCH_STACKS), index=False)
-    fmt.holders_table(records, schema).to_parquet(os.path.join(directory, fmt.HOLDERS), index=False)
-    redo_writers_table(records).to_parquet(os.path.join(directory, REDO_WRITERS), index=False)
-    flush_waits_table(records).to_parquet(os.path.join(directory, FLUSH_WAITS), index=False)
-    appliers_table(records).to_parquet(os.path.join(directory, APPLIERS), index=False)
-    work_latches_table(records, schema).to_parquet(os.path.join(directory, WORK_LATCHES), index=False)
+    for name in table_builders.table_names(schema):
+        table = table_builders.build(name, records, schema)
+        table.to_parquet(os.path.join(directory, schema.tables.recording[name].file), index=False)
 
 
 SAY_AFTER_S = 1.0  # tables that take longer than this are said to be written, and how to skip them

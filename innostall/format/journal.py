@@ -69,24 +69,20 @@ from innostall.format.journal_lines import (JournalLines, SNAPSHOT_TYPES, read_j
                                             read_records, records as journal_records)
 from innostall.format.roles import role_of
 from innostall.format.schema import Schema, format_1
+from innostall.format.tables import dtypes, format_4
 from innostall.names import ARROW
 
 FORMAT = "innostall-recording"
 FORMAT_VERSION = 4  # 2: meta.json keeps the measurement schema; 3: the journal may be rolled into .xz segments;
 # 4: its latch_tables lines hold the rows changed since the line before (latch_table_rows.py)
 META, JOURNAL = "meta.json", "journal.jsonl"
-COUNTERS, HISTS, WALKS = "counters.parquet", "hists.parquet", "walks.parquet"
-PAGES, WAIT_STACKS = "block_pages.parquet", "wait_stacks.parquet"
+# the tables' files are NAME.parquet (tables.py); these two are read before any other
+COUNTERS, HISTS = "counters.parquet", "hists.parquet"
 READ_VIEWS = "read_views.parquet"
-LATCHES, LATCH_TIMELINE, LATCH_STACKS = "latches.parquet", "latch_timeline.parquet", "latch_stacks.parquet"
 UNNAMED = "unknown"
-LATCH_COLUMNS = {"name": "string", "kind": "string", "waits": "int64", "wait_us": "float64",
-                 "max_us": "float64", "p99_us": "float64"}
-LATCH_TIMELINE_COLUMNS = {"interval": "int32", "t_s": "float64", "name": "string", "kind": "string",
-                          "waits": "int64", "wait_us": "float64"}
-LATCH_STACK_COLUMNS = {"name": "string", "kind": "string", "mode": "string", "stack": "string",
-                       "waits": "int64", "wait_us": "float64"}
-HOLDERS = "latch_holders.parquet"
+# each table's columns and types, as probes/innostall_tables.h gives them (tables.py)
+LATCH_COLUMNS, LATCH_TIMELINE_COLUMNS = dtypes("latches"), dtypes("latch_timeline")
+LATCH_STACK_COLUMNS, HOLDER_COLUMNS, PAGE_COLUMNS = dtypes("latch_stacks"), dtypes("latch_holders"), dtypes("block_pages")
 # The cost governor's accounts each snapshot carries, kept as counters governor.NAME (ns)
 GOVERNOR_ACCOUNTS = ("server_cpu_ns", "budget_ns", "overhead_ns")
 # What calm intervals put into the stall bank and stalls took out (collector/loader/budget.c)
@@ -98,15 +94,11 @@ TRACEPOINT_RUNS = ("sched_switch", "sched_waking")
 SERVER_STATE = "server."
 # pandas is imported by the functions that build tables, never here: the recorder, which
 # runs next to the database, imports this module and stays small (about 100 MB less).
-WALK_COLUMNS = {"t_s": "float64", "tid": "int32", "depth": "int64", "latency_us": "float64",
-                "stack": "string", "table": "string", "index": "string", "scan_index": "string"}
+WALK_COLUMNS = dtypes("walks")
 # Columns a table gained after recordings were made with it: absent from older ones, null then.
 LATER_COLUMNS = {"table", "index", "scan_index"}
 # tid is nullable: a transaction found by SQL may have no OS thread the server can tell
-READ_VIEW_COLUMNS = {"interval": "int32", "t_s": "float64", "tid": "Int64", "opened_s": "float64",
-                     "age_s": "float64", "history_at_open": "Int64", "stack": "string",
-                     "connection_id": "Int64", "user": "string", "statement": "string",
-                     "source": "string", "seen_open": "bool", "open": "int64"}
+READ_VIEW_COLUMNS = dtypes("read_views")
 
 
 def schema_of(meta: dict) -> Schema:
@@ -196,8 +188,7 @@ def pages_table(records: list[dict]) -> pd.DataFrame:
     import pandas as pd
     rows = [(space, page, waits, ns / 1000)
             for space, page, waits, ns in latest_latch_tables(records).get("pages", [])]
-    df = pd.DataFrame(rows, columns=["space", "page_no", "waits", "wait_us"])
-    return df.astype({"space": "int64", "page_no": "int64", "waits": "int64", "wait_us": "float64"})
+    return pd.DataFrame(rows, columns=list(PAGE_COLUMNS)).astype(PAGE_COLUMNS)
 
 
 def mode_name(modes: list[str], mode: int) -> str:
@@ -210,10 +201,10 @@ def wait_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
     modes = schema.wait_modes
     rows = [(mode_name(modes, mode), folded, waits, ns / 1000)
             for mode, waits, ns, folded in latest_latch_tables(records).get("stacks", [])]
-    df = pd.DataFrame(rows, columns=["mode", "stack", "waits", "wait_us"])
+    columns = dtypes("wait_stacks")
+    df = pd.DataFrame(rows, columns=list(columns))
     unnamed = sorted({mode for mode, *_ in rows} - set(modes))
-    return df.astype({"mode": pd.CategoricalDtype(modes + unnamed), "stack": "string",
-                      "waits": "int64", "wait_us": "float64"})
+    return df.astype({**columns, "mode": pd.CategoricalDtype(modes + unnamed)})  # every mode a category
 
 
 def _latch_rows(record: dict, sites: dict | None = None) -> list[tuple]:
@@ -351,10 +342,8 @@ def latch_stacks_table(records: list[dict], schema: Schema) -> pd.DataFrame:
         name, label = names.get((kind, ident), (UNNAMED, "latch"))
         rows.append((name, label, mode_name(modes, mode), folded, waits, ns / 1000))
     df = pd.DataFrame(rows, columns=list(LATCH_STACK_COLUMNS)).astype(LATCH_STACK_COLUMNS)
-    return df.groupby(["name", "kind", "mode", "stack"], as_index=False, observed=True)[["waits", "wait_us"]].sum() \
+    return df.groupby(format_4().recording["latch_stacks"].keys, as_index=False, observed=True)[["waits", "wait_us"]].sum() \
         .astype(LATCH_STACK_COLUMNS) if len(df) else df
-HOLDER_COLUMNS = {"latch": "int64", "name": "string", "mode": "string", "thread": "string",
-                  "role": "string", "stack": "string", "waits": "int64", "wait_us": "float64"}
 
 
 def holders_table(records: list[dict], schema: Schema) -> pd.DataFrame:
@@ -405,15 +394,15 @@ def journal_to_tables(records: list[dict], gauges: frozenset[str] = frozenset()
     return deltas.tables()
 
 
-def streamed(directory: str, gauges: frozenset[str], read: JournalLines | None = None
+def streamed(directory: str, gauges: frozenset[str], read: JournalLines | None = None, tables=None
              ) -> tuple[list[dict], pd.DataFrame, pd.DataFrame]:
     """The journal read once (what was skipped counted in `read`), its snapshots turned into
     the counters' and histograms' rows as they come: (every other record, with of each
     snapshot only what the other tables' builders read of it, its type and times; counters;
     hists). An 8-hour journal's snapshots are not held: the table writer's peak memory went
-    from 2.6 GB to 0.68 GB."""
+    from 2.6 GB to 0.68 GB. The table lines are read as `tables` (tables.Tables) describes them."""
     deltas, records = SnapshotDeltas(gauges), []
-    for record in journal_records(directory, read or JournalLines()):
+    for record in journal_records(directory, read or JournalLines(), tables):
         if record["type"] in SNAPSHOT_TYPES:
             deltas.add(record)
             record = {key: record[key] for key in ("type", "mono_ns", "real_ns") if key in record}

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from innostall.format import journal_files, shapes
 from innostall.format.latch_table_rows import CHANGED, MergedTables, holds_changed_rows
+from innostall.format.tables import Tables, format_4
 from innostall.format.safe_text import without_surrogates
 
 # How much of a journal is read. A line may be long: a latch_tables line holds up to 16384
@@ -108,41 +109,43 @@ def segment_record(line: bytes, reading: shapes.Reading) -> dict | None:
         return None
 
 
-def parsed(line: bytes, reading: shapes.Reading) -> dict:
-    """One line as a record of its type's shape; ValueError (shapes.Fault among them) or
-    RecursionError when it is not."""
+def parsed(line: bytes, reading: shapes.Reading, tables: Tables | None = None) -> dict:
+    """One line as a record of its type's shape (a table line's from the table schema);
+    ValueError (shapes.Fault among them) or RecursionError when it is not."""
     record = json.loads(line.decode("utf-8", "replace"))
     if ESCAPED_SURROGATE.search(line):  # rare: cleaned only where it may be
         record = without_surrogates(record)
-    return shapes.checked(record, reading)
+    return shapes.checked(record, reading, (tables or format_4()).line_shapes)
 
 
-def read_records(directory: str) -> list[dict]:
+def read_records(directory: str, tables: Tables | None = None) -> list[dict]:
     """Every journal line in order; a torn last line (the recorder was killed) is dropped."""
-    return read_journal_lines(directory).records
+    return read_journal_lines(directory, tables).records
 
 
-def read_journal_lines(directory: str) -> JournalLines:
+def read_journal_lines(directory: str, tables: Tables | None = None) -> JournalLines:
     """Every line of the recording's journal that parses and has its type's shape, in
     order (the latch tables, merged, last), and how many did not: records() held in a
     list."""
     read = JournalLines()
-    read.records = list(records(directory, read))
+    read.records = list(records(directory, read, tables))
     return read
 
 
-def records(directory: str, read: JournalLines) -> Iterator[dict]:
+def records(directory: str, read: JournalLines, tables: Tables | None = None) -> Iterator[dict]:
     """The journal's records as they are read from its files (its segments, then
     journal.jsonl: journal_files.py), each line that parses and has its type's shape; what
     was skipped is counted in `read`. A torn last line (the recorder was killed, the disk
     filled: no newline at its end) is the normal end of a recording cut short and not
     counted. The latch_tables lines are given as one record, merged (latch_table_rows.py),
-    after every other record. FileNotFoundError when there is no journal."""
+    after every other record. The table lines are read as `tables` describes them (the
+    recording's schema; tables.format_4 when not given). FileNotFoundError when there is
+    no journal."""
     paths = journal_files.parts(directory)
     if not paths:
         raise FileNotFoundError(errno.ENOENT, "No journal", os.path.join(directory, journal_files.LIVE))
-    reading = shapes.Reading()
-    tables, whole_tables, number, last_snapshot, total = MergedTables(), None, 0, -1, 0
+    reading, described = shapes.Reading(), tables or format_4()
+    tables, whole_tables, number, last_snapshot, total = MergedTables(described.merged_keys), None, 0, -1, 0
     order = SegmentOrder(read)
     for index, path in enumerate(paths):
         final_part, begun = index == len(paths) - 1, False
@@ -167,7 +170,7 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
                     continue
                 else:
                     try:
-                        record = parsed(line, reading)
+                        record = parsed(line, reading, described)
                         if record["type"] in SNAPSHOT_TYPES:  # intervals are told apart by their times
                             if record["mono_ns"] <= last_snapshot:
                                 raise shapes.Fault("a snapshot not taken after the one before it")
@@ -177,7 +180,7 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
                     else:
                         if record["type"] == "latch_tables":
                             if whole_tables and record.get("rows") == CHANGED:
-                                merge_tables(tables, whole_tables, reading, read)
+                                merge_tables(tables, whole_tables, reading, read, described)
                             whole_tables = None
                             tables.add(record)
                         else:
@@ -196,19 +199,19 @@ def records(directory: str, read: JournalLines) -> Iterator[dict]:
                     os.lstat(later).st_size for later in paths[index + 1:])
                 break
     if whole_tables:
-        merge_tables(tables, whole_tables, reading, read)
+        merge_tables(tables, whole_tables, reading, read, described)
     if merged := tables.record():
         yield merged
     read.clamped = reading.clamped
 
 
 def merge_tables(tables: MergedTables, numbered_line: tuple[int, bytes], reading: shapes.Reading,
-                 read: JournalLines) -> None:
+                 read: JournalLines, described: Tables | None = None) -> None:
     """A latch_tables line left unparsed, parsed and added to the tables (a damaged one
     counted)."""
     number, line = numbered_line
     try:
-        tables.add(parsed(line, reading))
+        tables.add(parsed(line, reading, described))
     except (ValueError, RecursionError) as e:
         read.damaged += 1
         read.first_fault = read.first_fault or f"line {number}: {e if isinstance(e, shapes.Fault) else 'not JSON'}"

@@ -10,21 +10,6 @@ from __future__ import annotations
 import re
 
 CHANGED = "changed"
-# The tables whose rows end in a stack (shapes.py gives each row's layout): how many columns
-# before its two counts (waits, ns) name the row; the stack follows the counts.
-STACK_TABLES = {
-    "stacks": 1,  # mode
-    "latch_stacks": 3,  # latch kind, latch, mode
-    "holders": 3,  # latch, mode, releasing thread's name
-    "flush_waits": 2,  # kind of wait, thread name
-}
-# the columns that tell a row from the others of its table: a stack table's names and stack
-KEYS = {
-    "pages": (0, 1),  # space, page
-    **{table: (*range(names), names + 2) for table, names in STACK_TABLES.items()},
-    "redo_writers": (0,),  # thread id
-    "appliers": (0,),  # thread id
-}
 # how a line of changed rows begins, before its tables, as the loader and the recorder write it
 CHANGED_ROWS = re.compile(rb'^\{"type":"latch_tables"(,"mono_ns":\d+)?,"rows":"changed"')
 
@@ -35,10 +20,16 @@ def holds_changed_rows(line: bytes) -> bool:
 
 
 class MergedTables:
-    """The latch tables as of the last line added."""
+    """The latch tables as of the last line added; keys: each table's field -> the positions
+    of the columns that tell its rows apart (tables.Tables.merged_keys; format_4's when
+    not given)."""
 
-    def __init__(self):
-        self.rows: dict[str, dict[tuple, list]] = {table: {} for table in KEYS}
+    def __init__(self, keys: dict[str, tuple[int, ...]] | None = None):
+        if keys is None:
+            from innostall.format.tables import format_4
+            keys = format_4().merged_keys
+        self.keys = keys
+        self.rows: dict[str, dict[tuple, list]] = {table: {} for table in keys}
         self.mono_ns: int | None = None
         self.lines = 0
 
@@ -46,7 +37,7 @@ class MergedTables:
         if record.get("rows") != CHANGED:
             for rows in self.rows.values():
                 rows.clear()
-        for table, columns in KEYS.items():
+        for table, columns in self.keys.items():
             rows = self.rows[table]
             for row in record.get(table, ()):
                 rows[tuple(row[c] if c < len(row) else None for c in columns)] = row

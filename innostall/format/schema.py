@@ -1,7 +1,8 @@
 """The measurement schema: every counter and histogram the kernel side produces, with its
 kind and unit, the latch wait modes and the struct-layout members the latch programs read.
 
-It is defined once, in the X-macros of probes/innostall.h. The loader prints it
+It is defined once, in the X-macros of probes/innostall.h (the tables' in
+probes/innostall_tables.h, read by tables.py). The loader prints it
 (`innostall-loader --schema`), every recording keeps it in meta.json, and the Python side
 reads it from there, so the writer and the reader of a recording agree without re-typing
 names. Recordings of format 1 predate this and did not keep it: they are read with
@@ -17,6 +18,7 @@ from importlib import resources
 from innostall.errors import UserError
 from innostall.format.safe_text import safe_strings
 from innostall.format.shapes import Fault, Reading, fields, list_of, nullable, signed, text
+from innostall.format.tables import Tables, tables_of
 
 # How units read where people look at them: bcc's histogram headers, and prose/HTML.
 BCC_UNITS = {"us": "usecs", "ns": "nsecs", "ms": "msecs"}
@@ -49,7 +51,13 @@ class Schema:
             raise UserError(f"damaged measurement schema ({e})")
         if not set(WAIT_MODES) <= set(raw["wait_modes"]):
             raise UserError(f"damaged measurement schema (its wait modes lack one of {', '.join(WAIT_MODES)})")
+        tables_of(raw)  # its tables, if any, refused in one line too
         return cls(safe_strings(raw))
+
+    @cached_property
+    def tables(self) -> Tables:
+        """The loader's and the recording's tables (tables.py)."""
+        return tables_of(self.raw)
 
     @cached_property
     def counters(self) -> dict[str, dict]:

@@ -4,7 +4,8 @@ another person, so a line of the wrong shape is damaged data, skipped and counte
 line that is not JSON, and the table builders (journal.py) index fields without a guard.
 
 The shapes follow what the loader prints (collector/loader/json_output.c, governor.c) and
-what the recorder adds to it (collector/recorder/stack_journal.py, server/view_names.py).
+what the recorder adds to it (collector/recorder/stack_journal.py, server/view_names.py);
+the table lines' shapes come from the recording's table schema (tables.py).
 Fields the reader does not use are not checked; a line of a type it does not know is kept
 and ignored, as a newer recorder's would be.
 
@@ -189,8 +190,6 @@ VIEW = fields({"opened_ns": signed},
                "source": text, "seen_open": nullable(flag)})
 # the walked index by name (the recorder's) or by address (a journal the recorder left raw)
 INDEX = nullable(either(text, count))
-LATCH = row(small(256), identity, MODE, count, count, count, count, list_of(count, MAX_HIST_SLOTS),
-            text, text, optional=2)
 SHAPES = {
     "attached": fields({"mono_ns": count}, {"real_ns": count, "programs": list_of(PROGRAM, MAX_PROGRAMS),
                                             "groups": list_of(text, MAX_GROUPS), "signals": list_of(text, 8)}),
@@ -199,28 +198,18 @@ SHAPES = {
     "deep_walk": fields({"mono_ns": count, "tid": TID, "depth": count, "latency_ns": count},
                         {"folded": text, "table": nullable(text), "index": INDEX, "scan_index": INDEX}),
     "read_views": fields({"mono_ns": count, "views": list_of(VIEW, MAX_VIEWS)}, {"open": count}),
-    "latches": fields({"latches": list_of(LATCH, MAX_ROWS)}),
-    "latch_tables": fields({}, {
-        "rows": text,  # "changed": only the rows changed since the line before (latch_table_rows.py)
-        "pages": list_of(row(count, count, count, count), MAX_ROWS),
-        "stacks": list_of(row(MODE, count, count, text), MAX_ROWS),
-        "latch_stacks": list_of(row(small(256), identity, MODE, count, count, text), MAX_ROWS),
-        "holders": list_of(row(identity, MODE, text, count, count, text, text, optional=1), MAX_ROWS),
-        "redo_writers": list_of(row(TID, text, count, count, count, text), MAX_ROWS),
-        "flush_waits": list_of(row(small(256), text, count, count, text), MAX_ROWS),
-        "appliers": list_of(row(TID, text, count, count), MAX_ROWS)}),
-    "work_latches": fields({"latches": list_of(row(small(256), small(256), identity, MODE, count, count), MAX_ROWS)}),
     "end": fields({}, {"reason": nullable(text)}),
     "segment": fields({"number": count}),
 }
 
 
-def checked(record, reading: Reading) -> dict:
-    """The record as the reader may use it (counts past 2^63 clamped), or Fault."""
+def checked(record, reading: Reading, table_lines: dict | None = None) -> dict:
+    """The record as the reader may use it (counts past 2^63 clamped), or Fault; the lines
+    of tables are checked against table_lines (tables.Tables.line_shapes)."""
     if type(record) is not dict:
         raise Fault("not an object")
     kind = record.get("type")
     if type(kind) is not str:
         raise Fault("no type")
-    shape = SHAPES.get(kind)
+    shape = SHAPES.get(kind) or (table_lines or {}).get(kind)
     return shape(record, kind, reading) if shape else record

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from innostall.format.journal import UNNAMED, interval_growth, latch_names_of, lock_site_names, mode_name
 from innostall.format.schema import Schema
+from innostall.format.tables import dtypes, format_4
 from innostall.format.writer_tables import APPLIER_ROLE, PURGE_ONLY
 
-WORK_LATCHES = "work_latches.parquet"
-WORK_LATCH_COLUMNS = {"interval": "int32", "t_s": "float64", "owner": "string", "name": "string", "kind": "string",
-                      "mode": "string", "waits": "int64", "wait_us": "float64"}
+WORK_LATCH_COLUMNS = dtypes("work_latches")
 OWNERS = {1: PURGE_ONLY, 2: APPLIER_ROLE}  # probes/innostall.h enum work_owner
-KEY = ["interval", "t_s", "owner", "name", "kind", "mode"]
+KEY = format_4().recording["work_latches"].keys
 
 
 def work_latches_table(records: list[dict], schema: Schema):

@@ -36,13 +36,10 @@ applier_event probe was attached (probes/applier.bpf.c).
 from __future__ import annotations
 
 from innostall.format.roles import role_of
+from innostall.format.tables import dtypes
 
-REDO_WRITERS, FLUSH_WAITS, APPLIERS = "redo_writers.parquet", "flush_waits.parquet", "appliers.parquet"
-REDO_WRITER_COLUMNS = {"tid": "int32", "thread": "string", "role": "string", "stack": "string",
-                       "bytes": "int64", "purge_bytes": "int64", "writes": "int64"}
-FLUSH_WAIT_COLUMNS = {"kind": "string", "thread": "string", "role": "string", "stack": "string",
-                      "waits": "int64", "wait_us": "float64"}
-APPLIER_COLUMNS = {"tid": "int32", "thread": "string", "role": "string", "events": "int64", "apply_ns": "int64"}
+REDO_WRITER_COLUMNS, FLUSH_WAIT_COLUMNS = dtypes("redo_writers"), dtypes("flush_waits")
+APPLIER_COLUMNS = dtypes("appliers")
 PURGE_ONLY = "purge"
 APPLIER_ROLE = "replication applier"  # as innostall/format/roles.py names it
 FLUSH_WAIT_KINDS = ("log room", "free page")  # probes/innostall.h enum flush_wait_kind, in its order

@@ -13,6 +13,7 @@ import recordings
 from conftest import REPO, innostall
 from innostall import analysis
 from innostall.analysis import flamegraph, pprof, recording, summary, text
+from innostall.collector.loader import loader
 from innostall.errors import UserError
 
 REAL = REPO / "tests" / "data" / "purge-stall"
@@ -98,9 +99,9 @@ def test_export_into_an_unwritable_place_is_one_line(tmp_path):
 
 def test_load_frames_in_one_call(tmp_path):
     frames = analysis.load_frames(str(recordings.synthetic(tmp_path / "rec")))
-    assert set(frames) == {"counters", "hists", "walks", "pages", "wait_stacks", "read_views", "latch_holders", "redo_writers", "flush_waits", "appliers", "work_latches",
-                           "purge",
-                           "intervals", "probes", "summary"}
+    tables = set(loader.schema().tables.recording)  # every table of the schema, by its name
+    assert set(frames) == tables | {"pages", "purge", "intervals", "probes", "summary"}
+    assert frames["pages"] is frames["block_pages"]
     assert all(isinstance(f, pd.DataFrame) for f in frames.values())
     assert frames["intervals"]["purge_batches"].sum() == 905
     assert len(frames["walks"]) == 8 and frames["probes"]["name"].tolist()[0] == "purge_batch"

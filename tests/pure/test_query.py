@@ -13,7 +13,8 @@ import pytest
 
 import recordings
 from conftest import REPO, innostall
-from innostall.format import journal as fmt
+from innostall.collector.loader import loader
+from innostall.format import journal as fmt, table_builders
 from innostall.analysis import query, recording
 
 DATA = REPO / "tests" / "data"
@@ -148,8 +149,9 @@ def test_the_manual_documents_every_column_of_every_table():
     manual = (REPO / "docs" / "recording-format.md").read_text()
     section = manual.split("\n## The Parquet tables", 1)[1].split("\n## ", 1)[0]
     assert f"recording format {fmt.FORMAT_VERSION}" in section
-    for name, (file, _) in query.TABLES.items():
-        columns = list(query.empty_table(name).columns)
+    schema = loader.schema()  # the loader's tables, those of this format
+    for name, table in schema.tables.recording.items():
+        file, columns = table.file, list(table_builders.empty(name, schema).columns)
         block = re.search(rf"^\| `{re.escape(file)}`.*?(?=^\| `[a-z_]+\.parquet`|\Z)", section, re.M | re.S)
         assert block, f"{file} is not documented"
         for column in columns:
