@@ -34,6 +34,7 @@ from typing import Callable
 
 from innostall.format import journal_files
 from innostall.format.latch_table_rows import MergedTables
+from innostall.format.tables import tables_of
 
 from innostall.errors import UserError
 
@@ -92,7 +93,8 @@ class WatchJournal:
         self.attach_ns = None
         self.ring: collections.deque[tuple[int, list[str]]] = collections.deque()  # (snapshot ns, its lines)
         self.lines: list[str] = []  # since the last snapshot
-        self.latch_tables = MergedTables()  # since the attach: a saved recording's are whole
+        # since the attach, merged by the keys of the loader's tables: a saved recording's are whole
+        self.latch_tables = MergedTables(tables_of(meta.get("schema", {})).merged_keys)
         self.latch_max: dict[tuple, int] = {}  # each latch's longest wait so far, ns
         self.latch_spike: tuple[float, str] | None = None  # (ms, latch) longer than the trigger's, not yet seen
         self.saving: Saving | None = None
