@@ -107,7 +107,7 @@ def test_old_transactions_list_the_open_snapshot(servers, server_name):
 def statement_seen(srv, statement: bytes, keep_literals: bool = True) -> str | None:
     """What threads() shows as the statement of a connection while it runs statement (a
     SLEEP(20), asked after for up to 15 s however slowly this host starts it, then killed),
-    its literals kept (record --keep-literals; tests/test_fingerprint.py fingerprints it)."""
+    its literals kept (record --keep-literals; tests/pure/test_fingerprint.py fingerprints it)."""
     conn = srv.connect()
     tid, cid = own_tid(conn), int(one_value(conn, "SELECT CONNECTION_ID()"))
 
