@@ -2,7 +2,10 @@
 from the recording, its figures (its keys of `report --json`'s summary, KEYS), its findings
 (read from those figures) and its text lines. A section that LEADS (the replica's: on a
 replica its story comes first) is told before the others in the text and the findings; the
-JSON keeps the sections' own order."""
+JSON keeps the sections' own order. A section's HTML is the Jinja partial of its name,
+templates/sections/NAME.html.j2, which the page includes where it draws it (block locks and
+latches share latches', under one heading; the undo reads have their figures and findings
+only)."""
 from __future__ import annotations
 
 from . import block_locks, cost, latches, purge, redo_flushing, replica, undo, version_walks
