@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from innostall.errors import UserError
 from innostall.format import journal as fmt
 from innostall.format.tables import MERGED_LINE, LoaderTable, RecordingTable
 from innostall.format.work_latches import work_latches_table
@@ -73,16 +74,19 @@ def generic_table(table: RecordingTable, schema: Schema, records: list[dict]) ->
     last row of each key), or per interval (each key's counts' growth over the interval, as
     the loader prints cumulative rows before each snapshot, which owns them)."""
     import pandas as pd
-    source = schema.tables.loader[table.source]
-    positions = {c: source.position(c) for c in table.dtypes if c not in ("interval", "t_s")}
-    modes = [positions[c.name] for c in source.columns if c.kind == "mode" and c.name in positions]
+    source = schema.tables.loader.get(table.source)
+    loose = [c for c in table.dtypes if c not in ("interval", "t_s") and c not in [k.name for k in source.columns]] \
+        if source else None
+    if loose is None or loose:
+        raise UserError(f"table {table.name}: no builder of its own, and its columns are not its loader "
+                        f"table's ({', '.join(loose) if loose else 'no loader table ' + table.source})")
+    # (position in the journal's row, whether it is a wait mode, named by the schema's modes)
+    taken = [(source.position(c), source.columns[source.position(c)].kind == "mode")
+             for c in table.dtypes if c not in ("interval", "t_s")]
 
     def cells(row: list) -> list:
-        kept = [row[p] if p < len(row) else None for p in positions.values()]
-        for p in modes:
-            index = list(positions.values()).index(p)
-            kept[index] = fmt.mode_name(schema.wait_modes, kept[index])
-        return kept
+        values = [row[p] if p < len(row) else None for p, _ in taken]
+        return [fmt.mode_name(schema.wait_modes, v) if mode else v for v, (_, mode) in zip(values, taken)]
     if table.scope == "interval":
         rows = [[interval, t, *cells(row)] for interval, t, row in growth(records, source)]
     else:

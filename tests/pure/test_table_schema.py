@@ -141,3 +141,12 @@ def test_recordings_written_before_the_schema_held_tables_read_the_same_tables()
     now, before = loader.schema().tables, tables_of({})
     assert {name: now.recording[name] for name in before.recording} == before.recording
     assert {name: now.loader[name] for name in before.loader} == before.loader
+
+
+def test_a_table_the_schema_cannot_build_is_one_line(tmp_path):
+    """a recording table without a builder whose columns are not its loader table's"""
+    raw = extended_schema()
+    raw["recording_tables"][-1]["columns"].append({"name": "share", "type": "float64", "role": "value"})
+    with pytest.raises(UserError, match=r"^table sleepers: no builder of its own, and its columns are not its "
+                                        r"loader table's \(share\)$"):
+        table_builders.empty("sleepers", Schema.parse(raw))
