@@ -27,9 +27,11 @@
 #define BASELINE_READS 50 /* the calm baseline: a mean of the reads that did not move, over
 			   * about this many (5 s) once as many were read */
 #define LEARN_READS 10 /* reads that set the baseline first, moving nothing (1 s) */
-#define LEVEL_READS 5 /* a level is taken as its mean over about this many reads (0.5 s): one
-		       * wait in progress at one read is the calm load's (the steady load had one
-		       * at a third of its reads), a replica's applier stuck on a row is at all */
+#define LEVEL_READS 5 /* a level is taken as its mean over about this many reads (0.5 s), and
+		       * moves only at 1 or more, a wait in progress at every read: one wait at
+		       * one read is the calm load's (the steady load had one at a third of its
+		       * reads, and bursts of them held the groups 13-16 s of 20 against 3 times
+		       * the calm level alone), a replica's applier stuck on a row is at all */
 #define MAX_SIGNAL_BYTES 65536 /* a rollback-segment array is 128 small structs */
 
 static bool parse_u64(const char *s, char **end, __u64 *out)
@@ -107,12 +109,12 @@ static bool read_signal(pid_t pid, const struct state_signal *s, __u64 *value)
 	return true;
 }
 
-/* Whether x (a count's growth in a read, or a level) is past RISE times the calm baseline;
- * a read that is not goes into the baseline. A wait counter that is seldom above 0 (free
- * pages, log room) moves at its first wait. */
-static bool above_baseline(struct state_signal *s, double x)
+/* Whether x (a count's growth in a read, or a level) is past RISE times the calm baseline,
+ * and at least floor; a read that is not goes into the baseline. A wait counter that is
+ * seldom above 0 (free pages, log room) moves at its first wait. */
+static bool above_baseline(struct state_signal *s, double x, double floor)
 {
-	bool past = s->reads > LEARN_READS && x > 0 && x > RISE * s->baseline;
+	bool past = s->reads > LEARN_READS && x > 0 && x >= floor && x > RISE * s->baseline;
 
 	if (!past) {
 		s->calm_reads++;
@@ -127,9 +129,9 @@ static bool moved(struct state_signal *s, __u64 value)
 	switch (s->kind) {
 	case SIGNAL_LEVEL:
 		s->level += ((double)value - s->level) / (s->reads < LEVEL_READS ? s->reads : LEVEL_READS);
-		return above_baseline(s, s->level);
+		return above_baseline(s, s->level, 1); /* a wait in progress at every read */
 	case SIGNAL_COUNT:
-		return s->read && above_baseline(s, value > s->value ? value - s->value : 0);
+		return s->read && above_baseline(s, value > s->value ? value - s->value : 0, 0);
 	case SIGNAL_CLIMB:
 		s->past[(s->reads - 1) % CLIMB_LAG] = value; /* the slot of the read CLIMB_LAG before */
 		s->rises = s->reads > CLIMB_LAG && value > s->past[s->reads % CLIMB_LAG] ? s->rises + 1 : 0;
