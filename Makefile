@@ -59,17 +59,18 @@ dist: build $(DIST_LOADER)
 dist-check: dist
 	@BUILD=$(BUILD) scripts/dist-check.sh
 
-# Everything that needs no server spread over the cores first (the pure tests, the browser's
-# and the fuzz's: none shares a server or a file), then the live ones one at a time: they
-# share the fixture servers and time their loads.
+# tests/pure/ spread over the cores first (the browser's and the fuzz's 200 hostile recordings
+# included: none shares a server or a file), then tests/live/ one at a time: they share the
+# fixture servers and time their loads. The folder is the marker (tests/conftest.py).
 test: build
-	$(VENV)/bin/python -m pytest -q -n auto -m "not live" tests
-	$(VENV)/bin/python -m pytest -q --durations=15 -m "live" tests
+	$(VENV)/bin/python -m pytest -q -n auto tests/pure
+	$(VENV)/bin/python -m pytest -q --durations=15 tests/live
 
-# The pure tests only (no server, no root): the catalog lint, the views, the maths. Seconds,
-# spread over the machine's cores (pytest-xdist): none shares a server or a file.
+# tests/pure/ but the heavy ones (no server, no root, no browser, no Go; 20 hostile recordings):
+# the catalog lint, the views, the maths, spread over the machine's cores (pytest-xdist). A
+# pure test over a second of CPU fails (tests/conftest.py, SLOW_PURE).
 check: build
-	$(VENV)/bin/python -m pytest -q -n auto -m "not live and not heavy" tests
+	$(VENV)/bin/python -m pytest -q -n auto -m "not heavy" tests/pure
 
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh

@@ -33,7 +33,7 @@ REPORT_SIDE = ("report", "export", "diff", "query", "redact")  # commands that o
 def innostall(*args: str, **kwargs) -> subprocess.CompletedProcess:
     """innostall ARGS as a user runs it: what it printed and its exit status. The commands
     that only read recordings run in this process, through the same main() the console
-    script calls (tests/test_html.py runs the script itself): a new Python importing pandas
+    script calls (tests/pure/test_html.py runs the script itself): a new Python importing pandas
     and pyarrow cost about 0.7 s a call, most of make check's time. The others (record,
     probes) start, stop and trace processes, and run as their own process."""
     args = [str(a) for a in args]
@@ -106,6 +106,138 @@ def pytest_collection_modifyitems(config, items):
         if "browser" in item.fixturenames:  # headless Chromium
             item.add_marker(pytest.mark.heavy)
     items.sort(key=lambda item: item.get_closest_marker("after_recordings") is not None)  # stable
+
+
+# A pure test's call phase is held to PURE_LIMIT_S of CPU, its own process's and that of the
+# children it waited for (a CLI it ran): CPU, not the wall clock, because the wall time of the
+# same test was 4-7 times its CPU on a 2-core machine beside other loads (load average 9-11),
+# and a limit that flaps is no limit. A test that waits (sleeps, polls) without spending CPU
+# is held to PURE_WALL_S, loose for the same reason. Heavy tests (a browser, Go, the fuzz's
+# long run) are make test's, not held.
+PURE_LIMIT_S, PURE_WALL_S = 1.0, 30.0
+# Those over the limit, as file::test under tests/pure/, each with its reason. Measured with the
+# call phase's CPU over 0.9 s (beside another load, which adds to it). Most are over it because
+# the whole analysis of a recording (summary, text, HTML, the checker) costs about a second of
+# CPU: they are the list to shrink as the analysis gets faster, never one to add to lightly.
+ANALYSIS = "the whole analysis of a synthetic recording, often twice (the report, then the checker)"
+STORED = "reads a stored real recording (tests/data) whole and holds every figure to it"
+HOSTILE = "a case reports a mutated recording through several commands (text, JSON, HTML, export)"
+WATCH = "watch runs the analysis over its kept minutes, its verdict through report --json as a process"
+CLI = "runs the CLI as its own process on purpose (its exit code): Python's start and the imports"
+BINARY = "decodes a fixture server's binary (tens of MB) and its code with Capstone"
+LIBC = "reads the host's libc (.eh_frame, readelf) or a fixture's debug symbols"
+XZ = "writes a journal of many segments and compresses them with xz"
+FUZZ = "fingerprints 20,000 random texts, each twice: the fuzz's reach"
+SLOW_PURE = {
+    "test_diff.py::test_cli_diff_of_recordings_with_three_times_the_activity": ANALYSIS,
+    "test_diff_windows.py::test_a_windowed_diff_leaves_out_the_figures_of_the_tables_kept_whole": ANALYSIS,
+    "test_diff_windows.py::test_the_second_half_against_the_first_doubles_the_purge_counters_and_nothing_else":
+        ANALYSIS,
+    "test_discovery.py::test_core_set_and_version_step_resolve_at_the_versions_own_variants": BINARY,
+    "test_faults_offline.py::test_metrics_on_an_address_other_hosts_reach_must_be_asked_for": CLI,
+    "test_fingerprint.py::test_any_text_fingerprints_without_failing_and_fingerprints_to_itself": FUZZ,
+    "test_hostile_recordings.py::test_case": HOSTILE,
+    "test_hostile_saves.py::test_a_counters_table_of_0_rows_is_damage_not_a_traceback": HOSTILE,
+    "test_hostile_saves.py::test_case": HOSTILE,
+    "test_html.py::test_cli_writes_the_page_in_one_step": ANALYSIS,
+    "test_html.py::test_unwritable_page_is_one_line": ANALYSIS,
+    "test_idle_cpu.py::test_a_cached_frame_table_gives_the_settings_it_was_written_with": LIBC,
+    "test_idle_cpu.py::test_a_damaged_or_half_written_cached_table_is_not_used": LIBC,
+    "test_journal_segments.py::test_the_recorders_journal_compresses_off_its_path_and_counts_what_is_on_disk": XZ,
+    "test_latch_holders.py::test_hidden_wait_function_is_the_one_debug_symbols_name": LIBC,
+    "test_latch_holders.py::test_libc_frame_table_matches_readelf": LIBC,
+    "test_latch_holders.py::test_page_index_bounds_the_search": LIBC,
+    "test_latch_table_rows.py::test_a_watch_saves_the_tables_merged_since_its_attach": WATCH,
+    "test_layouts.py::test_a_catalog_offset_the_code_contradicts_is_refused": BINARY,
+    "test_log_code.py::test_mysql_8_0_15s_log_offsets_from_its_own_code": BINARY,
+    "test_long_recordings.py::test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so": ANALYSIS,
+    "test_long_recordings.py::test_a_long_recordings_latch_table_has_a_bounded_number_of_rows": ANALYSIS,
+    "test_long_recordings.py::test_the_heap_debounce_merges_as_the_passes_did": ANALYSIS,
+    "test_purge_phases.py::test_the_child_process_prints_them_as_json_and_says_a_bad_directory_in_one_line": CLI,
+    "test_purge_verdict.py::test_a_connection_whose_views_follow_one_another_reads_true_to_the_checker": ANALYSIS,
+    "test_purge_watched.py::test_the_checker_catches_a_bound_named_from_unwatched_time": ANALYSIS,
+    "test_recording_format.py::test_missing_directory_from_the_cli": CLI,
+    "test_replica_report.py::test_a_burst_in_an_idle_stretch_stays_idle_but_a_busy_flapping_one_is_named_by_its_split":
+        ANALYSIS,
+    "test_replica_report.py::test_a_short_spike_joins_its_phase_which_is_named_by_its_whole_split": ANALYSIS,
+    "test_replica_report.py::test_a_split_of_part_of_the_time_and_sampled_probes_say_so": ANALYSIS,
+    "test_replica_report.py::test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_latch":
+        ANALYSIS,
+    "test_replica_report.py::test_an_event_stalled_on_a_row_lock_is_told_in_the_intervals_it_lasted": ANALYSIS,
+    "test_replica_report.py::test_an_event_still_stalled_at_the_end_is_counted_so_far": ANALYSIS,
+    "test_replica_report.py::test_commits_waiting_for_the_redo_log_name_the_phase_unless_someone_is_in_the_way":
+        ANALYSIS,
+    "test_replica_report.py::test_nothing_is_said_of_a_replica_without_its_probe_or_its_events": ANALYSIS,
+    "test_replica_report.py::test_parallel_appliers_waiting_for_the_commit_order_are_not_saturated": ANALYSIS,
+    "test_replica_report.py::test_the_checker_holds_the_cause_rule_and_the_latch_words": ANALYSIS,
+    "test_replica_report.py::test_the_checker_holds_the_report_and_catches_it_tampered_with": ANALYSIS,
+    "test_replica_watched.py::test_a_lag_that_rose_with_no_finding_is_caught": ANALYSIS,
+    "test_replica_watched.py::test_an_event_whose_probes_were_detached_leaves_no_negative_time": ANALYSIS,
+    "test_replica_watched.py::test_an_unwatched_phase_still_tells_the_row_lock_waits_their_probe_saw_whole": ANALYSIS,
+    "test_replica_watched.py::test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections": ANALYSIS,
+    "test_replica_watched.py::test_the_checker_catches_a_lag_finding_the_counters_deny": ANALYSIS,
+    "test_replica_watched.py::test_the_finding_starts_from_the_lag_and_where_it_grew": ANALYSIS,
+    "test_replica_watched.py::test_the_lag_finding_tells_the_waits_seen_whole_in_a_span_too_little_watched": ANALYSIS,
+    "test_segment_faults.py::test_a_small_segment_expanding_to_many_lines_is_read_only_as_far_as_its_size": XZ,
+    "test_server_reading.py::test_how_to_learn_more_is_a_note_under_the_verdict_never_in_its_sentence": ANALYSIS,
+    "test_server_reading.py::test_the_checker_holds_the_words_to_the_servers_column_not_the_tables": ANALYSIS,
+    "test_server_state_offline.py::test_redo_by_writer_and_its_finding": ANALYSIS,
+    "test_server_state_offline.py::test_the_flush_finding_and_its_check": ANALYSIS,
+    "test_server_state_offline.py::test_the_html_report_draws_redo_and_flushing": ANALYSIS,
+    "test_server_state_offline.py::test_the_purge_redo_finding_rounds_once": ANALYSIS,
+    "test_unstacked_waits.py::test_every_view_tells_the_waits_without_a_stack": ANALYSIS,
+    "test_verdict_consistency.py::test_a_brief_stall_and_a_burst_are_named_inside_the_phase_that_took_them_in":
+        ANALYSIS,
+    "test_verdict_consistency.py::test_a_catch_up_too_short_to_be_a_phase_is_named_in_the_pinned_phase": ANALYSIS,
+    "test_verdict_consistency.py::test_a_level_over_intervals_whose_history_was_unknown_says_so": ANALYSIS,
+    "test_verdict_consistency.py::test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_title":
+        ANALYSIS,
+    "test_verdict_consistency.py::test_a_one_interval_catch_up_after_a_pin_reads_pinned_then_caught_up": ANALYSIS,
+    "test_verdict_consistency.py::test_a_pinned_phase_that_took_in_working_intervals_does_not_say_every_batch_found_nothing":
+        ANALYSIS,
+    "test_verdict_consistency.py::test_a_real_catch_up_after_a_pin_reads_as_one": STORED,
+    "test_verdict_consistency.py::test_an_event_in_the_last_two_milliseconds_is_read_against_its_own_snapshot":
+        ANALYSIS,
+    "test_verdict_consistency.py::test_block_waits_on_pages_being_written_are_the_disks_not_a_hot_spot": ANALYSIS,
+    "test_verdict_consistency.py::test_names_are_shortened_only_at_word_boundaries_and_whole_in_json_and_html":
+        ANALYSIS,
+    "test_verdict_consistency.py::test_no_stored_recording_is_contradicted_by_its_report": STORED,
+    "test_verdict_consistency.py::test_no_synthetic_recording_is_contradicted_by_its_report": ANALYSIS,
+    "test_verdict_consistency.py::test_purge_not_recorded_is_said_so_never_that_no_batch_ran": ANALYSIS,
+    "test_verdict_consistency.py::test_text_and_html_say_the_same_sentences_as_json": ANALYSIS,
+    "test_verdict_consistency.py::test_the_finding_names_the_hot_block_as_the_latch_table_does": ANALYSIS,
+    "test_verdict_consistency.py::test_the_sessions_own_recordings_are_found_and_checked": ANALYSIS,
+    "test_verdict_consistency.py::test_waits_for_a_free_page_are_said_in_the_phase_and_a_finding_the_checker_holds":
+        ANALYSIS,
+    "test_watch.py::test_a_history_trigger_saves_the_minutes_around_it_and_the_verdict_names_the_snapshot": WATCH,
+    "test_watch.py::test_a_latch_wait_longer_than_the_trigger_fires_once": WATCH,
+    "test_watch.py::test_purge_pinned_by_the_verdict_of_the_kept_minutes": WATCH,
+    "test_watch.py::test_the_cool_down_and_the_cap": WATCH,
+}
+
+
+def cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def held_to_the_limit(item) -> bool:
+    return (TESTS / "pure" in item.path.parents and item.get_closest_marker("heavy") is None
+            and f"{item.path.name}::{getattr(item, 'originalname', item.name)}" not in SLOW_PURE)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    if not held_to_the_limit(item):
+        yield
+        return
+    cpu, wall = cpu_seconds(), time.perf_counter()
+    outcome = yield
+    cpu, wall = cpu_seconds() - cpu, time.perf_counter() - wall
+    if outcome.excinfo is None and (cpu > PURE_LIMIT_S or wall > PURE_WALL_S):
+        pytest.fail(f"a pure test took {cpu:.2f} s of CPU and {wall:.2f} s in all, over the limit of "
+                    f"{PURE_LIMIT_S:.0f} s of CPU or {PURE_WALL_S:.0f} s in all (tests/conftest.py): "
+                    "make it faster, mark it heavy, or name it in SLOW_PURE with the reason", pytrace=False)
 
 
 # The fixture servers in the order the suite first uses them: fetched in that order in the

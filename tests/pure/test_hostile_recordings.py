@@ -6,8 +6,11 @@ reported in this process (text, --json; some also --html and export), and each e
 reports (exit 0) or is refused in one line (no traceback), within a time limit, writing
 nothing outside its output path and no live markup into HTML or SVG.
 
-A failure names its seed and mutation; `pytest 'tests/test_hostile_recordings.py::test_case[17]'`
-replays it. The limits themselves are tried once each, at the end, with small values."""
+make check runs the first CHECK_CASES seeds, make test all CASES (test_case_heavy the rest);
+test_hostile_saves.py adds its own, so that make check runs 20 hostile recordings in all. A
+failure names its seed and mutation; `pytest 'tests/pure/test_hostile_recordings.py::test_case[17]'`
+(or test_case_heavy) replays it. The limits themselves are tried once each, at the end, with
+small values."""
 from __future__ import annotations
 
 import hashlib
@@ -29,7 +32,7 @@ from innostall.analysis import bounds, recording
 from innostall.format import journal as fmt, journal_lines
 
 DATA = REPO / "tests" / "data"
-CASES = 200
+CASES, CHECK_CASES = 200, 14  # make test, make check: with test_hostile_saves.py's 6, 20 in make check
 SECONDS_PER_CASE = 20  # a hang is a failure: the slowest case takes about 2 s
 MARK = "innostall-xss"
 INJECTIONS = [f'</script><script>alert("{MARK}")</script>', f'"><img src=x onerror=alert("{MARK}")>',
@@ -327,8 +330,18 @@ def no_live_markup(path: Path, what: str) -> None:
             assert markup not in text, f"{what}: {markup!r} live in {path.name}"
 
 
-@pytest.mark.parametrize("seed", range(CASES))
+@pytest.mark.parametrize("seed", range(CHECK_CASES))
 def test_case(seed, bases, tmp_path):
+    run_case(seed, bases, tmp_path)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("seed", range(CHECK_CASES, CASES))
+def test_case_heavy(seed, bases, tmp_path):
+    run_case(seed, bases, tmp_path)
+
+
+def run_case(seed, bases, tmp_path):
     rng = random.Random(seed)
     family = ["journal", "journal", "journal", "meta", "tables", "files"][seed % 6]
     base = rng.choice(JOURNAL_BASES if family == "journal" else
