@@ -1,6 +1,9 @@
 """Signals from the server's own state that open sampled groups at once (the loader's
 state_signals.c reads them ten times a second; never written): where each lives in this
-build, from its DWARF, and which of the recording's sampling groups explain it.
+build, from its DWARF, and which of the recording's sampling groups explain it. A count
+moves when it grows in a read by more than 3 times its calm growth, a level when its mean
+over about half a second is a wait in progress at every read and 3 times its calm level: a
+steady load has row-lock waits of its own (state_signals.c).
 
   row_lock_waits   row-lock waits in progress (MariaDB 10.6+: lock_sys.wait_count, whose
                    low bits below lock_sys_t::WAIT_COUNT_STEP count the waits pending):
@@ -14,9 +17,9 @@ build, from its DWARF, and which of the recording's sampling groups explain it.
                    the latch waits' (writers wait on pages being written) and page reads'
   log_room_waits   waits for room in the redo log counted (log_sys.waits, Innodb_log_waits):
                    opens the redo writers' group and the latch waits'
-  history          the history list climbing at each read for half a second (the gauge
-                   collector/server/state.py reads): purge is not keeping up; opens purge's
-                   record, sleep and worker groups
+  history          the history list above its level a second before at each read for 3 s
+                   (the gauge collector/server/state.py reads): purge is not keeping up;
+                   opens purge's record, sleep and worker groups
 
 A build without DWARF (every MySQL build Oracle ships) has none of them, and the recording
 names them missing; so does a build whose DWARF lacks the member (older releases keep the
