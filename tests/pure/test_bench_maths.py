@@ -123,3 +123,30 @@ def test_a_never_sampled_probe_over_a_tenth_of_the_budget_is_named():
     assert targets.unsampled_target(later)["result"] == "PASS"
     none, = unsampled.recording_lines(later)
     assert none.startswith("none in ")
+
+
+def test_the_stall_and_accuracy_phases_are_judged_from_the_kept_run():
+    """Issue 44, items 1, 4 and 5, on the kept run bench/results/2026-11-29/stall-accuracy.json:
+    the latch group's watch of the stall against 90% of its time, each stall recording's
+    estimate against its budget (the emulated ones said so), and each sampled figure's error
+    against 15%."""
+    import json
+    from bench import unsampled
+    from conftest import REPO
+    run = json.loads((REPO / "bench/results/2026-11-29/stall-accuracy.json").read_text())
+    watch, budget = targets.stall_targets(run)
+    shares = [r["watch"]["time"] for r in run["stall"]["recordings"]]
+    assert watch["result"] == ("PASS" if min(shares) >= 0.9 else "FAIL"), watch
+    spent = [r["estimate_ms"] / r["budget_ms"] for r in run["stall"]["recordings"]]
+    assert budget["result"] == ("PASS" if max(spent) <= 1 else "FAIL"), budget
+    lines = unsampled.budget_lines(unsampled.bench_recordings(run))
+    assert len(lines) == len(run["stall"]["recordings"])
+    assert sum("emulated" in line for line in lines) == sum(r["hit_cost_scale"] != 1 for r in run["stall"]["recordings"])
+    rows = [r for r in run["accuracy"]["rows"] if r["within"] is not None]
+    accuracy = targets.accuracy_target(run)
+    assert accuracy["measured"].startswith(f"{sum(r['within'] for r in rows)} of {len(rows)} within"), accuracy
+    assert accuracy["result"] == ("PASS" if all(r["within"] for r in rows) else "FAIL")
+    # a recording over its budget is said to be
+    over = {**run["stall"]["recordings"][0], "tracer": {"governor": {"overhead_ms": 2.0, "budget_ms": 1.0}}}
+    said, = unsampled.budget_lines([over])
+    assert "(2.00 of the budget, OVER)" in said
