@@ -342,11 +342,14 @@ def sources_words(state: dict) -> str:
     each snapshot', or both, naming the gauges SQL gave (meta.json's server_state.sources)."""
     sources = state.get("sources") if isinstance(state.get("sources"), dict) else {}
     by_sql = sorted(gauge for gauge, source in sources.items() if source == "sql")
+    # MySQL without DWARF: the LSN and checkpoint at the offsets its machine code gave
+    where = ", the LSN and checkpoint at offsets from the build's code" if state.get("from_code") \
+        and any(source == "memory" for source in sources.values()) else ""
     if not by_sql:
-        return "read from its memory at each snapshot"
+        return f"read from its memory at each snapshot{where}"
     if len(by_sql) == len(sources):
         return "read by SQL at each snapshot: the build has no DWARF to read its memory by"
-    return f"read from its memory at each snapshot; by SQL: {', '.join(by_sql)}"
+    return f"read from its memory at each snapshot{where}; by SQL: {', '.join(by_sql)}"
 
 
 def redo_body(s: dict) -> list[str]:
