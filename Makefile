@@ -37,7 +37,7 @@ $(BUILD)/innostall.skel.h: $(BUILD)/innostall.bpf.o
 
 LOADER_SRCS := $(addprefix collector/loader/,loader.c json_output.c table_output.c changed_rows.c trace_helpers.c governor.c budget.c charges.c \
                attacher.c calibrate.c uprobe.c read_views.c run_time.c state_signals.c)
-$(LOADER): $(LOADER_SRCS) collector/loader/*.h probes/innostall.h $(BUILD)/innostall.skel.h
+$(LOADER): $(LOADER_SRCS) collector/loader/*.h probes/innostall.h probes/innostall_tables.h $(BUILD)/innostall.skel.h
 	$(CC) $(CFLAGS) -I$(BUILD) -Iprobes -Icollector/loader $(LOADER_SRCS) -o $@ \
 		$$(pkg-config --libs --static libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm -lpthread
 
@@ -47,7 +47,7 @@ $(BUILD)/bench-yardstick: scripts/bench/yardstick.c
 # The release artifact for hosts without a compiler (docs/install.md, "Release artifact"): a wheel with
 # this loader, linked statically (libbpf, libelf, zlib, glibc), as package data.
 DIST_LOADER := $(BUILD)/dist/innostall-loader
-$(DIST_LOADER): $(LOADER_SRCS) collector/loader/*.h probes/innostall.h $(BUILD)/innostall.skel.h
+$(DIST_LOADER): $(LOADER_SRCS) collector/loader/*.h probes/innostall.h probes/innostall_tables.h $(BUILD)/innostall.skel.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -static -s -I$(BUILD) -Iprobes -Icollector/loader $(LOADER_SRCS) -o $@ -lbpf -lelf -lz -lm -lpthread
 
