@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 
@@ -41,7 +42,7 @@ def changes_from(args):
         if action.apply_sql.startswith("KILL"):
             ends.append(PINNED_AGE_S)
         else:
-            sets.append(action.apply_sql.removeprefix("SET GLOBAL ").replace(" = ", "="))
+            sets.append(",".join(f"{n}={v}" for n, v in re.findall(r"(\w+) = ([^,\s]+)", action.apply_sql)))
         expect = expect or f"{action.expect.figure}:{action.expect.towards}"
     if not expect:
         raise UserError("verify needs --expect FIGURE[:down|zero] (or --advice RECORDING, whose advice says it)")

@@ -25,6 +25,16 @@ def pinned_s(summary: dict) -> float:
     return sum(p["to_s"] - p["from_s"] for p in summary["purge"].get("phases") or [] if p["verdict"] == "pinned")
 
 
+def applier_share(part: str):
+    """A part's share of the applier's time watched whole: unlike its seconds, the same
+    whatever share of the run the governor attached the applier's probes."""
+    def share(summary: dict):
+        split = ((summary.get("replica") or {}).get("applier") or {}).get("split_ms") or {}
+        whole = sum(split.values())
+        return split.get(part, 0.0) / whole if whole else None
+    return share
+
+
 FIGURES = {
     "pinned_s": pinned_s,
     "history_max": lambda s: (s["purge"].get("history") or {}).get("max"),
@@ -33,6 +43,7 @@ FIGURES = {
     "free_page_wait_s": lambda s: ((s.get("flushing") or {}).get("free_page") or {}).get("wait_s", 0.0),
     "applier_redo_s": replica_part_s("redo"),
     "applier_row_lock_s": replica_part_s("row_lock"),
+    "applier_redo_share": applier_share("redo"),
     "lag_s_max": lambda s: (s.get("replica") or {}).get("lag_s_max"),
     "hot_block_wait_s": hot_block_wait_s,
     "purge_batch_p99_us": lambda s: (s["purge"].get("latency_us") or {}).get("p99"),

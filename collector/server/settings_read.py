@@ -21,7 +21,7 @@ NAMES = (
     "innodb_log_file_size", "innodb_log_files_in_group", "innodb_redo_log_capacity",
     "innodb_log_buffer_size", "innodb_io_capacity", "innodb_io_capacity_max", "innodb_page_cleaners",
     "innodb_lru_scan_depth", "innodb_buffer_pool_size", "innodb_max_dirty_pages_pct",
-    "innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin",
+    "innodb_flush_log_at_trx_commit", "innodb_log_file_buffering", "sync_binlog", "log_bin",
     # a replica's appliers
     "replica_parallel_workers", "slave_parallel_workers", "slave_parallel_threads", "slave_parallel_mode",
     "replica_preserve_commit_order", "slave_preserve_commit_order",

@@ -16,6 +16,11 @@ from ..server import sql
 NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 VALUE = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")  # numbers and words: nothing to escape
 NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+SAME = {"on": "1", "true": "1", "off": "0", "false": "0"}  # a boolean reads back as 1 or 0
+
+
+def same_value(a: str, b: str) -> bool:
+    return SAME.get(a.lower(), a) == SAME.get(b.lower(), b)
 POLL_S = 0.5
 
 
@@ -27,41 +32,51 @@ def session_of(pid: int, dsn: str | None) -> sql.SqlSession:
 
 
 class SetGlobal:
-    """SET GLOBAL name = value for one run; the value in force before is put back."""
+    """SET GLOBAL name = value[, name = value ...] for one run, made together (a change may need
+    two settings: the commit's flush and, on MariaDB 10.8+, the log's buffering); the values in
+    force before are put back, last set first, and read back."""
 
     def __init__(self, text: str):
-        name, _, value = text.partition("=")
-        name, value = name.strip().lower(), value.strip()
-        if not NAME.match(name) or not VALUE.match(value):
-            raise UserError(f"--set wants NAME=VALUE, a variable name and a number or word, not {text!r}")
-        self.name, self.value, self.before = name, value, None
-        self.words = f"SET GLOBAL {name} = {value}"
+        self.pairs: list[tuple[str, str]] = []
+        for part in text.split(","):
+            name, _, value = part.partition("=")
+            name, value = name.strip().lower(), value.strip()
+            if not NAME.match(name) or not VALUE.match(value):
+                raise UserError(f"--set wants NAME=VALUE[,NAME=VALUE], variable names and numbers or words, not {text!r}")
+            self.pairs.append((name, value))
+        self.before: list[tuple[str, str]] = []
+        self.words = "SET GLOBAL " + ", ".join(f"{n} = {v}" for n, v in self.pairs)
 
-    def read(self, session: sql.SqlSession) -> str:
+    @staticmethod
+    def read(session: sql.SqlSession, name: str) -> str:
         try:
-            return str(session.query(f"SELECT @@GLOBAL.{self.name}")[0][0])
+            return str(session.query(f"SELECT @@GLOBAL.{name}")[0][0])
         except pymysql.MySQLError as e:
-            raise UserError(f"verify: the server has no global {self.name} ({sql.why(e)})")
+            raise UserError(f"verify: the server has no global {name} ({sql.why(e)})")
+
+    @staticmethod
+    def put(session: sql.SqlSession, name: str, value: str) -> None:
+        if NUMBER.match(value):  # a number as a number: a quoted one is refused for numeric variables
+            session.query(f"SET GLOBAL {name} = {value}")
+        else:
+            session.query(f"SET GLOBAL {name} = %s", (value,))
 
     def apply(self, session: sql.SqlSession) -> None:
-        self.before = self.read(session)
-        try:
-            session.query(f"SET GLOBAL {self.name} = {self.value}")
-        except pymysql.MySQLError as e:
-            raise UserError(f"verify: {self.words} refused: {sql.why(e)}")
+        for name, value in self.pairs:
+            self.before.append((name, self.read(session, name)))
+            try:
+                self.put(session, name, value)
+            except pymysql.MySQLError as e:
+                raise UserError(f"verify: SET GLOBAL {name} = {value} refused: {sql.why(e)}")
 
     def undo(self, session: sql.SqlSession) -> str:
-        """Puts the old value back and reads it back; what was done, in words."""
-        if self.before is None:
-            return "nothing to restore"
-        if NUMBER.match(self.before):  # a number as a number: a quoted one is refused for numeric variables
-            session.query(f"SET GLOBAL {self.name} = {self.before}")
-        else:
-            session.query(f"SET GLOBAL {self.name} = %s", (self.before,))
-        now = self.read(session)
-        if now != self.before:
-            raise UserError(f"verify: {self.name} reads {now} after the restore, not {self.before}: set it back by hand")
-        return f"restored {self.name} = {self.before}"
+        """Puts the old values back and reads them back; what was done, in words."""
+        for name, value in reversed(self.before):
+            self.put(session, name, value)
+            now = self.read(session, name)
+            if not same_value(now, value):
+                raise UserError(f"verify: {name} reads {now} after the restore, not {value}: set it back by hand")
+        return "restored " + ", ".join(f"{n} = {v}" for n, v in self.before) if self.before else "nothing to restore"
 
 
 class EndOldTransactions:

@@ -95,3 +95,33 @@ def test_settings_known_online_by_family_and_release():
 def test_advise_prints_one_line_for_a_missing_recording(capsys, tmp_path):
     assert main(["advise", str(tmp_path / "none")]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_redo_bound_replica_on_mariadb_10_8_or_later_is_advised_the_commit_flush_with_buffered_log_writes():
+    detail = ("redo-bound: the applier applied 900 events (90.0/s), busy 9.0 s of 10.0 s (90%); of the 8.0 s "
+              "watched whole, 60% waiting for the redo log at commit (4.8 s)")
+    phase = {"from_s": 0.0, "to_s": 10.0, "verdict": "redo-bound", "detail": detail,
+             "figures": {"watched_s": 8.0, "split_s": {"redo": 4.8, "row_lock": 0.0}}}
+    told = {"replica": {"phases": [phase], "lag_s_max": None}, "findings": []}
+    meta = {"target": {"family": "mariadb", "version": "11.4.5"},
+            "server_variables": {"at_start": {"innodb_flush_log_at_trx_commit": "1", "innodb_log_file_buffering": "OFF",
+                                              "slave_parallel_threads": "0"}}}
+    advice = advise(told, meta)
+    assert [a.key for a in advice.actions] == ["flush_log_at_commit", "parallel_appliers"]
+    flush = advice.actions[0]
+    assert flush.apply_sql == "SET GLOBAL innodb_flush_log_at_trx_commit = 2, GLOBAL innodb_log_file_buffering = ON"
+    assert flush.undo_sql == "SET GLOBAL innodb_flush_log_at_trx_commit = 1, GLOBAL innodb_log_file_buffering = OFF"
+    assert flush.expected == "the applier's waits for the redo log at commit (4.8 s of the 8.0 s watched whole) fall to near none"
+    assert flush.expect.figure == "applier_redo_share" and flush.expect.now == pytest.approx(0.6)
+    assert advice_problems(told, advice) == []
+
+
+def test_verify_changes_parse_and_a_boolean_reads_back_as_a_number():
+    from innostall.collector.verify.changes import SetGlobal, same_value
+    from innostall.errors import UserError
+
+    change = SetGlobal("innodb_flush_log_at_trx_commit=2, innodb_log_file_buffering=ON")
+    assert change.pairs == [("innodb_flush_log_at_trx_commit", "2"), ("innodb_log_file_buffering", "ON")]
+    assert same_value("1", "ON") and same_value("0", "off") and not same_value("1", "0")
+    with pytest.raises(UserError):
+        SetGlobal("innodb_purge_threads=4; DROP TABLE t")
