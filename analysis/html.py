@@ -22,12 +22,12 @@ from .estimates import estimate_words
 from .wording.numbers import shorten
 from .wording.findings import purge_headline
 from .wording.phases import STATEMENT_SHOWN, who
-from .wording.replica import replica_lines
 from .pinning import statements_note
 from .recording import Recording
 from .wording.phase_list import tally
 from . import verdict_view
 from .replica_timeline import replica_series
+from .sections import replica as replica_section
 from .window import trigger_words, window_words
 
 TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("innostall.analysis", "templates"),
@@ -269,7 +269,8 @@ def context(rec: Recording) -> dict:
         "throughput": throughput_chart(rec),
         "flushing": flush_chart(rec),
         "flushing_lines": redo.redo_body(summary),
-        "replica_lines": replica_lines(rec, summary)[2:],  # the text's section, without its blank line and title
+        # the text's section, without its blank line and title
+        "replica_lines": replica_section.text_lines(summary, replica_section.shown(rec), [])[2:],
         "flushing_note": (summary["server_state"].get("note") if not summary["server_state"].get("read") else None),
         "purge_hists": hist_sections(rec, purge_hists),
         "walks": walk_section(rec, summary),

@@ -4,6 +4,8 @@ plain words, that the views (text, HTML, export, diff) show. The recording's own
 giving its figures and its findings, in their one order. Rendering lives elsewhere."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from innostall.format import writing
@@ -67,6 +69,31 @@ def section_findings(rec: Recording, told: dict) -> list[tuple]:
 def with_findings(told: dict, found: list[tuple]) -> dict:
     """The summary: the figures and every section's findings, in one list."""
     return {**told, "findings": [text for _, texts in found for text in texts]}
+
+
+@dataclass
+class Report:
+    """What the text report shows: the summary's figures (told), each section's findings in
+    the told order (found), what each section's lines show beyond the figures (drawn, by
+    section), and the recording's header (the facts meta.json keeps)."""
+    told: dict
+    found: list[tuple]
+    drawn: dict
+    header: dict
+
+
+def header_facts(rec: Recording) -> dict:
+    """The recording's own facts the header shows: where it is, its meta.json, its length
+    unrounded, its window, its warnings and how it ended."""
+    return {"path": rec.path, "meta": rec.meta, "duration_s": rec.duration_s, "window": rec.window,
+            "warnings": warnings(rec), "ended_by": ended_by(rec)}
+
+
+def report(rec: Recording) -> Report:
+    """Everything the text renders, read from the recording once."""
+    told = measured(rec)
+    found = section_findings(rec, told)
+    return Report(told, found, {section: section.shown(rec) for section in SECTIONS}, header_facts(rec))
 
 
 def summary(rec: Recording) -> dict:

@@ -1,6 +1,8 @@
 """The report's sections, one module each, in the one order every view follows: each gives,
 from the recording, its figures (its keys of `report --json`'s summary, KEYS), its findings
-(read from those figures) and its text lines. A section that LEADS (the replica's: on a
+(read from those figures) and what its lines show beyond them (shown: sampled notes,
+histograms, kept stacks); its text lines are made from those three, never from the
+recording (summary.report reads it once, text.text_of renders). A section that LEADS (the replica's: on a
 replica its story comes first) is told before the others in the text and the findings; the
 JSON keeps the sections' own order. A section's HTML is the Jinja partial of its name,
 templates/sections/NAME.html.j2, which the page includes where it draws it (block locks and

@@ -13,7 +13,7 @@ from ..estimates import estimated_figures
 from ..recording import Recording
 from ..wording.findings import block_lock_findings
 from ..wording.numbers import latency
-from .lines import estimate_line, finding_lines, latency_summary, log2_text, wait_stack_lines
+from .lines import estimate_line, finding_lines, histogram, latency_summary, log2_text, wait_stack_lines
 
 KEYS = ("block_lock", "other_latch")
 OTHER_LATCHES = "other"  # the wait mode of every latch but a buffer block's (innostall.h)
@@ -125,13 +125,20 @@ def holder_lines(latches: list[dict], frames: int = 6) -> list[str]:
     return lines
 
 
-def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
+def shown(rec: Recording) -> dict:
+    """What its lines show beyond the summary's figures: how much of the time its probes were
+    attached, the waits' histogram (all modes), the stacks of the block-latch waits."""
+    return {"sampled": sampled_note(rec, "block_lock_s"),
+            "wait_time": histogram(rec, rec.schema.hists_of("block_latch")),
+            "stacks": rec.wait_stacks[rec.wait_stacks["mode"] != OTHER_LATCHES]}
+
+
+def text_lines(told: dict, drawn: dict, found: list[str]) -> list[str]:
     locks, others = told["block_lock"], told["other_latch"]
     if not locks["recorded"]:
         return ["", "Block-lock waits: not recorded (probes block_lock_s, block_lock_x)"]
     lat, modes = locks["wait_us"], locks["by_mode"]
-    lines = ["", "Block-lock waits (buffer-block latches, slow paths only)"
-             + sampled_note(rec, "block_lock_s"),
+    lines = ["", "Block-lock waits (buffer-block latches, slow paths only)" + drawn["sampled"],
              f"  waits {locks['waits']} (S {modes['S']}, X {modes['X']}, SX/U {modes['SX']}), "
              f"{locks['total_wait_ms']:.1f} ms in all; " + page_io_words(locks)]
     lines += estimate_line(locks.get("estimated"), {"waits": "waits", "total_wait_s": "s"})
@@ -140,14 +147,13 @@ def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
     lines.append(f"  other latches (index, lock system, purge, dictionary ...): {others['waits']} "
                  f"waits, {others['total_wait_ms']:.1f} ms, counted apart")
     lines += finding_lines(found)
-    lines += ["", "Block-lock wait time",
-              log2_text(rec, rec.schema.hists_of("block_latch"))]
+    lines += ["", "Block-lock wait time", log2_text(drawn["wait_time"])]
     if locks["top_pages"]:
         lines += ["", "Most contended pages (by wait time)",
                   f"  {'space':>6} {'page':>8} {'waits':>8} {'wait ms':>10}  latch"]
         lines += [f"  {p['space']:>6} {p['page_no']:>8} {p['waits']:>8} {p['wait_us'] / 1000:>10.1f}  {p['name']}"
                   for p in locks["top_pages"][:5]]
-    block_stacks = rec.wait_stacks[rec.wait_stacks["mode"] != OTHER_LATCHES]
+    block_stacks = drawn["stacks"]
     if len(block_stacks):
         lines += ["", "Stacks waiting longest (leaf first)"] + unstacked_lines(told["latches"]["unstacked"])
         lines += wait_stack_lines(block_stacks)

@@ -17,5 +17,9 @@ def findings(rec: Recording, told: dict) -> list[str]:
     return []  # lost events are the version walks' finding: their table is the one they cut
 
 
-def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
+def shown(rec: Recording) -> dict:
+    return {}  # its lines are its figures
+
+
+def text_lines(told: dict, drawn: dict, found: list[str]) -> list[str]:
     return render_cost(told["governor"])

@@ -74,7 +74,12 @@ def findings(rec: Recording, told: dict) -> list[str]:
     return []  # the block locks' findings name the latches that stood out
 
 
-def text_lines(rec: Recording, told: dict, found: list[str], top: int = 10) -> list[str]:
+def shown(rec: Recording) -> dict:
+    """What its lines show beyond the summary's figures: the latches' waiting per interval."""
+    return {"timeline": rec.latch_timeline}
+
+
+def text_lines(told: dict, drawn: dict, found: list[str], top: int = 10) -> list[str]:
     """The most contended latches by name, and the per-interval wait time of the top ones."""
     latches = told["latches"]
     if not latches["top"]:
@@ -86,7 +91,7 @@ def text_lines(rec: Recording, told: dict, found: list[str], top: int = 10) -> l
         waiter = leaf_path(t["waiters"][0]["stack"], 3) if t["waiters"] else ""
         lines.append(f"  {shorten(t['name'], 48):<48} {t['kind']:<8} {t['waits']:>7} {t['wait_ms']:>9.1f} "
                      f"{t['p99_us']:>8.0f}  {waiter}")
-    timeline = rec.latch_timeline
+    timeline = drawn["timeline"]
     names = [t["name"] for t in latches["top"][:3]]
     if len(timeline) and names:
         per = timeline[timeline["name"].isin(names)].pivot_table(

@@ -1,6 +1,6 @@
 """What the sections' figures and text lines share: a histogram's percentiles, a finding as
-the text shows it, a histogram in bcc's layout, the estimate under a sampled count, and the
-latch-wait stacks' table."""
+the text shows it, a histogram read and drawn in bcc's layout, the estimate under a sampled
+count, and the latch-wait stacks' table."""
 from __future__ import annotations
 
 import pandas as pd
@@ -24,10 +24,15 @@ def finding_lines(found: list[str]) -> list[str]:
     return [f"  finding: {text}" for text in found]
 
 
-def log2_text(rec: Recording, names: str | list[str]) -> str:
-    """One histogram, or several added up, in bcc's layout with the unit it counts."""
+def histogram(rec: Recording, names: str | list[str]) -> tuple[pd.Series, str]:
+    """One histogram, or several added up, with the unit it counts (bcc's word for it)."""
     first = names if isinstance(names, str) else names[0]
-    return format_log2(rec.hist(names), bcc_unit(rec.schema.hist_unit(first)))
+    return rec.hist(names), bcc_unit(rec.schema.hist_unit(first))
+
+
+def log2_text(shown: tuple[pd.Series, str]) -> str:
+    """A histogram (histogram()) in bcc's layout."""
+    return format_log2(*shown)
 
 
 def estimate_line(estimated: dict | None, units: dict[str, str]) -> list[str]:

@@ -16,7 +16,7 @@ from ..wording.findings import purge_findings, purge_headline, throttle_findings
 from ..wording.numbers import seconds, shorten
 from ..wording.work_latch_words import work_latch_lines
 from ..work_latch_figures import work_latches
-from .lines import estimate_line, finding_lines, latency_summary, log2_text
+from .lines import estimate_line, finding_lines, histogram, latency_summary, log2_text
 
 KEYS = ("purge",)
 
@@ -107,20 +107,35 @@ def pinning_lines(views: list[dict], kept: str | None = None) -> list[str]:
     return lines
 
 
-def dml_delay_line(rec: Recording, s: dict) -> list[str]:
+def dml_delay_line(drawn: dict, s: dict) -> list[str]:
     """The DML delay's line, when its probe was attached."""
-    if not rec.probe_attached("dml_delay"):
+    if not drawn["dml_delay"]:
         return []
     return [f"  DML delayed by innodb_max_purge_lag: {s['dml_delays']} row operations, "
-            f"{s['dml_delay_ms']:.1f} ms in all{sampled_note(rec, 'dml_delay')}"]
+            f"{s['dml_delay_ms']:.1f} ms in all{drawn['dml_delay_sampled']}"]
 
 
-def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
+HISTOGRAMS = (("purge_batch_latency", "Purge batch latency"), ("purge_batch_pages", "Undo pages per purge batch"),
+              ("purge_batch_records", "Undo records per purge batch"))
+
+
+def shown(rec: Recording) -> dict:
+    """What its lines show beyond the summary's figures: the recording's length, which probes
+    were attached and how much of the time, its counts per interval, its histograms."""
+    records = rec.probe_attached("purge_record")  # its histogram is drawn only then
+    return {"duration_s": rec.duration_s,  # unrounded, for the rates (the summary's is to the ms)
+            "records": records, "dml_delay": rec.probe_attached("dml_delay"),
+            "records_sampled": sampled_note(rec, "purge_record"), "dml_delay_sampled": sampled_note(rec, "dml_delay"),
+            "series": per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]),
+            "hists": [(title, histogram(rec, name)) for name, title in HISTOGRAMS[:3 if records else 2]]}
+
+
+def text_lines(told: dict, drawn: dict, found: list[str]) -> list[str]:
     """Its batches, history, time split, findings and histograms."""
     s = told["purge"]
     if not s["recorded"]:  # the DML delay may be, on its own
-        return ["", "Purge: not recorded (probe purge_batch)"] + dml_delay_line(rec, s) + finding_lines(found)
-    lines = ["", "Purge", f"  {purge_headline(s, rec.duration_s)}"]
+        return ["", "Purge: not recorded (probe purge_batch)"] + dml_delay_line(drawn, s) + finding_lines(found)
+    lines = ["", "Purge", f"  {purge_headline(s, drawn['duration_s'])}"]
     lines += history_lines(s)
     watched = s.get("split_watched_pct", {})
     lines += split_line("batch time (coordinator)", s["batch_time_ms"], watched.get("batch"))
@@ -128,20 +143,17 @@ def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
                         watched.get("worker"))
     lines += work_latch_lines(s["latches"], "its batches and tasks")
     lines += pinning_lines(s["pinned_by"], s.get("statements"))
-    if rec.probe_attached("purge_record"):
-        lines.append(f"  undo records handed to purge {s['records']}{sampled_note(rec, 'purge_record')}"
+    if drawn["records"]:
+        lines.append(f"  undo records handed to purge {s['records']}{drawn['records_sampled']}"
                      + (f" ({s['records'] / s['batches']:.1f} per batch)" if s["batches"] else ""))
         lines += estimate_line(s.get("records_estimated"), {"records": "undo records"})
-    lines += dml_delay_line(rec, s)
-    series = per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"])
+    lines += dml_delay_line(drawn, s)
+    series = drawn["series"]
     lines += finding_lines(found)
     lines += ["", "Purge over time (one character per interval, scaled to the peak)"]
     for name, label in [("purge_batches", "batches"), ("purge_empty_batches", "empty"),
                         ("purge_pages", "pages")]:
         lines.append(f"  {label:<8} |{sparkline(series[name])}| peak {series[name].max()}")
-    lines += ["", "Purge batch latency", log2_text(rec, "purge_batch_latency"),
-              "", "Undo pages per purge batch", log2_text(rec, "purge_batch_pages")]
-    if rec.probe_attached("purge_record"):
-        lines += ["", "Undo records per purge batch",
-                  log2_text(rec, "purge_batch_records")]
+    for title, hist in drawn["hists"]:
+        lines += ["", title, log2_text(hist)]
     return lines

@@ -22,5 +22,9 @@ def findings(rec: Recording, told: dict) -> list[str]:
             + free_page_findings(told) + batch_findings(told))
 
 
-def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
+def shown(rec: Recording) -> dict:
+    return {}  # its lines are its figures
+
+
+def text_lines(told: dict, drawn: dict, found: list[str]) -> list[str]:
     return redo_lines(told) + finding_lines(found)

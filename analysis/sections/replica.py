@@ -3,6 +3,7 @@
 section's text lines (wording/replica.py). On a replica its story leads the report."""
 from __future__ import annotations
 
+from ..cost import sampled_note
 from ..recording import Recording
 from ..replica import replica_summary
 from ..wording.replica import replica_findings, replica_lines
@@ -20,5 +21,11 @@ def findings(rec: Recording, told: dict) -> list[str]:
     return replica_findings(rec, told)
 
 
-def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
-    return replica_lines(rec, told) + finding_lines(found)
+def shown(rec: Recording) -> dict:
+    """What its lines show beyond the summary's figures: how much of the time its probe was
+    attached, and whether the report is of a window (its threads are the whole recording's)."""
+    return {"sampled": sampled_note(rec, "applier_event"), "window": bool(rec.window)}
+
+
+def text_lines(told: dict, drawn: dict, found: list[str]) -> list[str]:
+    return replica_lines(told, drawn) + finding_lines(found)

@@ -7,7 +7,7 @@ from ..estimates import estimated_figures
 from ..recording import Recording
 from ..wording.findings import undo_findings
 from ..wording.numbers import latency
-from .lines import estimate_line, finding_lines, latency_summary, log2_text
+from .lines import estimate_line, finding_lines, histogram, latency_summary, log2_text
 
 KEYS = ("undo",)
 CAUSES = ("walk", "purge", "other")
@@ -29,21 +29,29 @@ def findings(rec: Recording, told: dict) -> list[str]:
     return undo_findings(told["undo"])
 
 
-def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
+def shown(rec: Recording) -> dict:
+    """What its lines show beyond the summary's figures: how much of the time its probe was
+    attached, whether the lookups were watched, the read latency's histogram."""
+    return {"sampled": sampled_note(rec, "undo_read"),
+            "lookups": rec.probe_attached("undo_fetch") or rec.probe_attached("purge_undo_fetch"),
+            "latency": histogram(rec, "page_read_latency")}
+
+
+def text_lines(told: dict, drawn: dict, found: list[str]) -> list[str]:
     undo = told["undo"]
     if not undo["recorded"]:
         return ["", "Undo page reads: not recorded (probe undo_read)"]
     reads, fetches, lat = undo["page_reads"], undo["fetches"], undo["read_latency_us"]
-    lines = ["", "Undo page reads (by who caused them)" + sampled_note(rec, "undo_read"),
+    lines = ["", "Undo page reads (by who caused them)" + drawn["sampled"],
              f"  physical reads inside version walks {reads['walk']} (undo pages), inside purge "
              f"batches {reads['purge']} (the coordinator's undo and index pages), elsewhere "
              f"{reads['other']} (any page)"]
     lines += estimate_line(undo.get("estimated"), {"page_reads": "physical reads"})
-    if rec.probe_attached("undo_fetch") or rec.probe_attached("purge_undo_fetch"):
+    if drawn["lookups"]:
         lines.append(f"  undo page lookups: version walks {fetches['walk']}, purge {fetches['purge']}, "
                      f"other {fetches['other']}")
     if sum(reads.values()):
         lines.append(f"  read latency {latency(lat)}")
         lines += finding_lines(found)
-        lines += ["", "Physical page read latency", log2_text(rec, "page_read_latency")]
+        lines += ["", "Physical page read latency", log2_text(drawn["latency"])]
     return lines

@@ -13,7 +13,7 @@ from ..histogram import percentile
 from ..recording import Recording
 from ..wording.findings import walk_findings
 from ..wording.numbers import latency
-from .lines import estimate_line, finding_lines, latency_summary, log2_text
+from .lines import estimate_line, finding_lines, histogram, latency_summary, log2_text
 
 KEYS = ("version_walk",)
 
@@ -103,20 +103,32 @@ def walk_where(w, lookups: frozenset[str]) -> str:
     return f"{table} {index}  "
 
 
-def walk_lines(rec: Recording, top: int = 5, frames: int = 4) -> list[str]:
+WALKS_SHOWN = 5  # the deepest walks the text lists, with their stacks
+
+
+def shown(rec: Recording) -> dict:
+    """What its lines show beyond the summary's figures: how much of the time its probe was
+    attached, its two histograms, and the deepest walks kept, each with where it read."""
     lookups = secondary_lookups(rec)
+    deepest = rec.walks.nlargest(WALKS_SHOWN, "depth")
+    return {"duration_s": rec.duration_s,  # unrounded, for the rate (the summary's is to the ms)
+            "sampled": sampled_note(rec, "version_walk"),
+            "depth": histogram(rec, "version_walk_depth"), "latency": histogram(rec, "version_walk_latency"),
+            "kept": len(rec.walks), "deepest": [(w, walk_where(w, lookups)) for w in deepest.itertuples()]}
+
+
+def walk_lines(deepest: list[tuple], frames: int = 4) -> list[str]:
     return [f"  depth {w.depth:<7} {w.latency_us:9.0f} us  tid {w.tid:<8} at {w.t_s:6.1f} s  "
-            f"{walk_where(w, lookups)}{leaf_path(w.stack, frames)}"
-            for w in rec.walks.nlargest(top, "depth").itertuples()]
+            f"{where}{leaf_path(w.stack, frames)}" for w, where in deepest]
 
 
-def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
-    walks, drops = told["version_walk"], told["drops"]
+def text_lines(told: dict, drawn: dict, found: list[str]) -> list[str]:
+    walks, drops, duration_s = told["version_walk"], told["drops"], drawn["duration_s"]
     if not walks["recorded"]:
         return ["", "Version-chain walks: not recorded (probes version_walk and version_step)"]
-    per_s = walks["reads"] / rec.duration_s if rec.duration_s else 0
+    per_s = walks["reads"] / duration_s if duration_s else 0
     lines = ["", "Version-chain walks (consistent reads building old row versions)"
-             + sampled_note(rec, "version_walk"),
+             + drawn["sampled"],
              f"  reads that built versions {walks['reads']} ({per_s:.1f}/s), versions built "
              f"{walks['versions']}, max depth {walks['max_depth']}"]
     lines += estimate_line(walks.get("estimated"), {"reads": "reads that built versions"})
@@ -129,8 +141,8 @@ def text_lines(rec: Recording, told: dict, found: list[str]) -> list[str]:
                  f"with stacks {walks['deep_walks_kept']}; events lost {drops}")
     lines += finding_lines(found)
     if walks["reads"]:
-        lines += ["", "Version-walk depth", log2_text(rec, "version_walk_depth"),
-                  "", "Version-walk latency", log2_text(rec, "version_walk_latency")]
-    if len(rec.walks):
-        lines += ["", "Deepest walks (stack leaf first)"] + walk_lines(rec)
+        lines += ["", "Version-walk depth", log2_text(drawn["depth"]),
+                  "", "Version-walk latency", log2_text(drawn["latency"])]
+    if drawn["kept"]:
+        lines += ["", "Deepest walks (stack leaf first)"] + walk_lines(drawn["deepest"])
     return lines

@@ -7,7 +7,7 @@ Shares are of the time the scheduler tracepoint watched whole (replica_time.py);
 watched less than all of the applier's time, the words say of how much."""
 from __future__ import annotations
 
-from ..cost import EXACT, sampled_note
+from ..cost import EXACT
 from ..recording import Recording
 from ..replica_time import (BOUND, DOING, PARTS, UNSPLIT, UNWATCHED, WAITS, WATCHED_ENOUGH, applier_totals, time_split,
                             waiting_part)
@@ -158,18 +158,18 @@ def split_line(a: dict) -> list[str]:
     return [f"  its time ({duration(total / 1e3)} watched whole{watched}): {shares}"]
 
 
-def replica_lines(rec: Recording, told: dict) -> list[str]:
-    """The text report's section, when the replica's applier was recorded."""
+def replica_lines(told: dict, drawn: dict) -> list[str]:
+    """The text report's section, when the replica's applier was recorded (drawn: the
+    section's sampled note, and whether the report is of a window: sections/replica.py)."""
     replica = told.get("replica")
     if not replica:
         return []
     a = replica["applier"]
     threads = a["threads"]
-    whole = " (the whole recording's)" if rec.window else ""
+    whole = " (the whole recording's)" if drawn["window"] else ""
     by = (f"by {len(threads)} applier thread{'s' if len(threads) != 1 else ''}{whole}" if threads
           else "(its threads were not tabled)")
-    lines = ["", "Replica applier (the replica's threads applying replicated events)"
-             + sampled_note(rec, "applier_event"),
+    lines = ["", "Replica applier (the replica's threads applying replicated events)" + drawn["sampled"],
              f"  {count(a['events'])} events applied ({rate(a['events_per_s'] or 0)}), busy "
              f"{duration(a['busy_s'])} in all, {by}"]
     lines += thread_lines(threads) + split_line(a) + work_latch_lines(a["latches"], "its events")

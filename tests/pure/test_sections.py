@@ -18,16 +18,15 @@ TEMPLATES = REPO / "analysis" / "templates"
 
 @pytest.mark.parametrize("path", STORED[:3], ids=lambda p: Path(p).name)
 def test_the_summary_is_the_facts_then_each_sections_keys_in_order(path):
-    rec = recording.load(str(path))
-    told = summary.measured(rec)
-    sections = [k for k in told if k not in FACTS]
+    shown = summary.report(recording.load(str(path)))  # read once: the figures, findings, what is drawn
+    sections = [k for k in shown.told if k not in FACTS]
     assert sections == [key for section in SECTIONS for key in section.KEYS]
-    found = summary.section_findings(rec, told)
-    assert [section for section, _ in found] == told_order()
-    assert summary.with_findings(told, found)["findings"] == [f for _, texts in found for f in texts]
-    report = text.render_text(rec)
-    for _, texts in found:  # each finding in its section's lines
-        assert all(f"  finding: {f}" in report for f in texts)
+    assert [section for section, _ in shown.found] == told_order()
+    assert set(shown.drawn) == set(SECTIONS)
+    everything = summary.with_findings(shown.told, shown.found)["findings"]
+    assert everything == [f for _, texts in shown.found for f in texts]
+    report = text.text_of(shown)
+    assert all(f"  finding: {f}" in report for f in everything)  # each in its section's lines
 
 
 def test_the_replica_leads_and_the_rest_keep_their_order():
