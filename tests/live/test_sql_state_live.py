@@ -22,20 +22,24 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import stop_load
+from conftest import INNOSTALL, innostall, stop_load
 from innostall.analysis import recording
 from innostall.analysis.redo import redo_lines, redo_summary
 from innostall.collector.discovery import discover
 from innostall.collector.discovery.target import from_pid
 from innostall.collector.recorder import recorder
 from innostall.collector.server import sql
+from innostall.collector.server import state as memory_state
 from innostall.collector.server.sql_state import FRESH_WAIT_S, SQL_GAUGES, SqlState
+from test_record_purge import wait_for_line
 
 SERVERS = ["mysql-8.0.15", "mysql-9.7.4"]
 POLL_S = 0.1
@@ -73,10 +77,16 @@ def snapshots(out: str) -> list[dict]:
     return [rec for rec in lines if rec.get("type") in ("interval", "final") and rec.get("server")]
 
 
+@pytest.mark.parametrize("route", ["sql", "memory"])
 @pytest.mark.parametrize("server_name", SERVERS)
-def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, tmp_path):
+def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, route, tmp_path, monkeypatch):
+    """route "sql": every figure by SQL (the offsets from the build's code set aside);
+    "memory": with --no-sql, the LSN and the checkpoint LSN read through log_sys at the
+    offsets the build's machine code gave (collector/discovery/log_code.py), the same bound."""
     srv = servers(server_name)
     tgt = from_pid(srv.pid)
+    if route == "sql":
+        monkeypatch.setattr(memory_state, "code_places", lambda target, bias: ({}, {"note": "set aside by the test"}))
     probes = [p for p in discover.resolve(tgt, ["purge_batch"]) if p.ok]
     out = str(tmp_path / "rec")
     poller = Poller(srv.connect())
@@ -88,25 +98,34 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, tmp_path
         stop_load(load)
         stopped_at.append(time.monotonic())
 
-    stopper = threading.Timer(1 + LOAD_S, stop)
+    # LOAD_S from the attach, however long the start took (on a busy 2-core host, the load
+    # timed from before the start was over before the first snapshot)
+    stopper = threading.Timer(LOAD_S, stop)
+
+    def on_event(event: dict):
+        if event.get("type") == "attached" and not stopper.is_alive():
+            stopper.start()
+
     try:
-        time.sleep(1)
-        stopper.start()
-        meta = recorder.record(tgt, probes, out, duration_s=LOAD_S + QUIET_S, interval_s=INTERVAL_S)
+        meta = recorder.record(tgt, probes, out, duration_s=LOAD_S + QUIET_S, interval_s=INTERVAL_S,
+                               use_sql=route == "sql", on_event=on_event)
     finally:
         stopper.cancel()
-        stopper.join()
+        if stopper.is_alive():
+            stopper.join()
         stop_load(load)
         poller.stopping.set()
         poller.join()
     state = meta["server_state"]
-    assert {name: state["sources"].get(name) for name in MONITOR} == {name: "sql" for name in MONITOR}, state
+    read = MONITOR if route == "sql" else GROWING
+    assert {name: state["sources"].get(name) for name in MONITOR} == {name: route if name in read else None
+                                                                       for name in MONITOR}, state
     taken = snapshots(out)
     assert len(taken) >= 4, f"{len(taken)} snapshots carried the state"
-    compared = {name: 0 for name in MONITOR}
+    compared = {name: 0 for name in read}
     for rec in taken:
         at = rec["mono_ns"] / 1e9
-        for name in MONITOR:
+        for name in read:
             window = poller.between(name, at - INTERVAL_S, at + FRESH_WAIT_S)
             assert window, f"the test read no figure around {at}"
             quiet = bool(stopped_at) and at - INTERVAL_S > stopped_at[0]
@@ -119,6 +138,11 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, tmp_path
     first, last = taken[0]["server"]["lsn"], taken[-1]["server"]["lsn"]
     assert summary["redo"]["bytes"] == last - first > 0
     assert summary["checkpoint"]["age_max_bytes"] > 0
+    if route == "memory":
+        said = state["from_code"]["log_t"]
+        assert said["sn"].split()[1] == "from" and said["last_checkpoint_lsn"].split()[1] == "from", said
+        print(f"{server_name}: the LSN and checkpoint from memory, compared {compared}; offsets {said}")
+        return
     assert summary["checkpoint"]["async_flush_age"] and summary["checkpoint"]["sync_flush_age"]  # the fixtures enable the metrics
     assert summary["buffer_pool"]["dirty_pages_max"] > 0 and summary["buffer_pool"]["free_pages_min"] is not None
     assert summary["undo_space"] and summary["undo_space"]["file_bytes_max"] > 0
@@ -178,3 +202,56 @@ def test_with_the_log_metrics_disabled_the_lsn_comes_from_the_fallback(servers, 
     assert ("history" in read) == (fallback == "monitor"), read  # only the monitor's text has it besides the metric
     print(f"{server_name}: LSN by {fallback} {read['lsn']:,}; the monitor's before {before['lsn']:,} "
           f"(checkpoint {before['checkpoint_lsn']:,}), after {after['lsn']:,}")
+
+
+ACCEPTANCE_LOAD_S = 10
+
+
+def monitor_lsn(conn) -> int:
+    with conn.cursor() as cur:
+        cur.execute("SHOW ENGINE INNODB STATUS")
+        return int(re.search(MONITOR["lsn"], cur.fetchone()[2], re.MULTILINE)[1])
+
+
+@pytest.mark.parametrize("sql_access", ["sql", "no-sql"])
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_a_users_recording_has_the_redo_checkpoint_pool_and_undo(servers, server_name, sql_access, tmp_path):
+    """Issue 46's acceptance, as a user runs it: `record --exact --probes default,redo_write`
+    (with --no-sql too) under 10 s of oltp_update_non_index, then `report --json`. redo.bytes
+    (the LSN's growth from the first snapshot to the last) is the server's own growth between
+    its LSN read just after the first snapshot and just after the recording, within 5% + 1 MB
+    (outside the load the server only writes KB: the master thread, purge); the checkpoint
+    age positive; by SQL also dirty pages and the undo logs' size; and the summary says
+    every figure's source (sql, or memory at the offsets the build's code gave)."""
+    srv = servers(server_name)
+    conn, out = srv.connect(), tmp_path / "rec"
+    extra = ["--no-sql"] if sql_access == "no-sql" else []
+    record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--exact", "--probes", "default,redo_write",
+                                           "--duration", "120", "-o", str(out), *extra], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_line(out / "journal.jsonl", "interval", timeout=120)  # a busy host's start
+        before = monitor_lsn(conn)
+        load = srv.sysbench("oltp_update_non_index", ACCEPTANCE_LOAD_S, "--threads=2")
+        try:
+            load.wait(timeout=ACCEPTANCE_LOAD_S + 30)
+        finally:
+            stop_load(load)
+        time.sleep(1.5)  # the load's last redo in a snapshot
+    finally:
+        record.send_signal(signal.SIGINT)
+        assert record.wait(timeout=60) == 0, record.stderr.read()
+    grown = monitor_lsn(conn) - before
+    told = json.loads(innostall("report", "--json", str(out)).stdout)
+    redo, checkpoint, pool, undo, said = (told[k] for k in ("redo", "checkpoint", "buffer_pool", "undo_space",
+                                                            "server_state"))
+    print(f"{server_name} {sql_access}: redo.bytes {redo['bytes']:,}, the server's LSN grew {grown:,}; checkpoint "
+          f"age at most {checkpoint['age_max_bytes']:,}; sources {said['sources']}")
+    assert grown > 1 << 20, "the load wrote too little redo to compare"
+    assert abs(redo["bytes"] - grown) <= 0.05 * grown + (1 << 20)
+    assert checkpoint["age_max_bytes"] > 0
+    assert set(said["read"]) <= set(said["sources"]), said  # every figure with its source
+    if sql_access == "sql":
+        assert pool["dirty_pages_max"] > 0 and undo["bytes_max"] > 0
+        assert {said["sources"][g] for g in ("dirty_pages", "undo_pages")} == {"sql"}
+    else:
+        assert {said["sources"][g] for g in ("lsn", "checkpoint_lsn")} == {"memory"}, said
