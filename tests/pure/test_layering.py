@@ -18,13 +18,18 @@ STAGES = {
     "loader": ("ground", "format", "discovery"),
     "recorder": ("ground", "format", "discovery", "server", "loader"),
     "analysis": ("ground", "format"),
-    "cli": ("ground", "format", "discovery", "server", "loader", "recorder", "analysis"),
+    # verify runs loads against a server and records them (record in a child process): the
+    # server's SQL; it judges through the CLI, which hands its recordings to the analysis
+    "verify": ("ground", "format", "discovery", "server"),
+    "cli": ("ground", "format", "discovery", "server", "loader", "recorder", "analysis", "verify"),
 }
 FOLDERS = {"innostall/format": "format", "collector/discovery": "discovery", "collector/server": "server",
-           "collector/loader": "loader", "collector/recorder": "recorder", "analysis": "analysis"}
+           "collector/loader": "loader", "collector/recorder": "recorder", "collector/verify": "verify",
+           "analysis": "analysis"}
 PACKAGES = {"innostall.format": "format", "innostall.collector.discovery": "discovery",
             "innostall.collector.server": "server", "innostall.collector.loader": "loader",
-            "innostall.collector.recorder": "recorder", "innostall.analysis": "analysis",
+            "innostall.collector.recorder": "recorder", "innostall.collector.verify": "verify",
+            "innostall.analysis": "analysis", "innostall.cli_advise": "cli",
             "innostall.cli": "cli", "innostall.cli_record": "cli", "innostall.cli_options": "cli",
             "innostall.__main__": "cli"}
 
@@ -32,7 +37,7 @@ PACKAGES = {"innostall.format": "format", "innostall.collector.discovery": "disc
 def stage_of_file(path: Path) -> str:
     relative = path.relative_to(REPO).as_posix()
     if relative in ("innostall/cli.py", "innostall/cli_record.py", "innostall/cli_options.py",
-                    "innostall/__main__.py"):
+                    "innostall/cli_advise.py", "innostall/__main__.py"):
         return "cli"
     return next((stage for folder, stage in FOLDERS.items() if relative.startswith(folder + "/")), "ground")
 
