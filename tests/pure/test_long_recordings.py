@@ -17,6 +17,7 @@ from bench import long_recording  # scripts/bench/, on sys.path from conftest
 from conftest import innostall
 from innostall.analysis import downsample, html, phases, recording, summary, text, window
 from innostall.analysis.wording.phase_list import PHASES_SHOWN
+from innostall.analysis.sections import latches as latches_section
 from innostall.errors import UserError
 from innostall.format import journal as fmt
 
@@ -175,7 +176,7 @@ def test_a_long_recordings_latch_table_has_a_bounded_number_of_rows(tmp_path):
     at = next(i for i, line in enumerate(lines) if line.startswith("Latch wait ms per interval"))
     rows = lines[at + 2:]
     rows = rows[:next((i for i, line in enumerate(rows) if not line.strip()), len(rows))]
-    assert "each the highest of its intervals" in lines[at] and len(rows) == text.INTERVAL_ROWS
+    assert "each the highest of its intervals" in lines[at] and len(rows) == latches_section.INTERVAL_ROWS
 
 
 def debounce_by_passes(verdicts, keep, min_len=phases.MIN_PHASE):
