@@ -208,7 +208,7 @@ def test_schema_names_are_unique_and_format_1_is_a_subset():
         assert len(names) == len(set(names)), kind
         assert {i["name"] for i in format_1().raw[kind]} <= set(names), f"a {kind} name was renamed"
     assert all(c["kind"] in ("event", "count", "total", "max", "loss", "gauge") for c in schema.raw["counters"])
-    assert schema.wait_modes[-1] == "other"  # summary.OTHER_LATCHES
+    assert schema.wait_modes[-1] == "other"  # sections/block_locks.py OTHER_LATCHES
 
 
 def referenced_names(path: Path) -> set[str]:
