@@ -159,7 +159,7 @@ SLOW_PURE = {
     "test_long_recordings.py::test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so": ANALYSIS,
     "test_long_recordings.py::test_a_long_recordings_latch_table_has_a_bounded_number_of_rows": ANALYSIS,
     "test_long_recordings.py::test_the_heap_debounce_merges_as_the_passes_did": ANALYSIS,
-    "test_purge_phases.py::test_the_child_process_prints_them_as_json_and_says_a_bad_directory_in_one_line": CLI,
+    "test_watch_verdict_phases.py::test_the_child_process_prints_them_as_json_and_says_a_bad_directory_in_one_line": CLI,
     "test_purge_verdict.py::test_a_connection_whose_views_follow_one_another_reads_true_to_the_checker": ANALYSIS,
     "test_purge_watched.py::test_the_checker_catches_a_bound_named_from_unwatched_time": ANALYSIS,
     "test_recording_format.py::test_missing_directory_from_the_cli": CLI,
