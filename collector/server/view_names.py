@@ -47,6 +47,7 @@ class ViewNames:
         self.transactions: list[dict] = []  # open at the last answer, oldest first
         self.probe_tids: set[int] = set()  # threads with a view the probes saw open last time
         self.unseen_shown = False  # the last record showed transactions only SQL saw
+        self.to_mono: int | None = None  # CLOCK_MONOTONIC - CLOCK_REALTIME, ns
 
     def annotate(self, rec: dict) -> None:
         """Name the views of a read_views record in place, and add the transactions that
@@ -58,7 +59,11 @@ class ViewNames:
             self.answer_ns = time.monotonic_ns()
             self.transactions = self.session.old_transactions()
         by_tid = {t["tid"]: t for t in self.transactions if t["tid"] is not None}
-        to_mono = time.monotonic_ns() - time.time_ns()  # this clock's offset to CLOCK_REALTIME
+        if self.to_mono is None:  # this clock's offset to CLOCK_REALTIME, taken once: read anew
+            # each time it moved a few µs, and one transaction's view became a new view every
+            # interval (opened_s differing), none of them seen twice, so none said to pin purge
+            self.to_mono = time.monotonic_ns() - time.time_ns()
+        to_mono = self.to_mono
         by_connection = {t["connection_id"]: t for t in self.transactions if t["connection_id"] is not None}
         for view in rec["views"]:
             trx = by_tid.pop(view["tid"], None)
