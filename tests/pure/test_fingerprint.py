@@ -274,8 +274,10 @@ class ScriptedServer:
                 return False
 
             def execute(self, query, args=()):
+                # old_transactions() asks for the isolation and whether a statement runs too
+                more = ("REPEATABLE READ", 1) if "trx_isolation_level" in query else ()
                 self.rows = ([("11.4.5-MariaDB",)] if "VERSION()" in query else
-                             [server.row] if "INNODB_TRX" in query else [])
+                             [server.row + more] if "INNODB_TRX" in query else [])
 
             def fetchall(self):
                 return self.rows
