@@ -263,6 +263,7 @@ def context(rec: Recording) -> dict:
         "facts": header_facts(rec),
         "probes": probe_rows(rec),
         "findings": summary["findings"],
+        "advice": summary["advice"],
         "story": story(rec, summary),
         "purge_headline": purge_headline(summary["purge"], rec.duration_s),
         "summary_rows": summary_rows(rec, summary),

@@ -97,6 +97,13 @@ def report(rec: Recording) -> Report:
 
 
 def summary(rec: Recording) -> dict:
-    """What `report --json` prints; its findings are the sentences every view shows."""
+    """What `report --json` prints; its findings are the sentences every view shows, and last
+    the advice read from them (analysis/advice/)."""
     told = measured(rec)
-    return with_findings(told, section_findings(rec, told))
+    return advised(with_findings(told, section_findings(rec, told)), rec.meta)
+
+
+def advised(told: dict, meta: dict) -> dict:
+    from .advice import advise  # the advice reads the summary: it stands above it
+
+    return {**told, "advice": advise(told, meta).as_json()}

@@ -43,7 +43,14 @@ def text_of(shown: Report) -> str:
     lines = head[:1] + verdict_view.text_lines(with_findings(shown.told, shown.found)) + [""] + head[1:]
     for section, texts in shown.found:
         lines += section.text_lines(shown.told, shown.drawn[section], texts)
-    return "\n".join(lines)
+    return "\n".join(lines + ["", advice_text(with_findings(shown.told, shown.found), shown.header["meta"])])
+
+
+def advice_text(told: dict, meta: dict) -> str:
+    from .advice import advise
+    from .advice.advice_text import render_advice
+
+    return render_advice(advise(told, meta))
 
 
 def render_text(rec: Recording) -> str:

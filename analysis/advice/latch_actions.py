@@ -29,11 +29,14 @@ def spread_hot_rows(summary: dict, advice: Advice, meta: dict) -> None:
     if block is None:
         return
     waited = block["wait_ms"] / 1e3
+    evidence = said(summary, "Threads waited", "buffer-block latches")
+    if not evidence:  # the report did not say it (a short stall): neither does the advice
+        return
     advice.actions.append(Action(
         key="hot_rows",
         change=f"Spread the writes to the rows on {block['name']}: fewer sessions updating the same rows at "
                "once (queue or batch them in the application), or a key that spreads new rows over the index",
-        evidence=said(summary, "Threads waited", "buffer-block latches"),
+        evidence=evidence,
         expected=f"the {block['waits']:,} waits on its latch ({duration(waited)} watched) fall",
         risk="an application change: test it under the same load", undo="revert the application change",
         gives_back_s=waited, expect=Expect("hot_block_wait_s", waited, "down")))

@@ -4,7 +4,8 @@ behind; a purge lag that bounds the history where DML outruns purge. And the com
 would not help: more purge threads while a read view pins the history (seed 000)."""
 from __future__ import annotations
 
-from ..wording.numbers import count, growth, seconds
+from ..wording.numbers import count, growth, seconds, shorten
+from ..wording.phases import STATEMENT_SHOWN
 from .action import Action, Advice, Expect, NotHelping
 from .server_settings import in_force, number, online
 
@@ -32,7 +33,7 @@ def who(view: dict) -> str:
     """'connection 9 (user app, running "select …", read view open 19.0 s)' as far as known."""
     parts = [f"user {view['user']}"] if view.get("user") else []
     if view.get("statement"):
-        parts.append(f"running \"{view['statement']}\"")
+        parts.append(f"running \"{shorten(view['statement'], STATEMENT_SHOWN)}\"")
     if view.get("age_s") is not None:
         parts.append(f"read view open {seconds(view['age_s'])}")
     name = f"connection {view['connection_id']}" if view.get("connection_id") is not None \

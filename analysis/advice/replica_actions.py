@@ -17,8 +17,11 @@ def part_s(phases: list[dict], part: str) -> float:
     return sum(p["figures"]["split_s"][part] for p in phases)
 
 
-def watched_s(phases: list[dict]) -> float:
-    return sum(p["figures"]["watched_s"] for p in phases)
+def worst(phases: list[dict], part: str) -> tuple[float, float]:
+    """(the part's seconds, the seconds watched whole) in the phase where the part took most:
+    the figures one phase's words print, which the expected effect may quote."""
+    phase = max(phases, key=lambda p: p["figures"]["split_s"][part])
+    return phase["figures"]["split_s"][part], phase["figures"]["watched_s"]
 
 
 def lag_words(summary: dict) -> str:
@@ -30,7 +33,7 @@ def flush_less_at_commit(summary: dict, advice: Advice, meta: dict) -> None:
     redo = bound_phases(summary, "redo-bound")
     if not redo:
         return
-    waited, watched = part_s(redo, "redo"), watched_s(redo)
+    waited, watched = worst(redo, "redo")
     settings = in_force(meta)
     flush = number(settings, "innodb_flush_log_at_trx_commit")
     workers_name = "slave_parallel_threads" if family_of(meta) == "mariadb" else "replica_parallel_workers"
@@ -60,7 +63,7 @@ def flush_less_at_commit(summary: dict, advice: Advice, meta: dict) -> None:
             risk="an operating-system crash or a power loss loses up to a second of applied transactions: "
                  "the replica must then be rebuilt or re-pointed from its GTID position",
             undo=undo_sql, apply_sql=sql, undo_sql=undo_sql,
-            gives_back_s=waited, expect=expect))
+            gives_back_s=part_s(redo, "redo"), expect=expect))
     if workers == 0:
         advice.actions.append(Action(
             key="parallel_appliers",
@@ -72,14 +75,15 @@ def flush_less_at_commit(summary: dict, advice: Advice, meta: dict) -> None:
             risk="transactions that touch the same rows then wait for one another; commit order is kept only "
                  "with the preserve-commit-order setting",
             undo=f"SET GLOBAL {workers_name} = 0, then restart the SQL thread",
-            gives_back_s=waited / 2, expect=expect))
+            gives_back_s=part_s(redo, "redo") / 2, expect=expect))
 
 
 def end_the_blocker(summary: dict, advice: Advice, meta: dict) -> None:
     locked = bound_phases(summary, "row-lock-bound")
     if not locked:
         return
-    waited, watched, redo = part_s(locked, "row_lock"), watched_s(locked), part_s(locked, "redo")
+    waited, watched = worst(locked, "row_lock")
+    redo = max(locked, key=lambda p: p["figures"]["split_s"]["row_lock"])["figures"]["split_s"]["redo"]
     advice.actions.append(Action(
         key="end_replica_blocker",
         change="End the session on the replica that holds the rows its applier waits for, and run no locking "
@@ -89,7 +93,8 @@ def end_the_blocker(summary: dict, advice: Advice, meta: dict) -> None:
         expected=f"the applier's row-lock waits ({duration(waited)} of the {duration(watched)} watched whole) go"
                  + lag_words(summary),
         risk="the session's transaction is rolled back", undo="nothing to undo",
-        gives_back_s=waited, expect=Expect("applier_row_lock_s", waited, "zero")))
+        gives_back_s=part_s(locked, "row_lock"), expect=Expect("applier_row_lock_s", part_s(locked, "row_lock"),
+                                                                "zero")))
     advice.not_helping.append(NotHelping(
         change="Set innodb_flush_log_at_trx_commit = 2 or sync_binlog = 0 on the replica",
         why=f"the applier waited on row locks {duration(waited)} of the {duration(watched)} watched whole, and for "

@@ -32,6 +32,7 @@ import pandas as pd
 from markupsafe import escape
 
 from . import figure_bounds_check, replica_check
+from .advice_check import advice_problems
 from .check_numbers import NUMBER, TOLERANCE, inside, said, same, shown
 from .finding_check import finding_problems, server_state
 from ..html import render_html
@@ -77,6 +78,7 @@ def check(recording_dir: str) -> list[str]:
     problems += finding_problems(told, rec) + replica_check.missing_finding(rec, told)
     text, html = render_text(rec), render_html(rec)
     problems += replica_check.problems(rec, told, text) + figure_bounds_check.problems(told, text, html)
+    problems += [f"advice: {x}" for x in advice_problems(told, told["advice"])]
     return problems + view_problems(told, text, html)
 
 

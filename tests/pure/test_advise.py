@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 from innostall.analysis import recording, summary
 from innostall.analysis.advice import Advice, advise
-from innostall.analysis.advice.advice_check import advice_problems
+from innostall.analysis.checks.advice_check import advice_problems
 from innostall.analysis.advice.advice_text import render_advice
 from innostall.analysis.advice.server_settings import online, release
 from innostall.cli import main
@@ -36,7 +36,7 @@ def test_a_pinning_snapshot_is_advised_ended_and_more_purge_threads_said_not_to_
     [wrong] = advice.not_helping
     assert wrong.change.startswith("Raise innodb_purge_threads")
     assert "in 16 of the 18 intervals of 5.0–23.0 s every purge batch found nothing to purge" in wrong.why
-    assert advice_problems(told, advice) == []
+    assert advice_problems(told, advice.as_json()) == []
 
 
 def test_a_row_lock_bound_replica_is_advised_its_blocker_and_told_the_commit_flush_would_not_help():
@@ -46,13 +46,13 @@ def test_a_row_lock_bound_replica_is_advised_its_blocker_and_told_the_commit_flu
     assert advice.actions[0].expected.startswith("the applier's row-lock waits (6.0 s of the 6.4 s watched whole) go")
     [wrong] = advice.not_helping
     assert "innodb_flush_log_at_trx_commit = 2" in wrong.change and "258 ms" in wrong.why
-    assert advice_problems(told, advice) == []
+    assert advice_problems(told, advice.as_json()) == []
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
 def test_no_stored_recording_gets_advice_the_report_does_not_bear_out(name):
     told, advice = advised(name)
-    assert advice_problems(told, advice) == []
+    assert advice_problems(told, advice.as_json()) == []
     assert render_advice(advice).startswith("What to change")
 
 
@@ -60,7 +60,7 @@ def test_the_checker_finds_an_expected_effect_the_report_never_said():
     told, advice = advised("pin-catch-up")
     invented = dataclasses.replace(advice.actions[0], expected="the history falls by 123,457 transactions",
                                    evidence=["a sentence of no report"])
-    problems = advice_problems(told, Advice([invented], []))
+    problems = advice_problems(told, Advice([invented], []).as_json())
     assert any("123,457" in p for p in problems) and any("not one of the report's sentences" in p for p in problems)
 
 
@@ -78,7 +78,7 @@ def test_writers_waiting_for_log_room_are_advised_a_larger_redo_log_online_where
     assert action.change == "Double the redo log: innodb_log_file_size from 96 MiB to 192 MiB"
     assert action.apply_sql == f"SET GLOBAL innodb_log_file_size = {192 << 20}"
     assert action.undo_sql == f"SET GLOBAL innodb_log_file_size = {96 << 20}"
-    assert advice_problems(told, advise(told, meta)) == []
+    assert advice_problems(told, advise(told, meta).as_json()) == []
     told, meta = log_room("10.6.18")
     [action] = advise(told, meta).actions
     assert action.apply_sql is None and action.change.endswith("(at the next restart: this server sizes it at start only)")
@@ -113,7 +113,7 @@ def test_a_redo_bound_replica_on_mariadb_10_8_or_later_is_advised_the_commit_flu
     assert flush.undo_sql == "SET GLOBAL innodb_flush_log_at_trx_commit = 1, GLOBAL innodb_log_file_buffering = OFF"
     assert flush.expected == "the applier's waits for the redo log at commit (4.8 s of the 8.0 s watched whole) fall to near none"
     assert flush.expect.figure == "applier_redo_share" and flush.expect.now == pytest.approx(0.6)
-    assert advice_problems(told, advice) == []
+    assert advice_problems(told, advice.as_json()) == []
 
 
 def test_verify_changes_parse_and_a_boolean_reads_back_as_a_number():

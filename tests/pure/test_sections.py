@@ -39,7 +39,8 @@ def test_the_replica_leads_and_the_rest_keep_their_order():
 def test_each_partial_is_a_sections_and_the_page_includes_it():
     page = (TEMPLATES / "report.html.j2").read_text()
     partials = sorted(p.stem.removesuffix(".html") for p in (TEMPLATES / "sections").glob("*.html.j2"))
-    names = {s.__name__.rsplit(".", 1)[1] for s in SECTIONS}
+    # the advice's partial too: it is read from the whole summary, after the sections
+    names = {s.__name__.rsplit(".", 1)[1] for s in SECTIONS} | {"advice"}
     assert set(partials) <= names
     included = page + (TEMPLATES / "sections" / "purge.html.j2").read_text()  # redo is drawn under purge
     assert all(f'{{% include "sections/{p}.html.j2" %}}' in included for p in partials)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 from ..wording.numbers import count, duration, seconds
-from .action import Advice
 
 # a figure as the words print it: 41,477 · +2,440/s · 6.0 s · 258 ms · 75%
 FIGURE = re.compile(r"[+-]?\d[\d,]*(?:\.\d+)?(?:/s| s\b| ms\b| µs\b|%)?")
@@ -46,23 +45,28 @@ def printed(summary) -> set[str]:
     return out
 
 
+QUOTED = re.compile(r'"[^"]*"')  # a statement's text: its digits are no figures
+
+
 def figures_in(text: str) -> set[str]:
-    return {m.group(0).lstrip("+") for m in FIGURE.finditer(UNCHECKED.sub("", text))}
+    return {m.group(0).lstrip("+") for m in FIGURE.finditer(UNCHECKED.sub("", QUOTED.sub("", text)))}
 
 
-def advice_problems(summary: dict, advice: Advice) -> list[str]:
+def advice_problems(summary: dict, advice: dict) -> list[str]:
+    """advice: as report --json gives it (the summary's "advice", or Advice.as_json())."""
     said = sentences(summary)
     known = set().union(*(figures_in(s) for s in said)) | {f.lstrip("+") for f in printed(summary)}
     spans = {f"{p['from_s']:.1f}–{p['to_s']:.1f} s" for part in ("purge", "replica")
              for p in (summary.get(part) or {}).get("phases") or []}
     problems = []
-    for a in advice.actions:
-        problems += [f"{a.key}: its evidence '{e[:80]}' is not one of the report's sentences"
-                     for e in a.evidence if e not in said]
-        if not a.evidence:
-            problems.append(f"{a.key}: rests on no sentence of the report")
-        problems += [f"{a.key}: expects {f}, which the report does not say" for f in figures_in(a.expected) - known]
-    for n in advice.not_helping:
-        why = UNCHECKED.sub(lambda m: "" if m.group(0) in spans else m.group(0), n.why)
-        problems += [f"'{n.change}': says {f}, which the report does not say" for f in figures_in(why) - known]
+    for a in advice["actions"]:
+        problems += [f"{a['key']}: its evidence '{e[:80]}' is not one of the report's sentences"
+                     for e in a["evidence"] if e not in said]
+        if not a["evidence"]:
+            problems.append(f"{a['key']}: rests on no sentence of the report")
+        problems += [f"{a['key']}: expects {f}, which the report does not say"
+                     for f in figures_in(a["expected"]) - known]
+    for n in advice["not_helping"]:
+        why = UNCHECKED.sub(lambda m: "" if m.group(0) in spans else m.group(0), QUOTED.sub("", n["why"]))
+        problems += [f"'{n['change']}': says {f}, which the report does not say" for f in figures_in(why) - known]
     return problems
