@@ -20,18 +20,10 @@ from pathlib import Path
 from innostall.analysis import cost, estimates, recording
 
 TOP = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(TOP / "scripts"))  # run as a script: the bench package beside it
+from bench.accuracy import COUNTS  # noqa: E402 - make bench's accuracy phase reads the same counts
 FIXTURE = TOP / "scripts" / "fixture.sh"
 INNOSTALL = TOP / "build" / "venv" / "bin" / "innostall"
-COUNTS = [  # (what, counters, a probe of the group that counts them)
-    ("block-latch waits", ["block_waits_s", "block_waits_x", "block_waits_sx"], "block_lock_s"),
-    ("block-latch wait ms", ["block_wait_ns"], "block_lock_s"),
-    ("other latch waits", ["other_latch_waits"], "latch_sleep"),
-    ("other latch wait ms", ["other_latch_wait_ns"], "latch_sleep"),
-    ("undo records to purge", ["purge_records"], "purge_record"),
-    ("version walks", ["version_walks"], "version_walk"),
-    ("versions built", ["version_steps"], "version_step"),
-    ("physical page reads", ["page_reads_walk", "page_reads_purge", "page_reads_other"], "undo_read"),
-]
 
 
 def fixture(server: str, *args: str) -> str:

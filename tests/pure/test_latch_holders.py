@@ -1,11 +1,6 @@
-"""Latch holders and pthread mutex waits on real servers.
-
-Many connections updating a few hot rows wait on each other's block latches: whoever woke
-a waiter released the latch it waited on, so every holder stack must be a release path
-(an unlock, a futex wake, an event set) reached from the update code, on a user
-connection. On MariaDB 10.6+ the same load makes threads wait on pthread mutexes (the
-table cache, MDL, lock_sys): those waits sleep in libc, built without frame pointers,
-and their stacks must still reach the server function that locked the mutex."""
+"""What names latch holders and mutex waits, without a server: libc's frame table against
+readelf's, the roles told from thread names or frames, the wait function debug symbols name,
+and the page index's bounds (the real servers' holders: tests/live/test_latch_holders_live.py)."""
 from __future__ import annotations
 
 import os
