@@ -126,6 +126,8 @@ HOSTILE = "a case reports a mutated recording through several commands (text, JS
 WATCH = "watch runs the analysis over its kept minutes, its verdict through report --json as a process"
 CLI = "runs the CLI as its own process on purpose (its exit code): Python's start and the imports"
 BINARY = "decodes a fixture server's binary (tens of MB) and its code with Capstone"
+DEBUGINFO = ("matches a fixture's separate debug file to its build (debuglink CRC, build id): on a fresh "
+             "machine, where nothing is cached yet, 1.6 s and 10.9 s of CPU (fresh-check, 2026-11-29)")
 LIBC = "reads the host's libc (.eh_frame, readelf) or a fixture's debug symbols"
 XZ = "writes a journal of many segments and compresses them with xz"
 FUZZ = "fingerprints 20,000 random texts, each twice: the fuzz's reach"
@@ -135,6 +137,8 @@ SLOW_PURE = {
     "test_diff_windows.py::test_a_windowed_diff_leaves_out_the_figures_of_the_tables_kept_whole": ANALYSIS,
     "test_diff_windows.py::test_the_second_half_against_the_first_doubles_the_purge_counters_and_nothing_else":
         ANALYSIS,
+    "test_debuginfo.py::test_without_build_id_the_debuglink_crc_decides": DEBUGINFO,
+    "test_debuginfo.py::test_a_debug_file_of_another_build_is_refused": DEBUGINFO,
     "test_discovery.py::test_core_set_and_version_step_resolve_at_the_versions_own_variants": BINARY,
     "test_discovery.py::test_free_page_wait_is_its_call_site_as_objdump_reads_it": BINARY,
     "test_export.py::test_export_of_a_recording_with_walks": ANALYSIS,
