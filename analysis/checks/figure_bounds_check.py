@@ -22,7 +22,8 @@ UNSIGNED_NUMBER = r"\d[\d,]*(?:\.\d+)?"
 NEGATIVE_DURATION = re.compile(rf"(?<![\w.,])-{UNSIGNED_NUMBER} (?:s|ms|µs|ns)\b")
 NEGATIVE_PERCENT = re.compile(rf"(?<![\w.,])-{UNSIGNED_NUMBER}%")
 PERCENT = re.compile(rf"(?<![\w.,+-])({UNSIGNED_NUMBER})%")
-OF_A_POINT = re.compile(r"\s+of (?:the|its) [\w ]{0,30}?point\b")  # a level against a threshold
+# a level against a threshold; the words may wrap (the advice's quoted findings do) before "point"
+OF_A_POINT = re.compile(r"\s+of\s+(?:the|its)\s+[\w\s]{0,60}?point\b")
 
 
 def walk(value, path: str = ""):

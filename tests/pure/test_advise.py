@@ -125,3 +125,13 @@ def test_verify_changes_parse_and_a_boolean_reads_back_as_a_number():
     assert same_value("1", "ON") and same_value("0", "off") and not same_value("1", "0")
     with pytest.raises(UserError):
         SetGlobal("innodb_purge_threads=4; DROP TABLE t")
+
+
+def test_a_level_past_a_point_is_no_share_above_its_whole_when_the_advice_wraps_it():
+    """The text report wraps an advice's quoted finding anywhere: '114% of the async' then,
+    on the next line, 'flush point' (a live flush-stall recording)."""
+    from innostall.analysis.checks.figure_bounds_check import words_problems
+
+    wrapped = "                reached 12.3 MiB, 114% of the async\n                flush point (10.7 MiB)"
+    assert words_problems(wrapped, "the text report") == []
+    assert words_problems("busy 114% of the time", "the text report") != []
