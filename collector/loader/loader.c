@@ -72,6 +72,8 @@ static struct env {
 } env = { .interval_ms = 1000, .pid = -1 };
 
 static volatile sig_atomic_t exiting;
+#define MIN_FINAL_NS 5000000ULL /* see wait_out_sliver */
+static unsigned long long last_interval_ns; /* when the last interval's snapshot was printed */
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -453,6 +455,7 @@ static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct
 			print_read_views(obj, env.layout.view_open_flag);
 			print_latches(obj);
 			print_snapshot(obj, gov, "interval");
+			last_interval_ns = now_ns(CLOCK_MONOTONIC);
 			if (++intervals % LATCH_TABLES_EVERY == 0)
 				print_latch_tables(obj);
 			/* After a stall (a reader that stopped reading blocks our writes), the
@@ -468,6 +471,22 @@ static const char *trace(struct innostall_bpf *obj, struct governor *gov, struct
 			return "output-closed";
 	}
 	return "signal";
+}
+
+/* The final snapshot comes at least MIN_FINAL_NS after the last interval's. A report
+ * gives times to the millisecond: a final interval of a fraction of one would print the
+ * same end as the interval before it, and no reader could tell which of the two a span
+ * ending there holds. A signal that lands just after a snapshot waits out the sliver. */
+static void wait_out_sliver(void)
+{
+	unsigned long long since = now_ns(CLOCK_MONOTONIC) - last_interval_ns;
+	struct timespec rest = { 0, 0 };
+
+	if (!last_interval_ns || since >= MIN_FINAL_NS)
+		return;
+	rest.tv_nsec = MIN_FINAL_NS - since;
+	while (nanosleep(&rest, &rest) && errno == EINTR)
+		;
 }
 
 int main(int argc, char **argv)
@@ -512,6 +531,7 @@ int main(int argc, char **argv)
 	print_attached(env.attach, env.nr_attach);
 
 	reason = trace(obj, &gov, rb, pidfd);
+	wait_out_sliver();
 	/* Detach first: the last tables then hold every wait the last counters count (a wait
 	 * that ended while a slow reader held up our prints was counted, not tabled), and the
 	 * probes go as soon as we are told to stop. */

@@ -178,3 +178,32 @@ def test_a_watch_killed_while_it_saves_leaves_a_save_that_reports(servers, tmp_p
     report = innostall("report", str(saves[0]))
     assert report.returncode == 0 and "cut short" in report.stdout, report.stderr
     assert_no_probe_left(srv.pid, offsets)
+
+
+def snapshot_times(out) -> list[tuple[str, int]]:
+    with open(out / "journal.jsonl") as journal:
+        return [(r["type"], r["mono_ns"]) for r in map(json.loads, journal)
+                if r.get("type") in ("interval", "final")]
+
+
+def test_a_ctrl_c_just_after_a_snapshot_leaves_no_sliver_of_an_interval(servers, tmp_path):
+    """The loader takes its final snapshot at least 5 ms after the last interval's: a report
+    prints times to the millisecond, and a final interval of a fraction of one would print
+    the end of the interval before it. Intervals of 10 ms and a Ctrl-C aimed 1 ms after a
+    snapshot: without the wait, most of these finals came within a few ms."""
+    srv = servers(SERVER)
+    gaps = []
+    for attempt in range(3):
+        out = tmp_path / f"rec{attempt}"
+        proc, _ = start_recording(srv.pid, out, "--duration", "60", "--interval", "0.01")
+        wait_for_intervals(out, 5)
+        last = snapshot_times(out)[-1][1]
+        time.sleep(max(0.0, (last + 1_000_000 - time.monotonic_ns()) % 10_000_000 / 1e9))
+        proc.send_signal(signal.SIGINT)
+        err, _ = ended(proc)
+        assert proc.returncode == 0, err
+        times = snapshot_times(out)
+        assert times[-1][0] == "final" and times[-2][0] == "interval", times[-3:]
+        gaps.append((times[-1][1] - times[-2][1]) / 1e6)
+    print(f"final snapshot after the last interval's: {gaps} ms")
+    assert min(gaps) >= 5, gaps
