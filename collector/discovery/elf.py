@@ -24,6 +24,23 @@ VERSYM_HIDDEN = 0x8000  # .gnu.version: the symbol is a non-default version (nam
 SYM_DTYPE = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
                       ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")])
 RELA_DTYPE = np.dtype([("offset", "<u8"), ("info", "<u8"), ("addend", "<i8")])
+SHDR_DTYPE = np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("addr", "<u8"),
+                       ("offset", "<u8"), ("size", "<u8"), ("link", "<u4"), ("info", "<u4"),
+                       ("addralign", "<u8"), ("entsize", "<u8")])
+SHF_ALLOC = 2
+PHDR_DTYPE = np.dtype([("type", "<u4"), ("flags", "<u4"), ("offset", "<u8"), ("vaddr", "<u8"),
+                       ("paddr", "<u8"), ("filesz", "<u8"), ("memsz", "<u8"), ("align", "<u8")])
+PT_LOAD = 1
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A loadable segment, from its program header."""
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+    flags: int  # PF_X 1, PF_W 2, PF_R 4
 R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT = 6, 7
 
 
@@ -66,8 +83,21 @@ class ElfImage:
     def first_load_vaddr(self) -> int:
         """Link-time address of the first loadable segment, page-aligned: a PIE's load
         base is where the kernel mapped this."""
-        first = min(seg["p_vaddr"] for seg in self._elf.iter_segments(type="PT_LOAD"))
+        first = min(seg.vaddr for seg in self.load_segments)
         return first & ~0xFFF
+
+    @cached_property
+    def load_segments(self) -> list[Segment]:
+        """The PT_LOAD segments, from the program headers read as an array: pyelftools'
+        iter_segments builds every segment, and builds the dynamic one by walking the
+        section headers for its string table, on each call."""
+        header = self._elf.header
+        count, at = header["e_phnum"], header["e_phoff"]
+        if not count or header["e_phentsize"] != PHDR_DTYPE.itemsize:
+            return []
+        headers = np.frombuffer(self._map, dtype=PHDR_DTYPE, count=count, offset=at)
+        return [Segment(int(h["offset"]), int(h["vaddr"]), int(h["filesz"]), int(h["memsz"]), int(h["flags"]))
+                for h in headers[headers["type"] == PT_LOAD]]
 
     @cached_property
     def build_id(self) -> str | None:
@@ -166,12 +196,27 @@ class ElfImage:
                     slots[int(entry["offset"])] = names[start:names.index(b"\0", start)].decode(errors="replace")
         return slots
 
+    @cached_property
+    def _allocated_sections(self) -> list[tuple[int, int, str]]:
+        """(start, end, name) of each section loaded into memory, from the section headers
+        read as an array: pyelftools' iter_sections builds every section, and builds a
+        .gnu.hash section by parsing its whole table (a tenth of a second each time)."""
+        header = self._elf.header
+        count, at = header["e_shnum"], header["e_shoff"]
+        if not count or header["e_shentsize"] != SHDR_DTYPE.itemsize:
+            return []
+        headers = np.frombuffer(self._map, dtype=SHDR_DTYPE, count=count, offset=at)
+        names_at = int(headers[header["e_shstrndx"]]["offset"])
+        sections = []
+        for h in headers[(headers["flags"] & SHF_ALLOC) != 0]:
+            start = names_at + int(h["name"])
+            name = self._map[start:self._map.find(b"\0", start)].decode(errors="replace")
+            sections.append((int(h["addr"]), int(h["addr"]) + int(h["size"]), name))
+        return sections
+
     def section_of(self, vaddr: int) -> str | None:
         """The name of the allocated section holding vaddr (.text, .plt, .plt.sec ...)."""
-        for section in self._elf.iter_sections():
-            if section["sh_addr"] <= vaddr < section["sh_addr"] + section["sh_size"] and section["sh_flags"] & 2:
-                return section.name
-        return None
+        return next((name for start, end, name in self._allocated_sections if start <= vaddr < end), None)
 
     def read(self, vaddr: int, size: int) -> bytes:
         """size bytes of the file's image at a virtual address (code, read-only data)."""
@@ -180,9 +225,9 @@ class ElfImage:
 
     def file_offset(self, vaddr: int) -> int:
         """The file offset of a virtual address: what a uprobe is attached at."""
-        for seg in self._elf.iter_segments(type="PT_LOAD"):
-            if seg["p_vaddr"] <= vaddr < seg["p_vaddr"] + seg["p_filesz"]:
-                return vaddr - seg["p_vaddr"] + seg["p_offset"]
+        for seg in self.load_segments:
+            if seg.vaddr <= vaddr < seg.vaddr + seg.filesz:
+                return vaddr - seg.vaddr + seg.offset
         raise UserError(f"{self.path}: address {vaddr:#x} is in no loadable segment")
 
 
@@ -256,5 +301,4 @@ _INDEX_DTYPE = np.dtype([("start", "<u8"), ("end", "<u8"), ("name", "<u4"), ("st
 
 
 def _load_segments(image: ElfImage) -> list[tuple[int, int, int]]:
-    return [(seg["p_offset"], seg["p_vaddr"], seg["p_filesz"])
-            for seg in image._elf.iter_segments(type="PT_LOAD")]
+    return [(seg.offset, seg.vaddr, seg.filesz) for seg in image.load_segments]

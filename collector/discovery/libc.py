@@ -52,9 +52,9 @@ class Libc:
 
     def text_range(self) -> tuple[int, int]:
         """Where its code lies in the process: the executable segment."""
-        segs = [s for s in self.image._elf.iter_segments(type="PT_LOAD") if s["p_flags"] & 1]
-        lo = min(s["p_vaddr"] for s in segs)
-        hi = max(s["p_vaddr"] + s["p_memsz"] for s in segs)
+        segs = [s for s in self.image.load_segments if s.flags & 1]
+        lo = min(s.vaddr for s in segs)
+        hi = max(s.vaddr + s.memsz for s in segs)
         return lo + self.bias, hi + self.bias
 
     def functions(self, names: list[str]) -> dict[str, Symbol]:
