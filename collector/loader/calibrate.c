@@ -31,6 +31,11 @@
  * the kernel's dispatch to the program. It is timed on the syscall tracepoint, round after
  * round, a cheap syscall bare and with a program that stops after the same tests.
  *
+ * Rounds of 300 calls a timing, not 1,000: the rounds' spread comes from the machine, not
+ * from the calls' count. Six starts of each, interleaved on a busy 2-core VM, gave entry
+ * medians of 685-1,342 ns (1,000 calls: 729-1,388) and the calibration took 0.7-2.0 s
+ * instead of 1.8-3.5 s, at every start of every recording.
+ *
  * When the kernel times our programs (run_time.c), the governor adds each program's own
  * run time to its hits, so what is kept here is the trap alone: the calibration programs'
  * average run is taken off each median. */
@@ -48,7 +53,7 @@
 #include "uprobe.h"
 #include "run_time.h"
 
-#define CALLS 1000 /* per timing: ~50 ms each, most of it the evictions */
+#define CALLS 300 /* per timing: ~15 ms each, most of it the evictions; see below */
 #define ROUNDS 7   /* each times the three functions in turn */
 #define ATTEMPTS 3 /* rounds of seven taken again while a median comes out below its floor */
 #define CACHE_LINE 64
