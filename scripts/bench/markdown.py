@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from . import accuracy, unsampled
+from .stall_costs import summary
 from .settings import (BPFTRACE_PROBES, HOT_ROWS, RATE_SHARE, RECORD_ARGS, ROUNDS, SCAN_TARGET_S,
                        SETTLE_S, STEADY_LOAD, SYSBENCH_THREADS, WINDOW_S, WORST_ROWS)
 from .tables import RATIO_HEADER, TARGET_HEADER, comparison_rows, fmt, md_table, target_rows
@@ -32,20 +33,9 @@ def recorder_rows(costs: dict) -> list[list[str]]:
              fmt(c["drops_total"]), str(c["windows"])] for arm, c in costs.items()]
 
 
-def governor_text(governor) -> str:
-    """Its top-level figures, and the coverage of each probe group that has one."""
-    if not isinstance(governor, dict):
-        return json.dumps(governor)
-    plain = {k: v for k, v in governor.items() if not isinstance(v, dict)}
-    groups = governor.get("groups", {})
-    coverage = {name: g["coverage"] for name, g in groups.items()
-                if isinstance(g, dict) and "coverage" in g}
-    return json.dumps(plain) + (f"; coverage {json.dumps(coverage)}" if coverage else "") + unsampled.text(governor)
-
-
 def governor_rows(results: dict) -> list[list[str]]:
     entries = results.get("steady", {}).get("windows", []) + results.get("worst", {}).get("scans", [])
-    return [[w["phase"], str(w["round"]), w["arm"], governor_text(w["tracer"]["governor"])]
+    return [[w["phase"], str(w["round"]), w["arm"], unsampled.governor_text(w["tracer"]["governor"])]
             for w in entries if "governor" in w.get("tracer", {})]
 
 
@@ -142,7 +132,6 @@ def md_stall(results: dict) -> list[str]:
     found = results.get("stall", {}).get("recordings", [])
     if not found:
         return []
-    from .stall_costs import summary  # here: stall_costs imports program_costs, which imports this module
     return (["## Hot-row stall mid-recording (issue 44)", ""] +
             [f"- round {r['round']} {r['arm']}: {summary(r)}" for r in found] + [""])
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench import load, server
-from bench.markdown import governor_text
+from bench.unsampled import governor_text
 from bench.server import fixture
 from bench.settings import STEADY_LOAD
 from bench.tracers import recording_summary

@@ -1,5 +1,5 @@
-"""What each probe the governor never samples (the catalog's group "") cost in one recording,
-against its budget. Issue 44 found free_page_wait, then a uprobe on libc's
+"""The governor's figures in words for make bench, and what each probe the governor never
+samples (the catalog's group "") cost in one recording, against its budget. Issue 44 found free_page_wait, then a uprobe on libc's
 pthread_cond_timedwait that every timed wait of the server entered, spending most of the
 default 1% outside any sampled group and starving the groups that are sampled: no such
 probe should take more than a tenth of the budget.
@@ -10,6 +10,7 @@ recording keeps its programs' run times per group, not per probe, and a return c
 as much as an entry: the share is the traps', a floor of the whole."""
 from __future__ import annotations
 
+import json
 from functools import cache
 
 from innostall.collector.discovery import discover
@@ -77,3 +78,14 @@ def recording_lines(results: dict) -> list[str]:
     lines = [f"{w['phase']} round {w['round']} {w['arm']}: {named(w['tracer']['governor'])}"
              for w in budgeted if over_limit(w["tracer"]["governor"])]
     return lines or [f"none in {len(budgeted)} recordings"]
+
+
+def governor_text(governor) -> str:
+    """Its top-level figures, and the coverage of each probe group that has one."""
+    if not isinstance(governor, dict):
+        return json.dumps(governor)
+    plain = {k: v for k, v in governor.items() if not isinstance(v, dict)}
+    groups = governor.get("groups", {})
+    coverage = {name: g["coverage"] for name, g in groups.items()
+                if isinstance(g, dict) and "coverage" in g}
+    return json.dumps(plain) + (f"; coverage {json.dumps(coverage)}" if coverage else "") + text(governor)
