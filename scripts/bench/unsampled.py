@@ -1,8 +1,8 @@
 """The governor's figures in words for make bench, and what each probe the governor never
-samples (the catalog's group "") cost in one recording, against its budget. Issue 44 found free_page_wait, then a uprobe on libc's
-pthread_cond_timedwait that every timed wait of the server entered, spending most of the
-default 1% outside any sampled group and starving the groups that are sampled: no such
-probe should take more than a tenth of the budget.
+samples (the catalog's group "") cost in one recording, against its budget. Issue 44 found
+free_page_wait, then a uprobe on libc's pthread_cond_timedwait that every timed wait of the
+server entered, spending most of the default 1% outside any sampled group and starving the
+groups that are sampled: no such probe should take more than a tenth of the budget.
 
 A probe's share is its hits a second times what a hit costs (the calibrated entry, counted
 over as the governor counts it: hit_cost_ns.indirect_factor), over the budget a second. The
