@@ -252,8 +252,9 @@ def summary_rows(rec: Recording, summary: dict) -> list[dict]:
     return rows
 
 
-def context(rec: Recording) -> dict:
-    summary = summaries.summary(rec)
+def context(rec: Recording, summary: dict | None = None) -> dict:
+    """What the page shows; summary is summary(rec) where the caller has it already."""
+    summary = summaries.summary(rec) if summary is None else summary
     purge_hists = rec.schema.hists_of("purge")
     known = set(purge_hists) | set(rec.schema.hists_of("version_walk")) | set(report_tables.latch_hists(rec))
     target = rec.meta.get("target", {})
@@ -295,8 +296,8 @@ def estimated_note(estimated: dict | None, units: dict[str, str]) -> str:
     return f" [in all, estimated interval by interval: {words}]" if words else ""
 
 
-def render_html(rec: Recording) -> str:
-    return TEMPLATES.get_template("report.html.j2").render(context(rec))
+def render_html(rec: Recording, summary: dict | None = None) -> str:
+    return TEMPLATES.get_template("report.html.j2").render(context(rec, summary))
 
 
 def write_html(rec: Recording, path: str) -> int:
