@@ -89,6 +89,16 @@ class Recording:
             return pd.Series([], dtype="int64", name="count", index=pd.Index([], dtype="int8", name="slot"))
         return (picked[0] if len(picked) == 1 else pd.concat(picked).groupby(level="slot").sum()).astype("int64")
 
+    def derived(self, key: tuple, inputs: tuple, make):
+        """make(), once while the inputs (the tables and dicts it reads) are the very objects
+        they were: the views derive the same per-interval tables from a recording dozens of
+        times a report (a test may put another table in one's place, and it is derived again)."""
+        done, value = self._sums.get(key, ((), None))
+        if len(done) != len(inputs) or any(a is not b for a, b in zip(done, inputs)):
+            value = make()
+            self._sums[key] = (inputs, value)
+        return value
+
     @property
     def duration_s(self) -> float:
         """The last snapshot's time, taken once per counters table (the views ask for it

@@ -109,7 +109,13 @@ def applier_deltas(rec) -> pd.DataFrame:
     """Per interval (index t_s, every snapshot of the recording): the applier's counters'
     deltas, each time counter with its events in progress added (OPEN: its gauge's level
     at the interval's end less the level at the one before; for a window's first, the
-    level at the window's start)."""
+    level at the window's start). Derived once per recording (the replica's figures, words
+    and checks ask for it a dozen times), a copy each time."""
+    table = rec.derived(("applier_deltas",), (rec.counters, rec.gauges_before), lambda: derive_applier_deltas(rec))
+    return table.copy()
+
+
+def derive_applier_deltas(rec) -> pd.DataFrame:
     from .timeline import per_interval
     ends = pd.Index(sorted(rec.counters["t_s"].unique()), name="t_s", dtype="float64")
     table = per_interval(rec, [*COUNTERS, *OPEN.values()]).reindex(ends, fill_value=0)
