@@ -4,7 +4,9 @@
  * Each event an applier thread applies is a span, from the entry of the function that
  * applies one event to its return: MariaDB's apply_event_and_update_pos_apply (the SQL
  * thread's and the parallel workers' alike; the coordinator only hands events out),
- * MySQL's Slave_worker::slave_worker_exec_event (the workers'). The span is kept in
+ * MySQL's Slave_worker::slave_worker_exec_event (the workers') and Log_event::apply_event
+ * (the SQL thread's without workers; with workers, the coordinator's, which only hands the
+ * event out: see applier_dispatch_lo). The span is kept in
  * applier_start beside purge's (maps.bpf.h), so that page reads (undo.bpf.c), latch waits
  * (latch.bpf.c) and sleeps (sched.bpf.c) inside it are charged to it as they are to purge's
  * batches. Two waits only an applier has in its way are timed here: for a row lock another
@@ -54,13 +56,45 @@ struct {
 	__type(value, struct role_wait);
 } role_waits SEC(".maps");
 
+/* MySQL's Log_event::apply_event applies the event on the SQL thread when there are no
+ * workers (replica_parallel_workers=0), and on a coordinator only hands it to a worker,
+ * through Log_event::get_slave_worker (called out of line from it: D 8.0.15, 9.7.4). The
+ * programs are attached at all three functions; the recorder sets get_slave_worker's code
+ * range here (the catalog's `caller`). A thread entering it is a coordinator: its span is
+ * a dispatch, dropped, and it begins no other (the few events it applies itself, a
+ * rotation's, are in no worker's count either). A server variable would not do: a changed
+ * replica_parallel_workers takes effect at the SQL thread's next start. */
+const volatile __u64 applier_dispatch_lo = 0;
+const volatile __u64 applier_dispatch_hi = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32); /* thread id */
+	__type(value, __u32); /* unused: presence is the role */
+} applier_coordinators SEC(".maps");
+
+static __always_inline bool dispatching(void *ctx, __u32 tid)
+{
+	__u64 ip = PT_REGS_IP((struct pt_regs *)ctx);
+	__u32 one = 1;
+
+	if (!applier_dispatch_hi || ip < applier_dispatch_lo || ip >= applier_dispatch_hi)
+		return bpf_map_lookup_elem(&applier_coordinators, &tid) != NULL;
+	if (bpf_map_update_elem(&applier_coordinators, &tid, &one, BPF_NOEXIST))
+		return true; /* known already */
+	purge_span_drop(&applier_start, &tid);
+	bpf_map_delete_elem(&applier_roles, &tid);
+	return true;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(applier_event_enter)
 {
 	__u32 tid = current_tid(), one = 1;
 
 	count_hit(ctx);
-	if (!traced_process())
+	if (!traced_process() || dispatching(ctx, tid))
 		return 0;
 	if (!bpf_map_lookup_elem(&applier_roles, &tid))
 		bpf_map_update_elem(&applier_roles, &tid, &one, BPF_NOEXIST);
