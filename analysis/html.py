@@ -179,7 +179,7 @@ FLAME_NOTE = (f"{flamegraph.TOOL} is not installed here, so the flame graphs are
 
 def flame_graphs(rec: Recording, table: str) -> tuple[list[dict], str | None]:
     """The flame graphs drawn from one stack table, or why they are not drawn."""
-    graphs = [(g, stacks) for g, stacks in flamegraph.available(rec) if g.table == table]
+    graphs = flamegraph.available(rec, table)
     if not graphs:
         return [], None
     tool = flamegraph.find_tool()
