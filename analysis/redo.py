@@ -342,9 +342,11 @@ def sources_words(state: dict) -> str:
     each snapshot', or both, naming the gauges SQL gave (meta.json's server_state.sources)."""
     sources = state.get("sources") if isinstance(state.get("sources"), dict) else {}
     by_sql = sorted(gauge for gauge, source in sources.items() if source == "sql")
-    # MySQL without DWARF: the LSN and checkpoint at the offsets its machine code gave
-    where = ", the LSN and checkpoint at offsets from the build's code" if state.get("from_code") \
-        and any(source == "memory" for source in sources.values()) else ""
+    # MySQL without DWARF: what was read at the offsets its machine code gave
+    read = tuple(sources.get(gauge) == "memory" for gauge in ("lsn", "dirty_pages")) if state.get("from_code") else ()
+    what = {(True, False): "the LSN and checkpoint", (False, True): "the buffer pool's lists",
+            (True, True): "the LSN, checkpoint and buffer pool lists"}.get(read)
+    where = f", {what} at offsets from the build's code" if what else ""
     if not by_sql:
         return f"read from its memory at each snapshot{where}"
     if len(by_sql) == len(sources):

@@ -142,11 +142,12 @@ class JoinedState:
         return {"sources": sources}
 
 
-def state_by_sql(target: Target, asked, from_memory) -> SqlState | None:
-    """The gauges the server's memory cannot give here (a build without DWARF), read by SQL
-    over a session of its own, where innostall may log in."""
+def state_by_sql(target: Target, asked, from_memory, from_code: bool) -> SqlState | None:
+    """The gauges the server's memory cannot give here (a build without DWARF, whose code
+    gives only some: from_code), read by SQL over a session of its own, where innostall may
+    log in."""
     wanted = SQL_GAUGES - set(from_memory)
-    if {"lsn", "dirty_pages"} <= set(from_memory):  # the DWARF's route works: no SQL each snapshot
+    if {"lsn", "dirty_pages"} <= set(from_memory) and not from_code:  # the DWARF's route works: no SQL each snapshot
         return None
     if not asked.use_sql or not target.pid:
         return None
@@ -166,6 +167,8 @@ def state_meta(planned: dict, joined: JoinedState, closing: bool = True) -> dict
 def joined_state(target: Target, asked, places: dict, meta: dict) -> JoinedState:
     """The state's readers, from memory at places (state_plan's) and by SQL for the rest;
     meta.json's server_state says already what the first reading gave."""
-    joined = JoinedState(open_state(target.pid, places) if places else None, state_by_sql(target, asked, places))
+    from_code = "from_code" in meta["server_state"]
+    joined = JoinedState(open_state(target.pid, places) if places else None,
+                         state_by_sql(target, asked, places, from_code))
     meta["server_state"] = state_meta(meta["server_state"], joined, closing=False)
     return joined

@@ -36,7 +36,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from ..discovery import discover, layouts, log_code
+from ..discovery import discover, layouts, log_code, pool_code
 from .latch_names import ServerMemory
 from .pool_walk import PoolLayout, PoolWalker, pool_layout
 
@@ -44,6 +44,7 @@ POOL_GAUGE = "undo_cached_pages"  # the one gauge read by walking the pool, not 
 
 MAX_INSTANCES = 64  # buffer pool instances: MySQL and MariaDB 10.2-10.4 allow 64
 MAX_ARRAY_BYTES = 1 << 20  # a rollback-segment array is 16 KB; more is not one
+MAX_POOL_PAGES = 1 << 40  # no list of a buffer pool is longer (a petabyte of 1-KB pages)
 PEAK_EVERY_S = 0.05  # the checkpoint age's reads between snapshots: two 8-byte reads each
 
 
@@ -221,31 +222,65 @@ def by_segment(found: dict, trx_sys: int | None, member_path: str) -> Place | No
 
 
 def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
-    """MySQL 8.0+ without DWARF: the LSN and the last checkpoint at the offsets the build's
-    machine code gives (log_code.py), kept only if a first reading is one a log can hold
-    (both above 0, the checkpoint at or below the LSN); and what meta.json says of them."""
+    """MySQL 8.0+ without DWARF: the LSN and the last checkpoint (log_code.py) and the buffer
+    pool's list lengths (pool_code.py) at the offsets the build's machine code gives, each
+    kept only if a first reading is one the server can hold; and what meta.json says of them."""
     if target.family not in ("mysql", "percona") or target.version_tuple() < (8, 0):
         return {}, {"note": "the build has no DWARF (its debug file would give it)"}
+    memory = ServerMemory(target.pid)
+    try:
+        log, log_said = log_places(target, bias, memory)
+        pool, pool_said = pool_places(target, bias, memory)
+    finally:
+        memory.close()
+    log_members = log_said["members"] | ({"none read": log_said["why"]} if "why" in log_said else {})
+    said = {"from_code": {"log_t": log_members, "buf_pool_t": pool_said}}
+    if not log and not pool:
+        return {}, {"note": f"the build has no DWARF, and {log_said['why']}", **said}
+    return {**log, **pool}, said
+
+
+def log_places(target, bias: int, memory: ServerMemory) -> tuple[dict[str, Place | LsnPlace], dict]:
+    """The LSN and the last checkpoint through log_sys: ({gauge: place}, {"members": what the
+    code said of each, "why": why none, where none})."""
     members = log_code.log_members(target, discover.catalog_file().get("state_code", []))
     derived = {m: d.offset for m, d in members.items() if d.offset is not None}
-    said = {"log_t": {m.split(".")[-1]: (f"{d.offset:#x} " if d.offset is not None else "") + d.said
-                      for m, d in members.items()}}
+    said = {"members": {m.split(".")[-1]: (f"{d.offset:#x} " if d.offset is not None else "") + d.said
+                        for m, d in members.items()}}
     log_sys = target.find_objects([log_code.LOG_GLOBAL]).get(log_code.LOG_GLOBAL)
     if not log_sys or not {"log_t.sn", "log_t.last_checkpoint_lsn"} <= set(derived):
         why = "log_sys is not in the binary's symbols" if not log_sys else "the build's code gave no LSN or checkpoint"
-        return {}, {"note": f"the build has no DWARF, and {why}", "from_code": said}
+        return {}, {**said, "why": why}
     at = log_sys.vaddr + bias
     places = {"lsn": LsnPlace(at, derived["log_t.sn"], derived.get("log_t.sn_locked")),
               "checkpoint_lsn": Place(at, True, derived["log_t.last_checkpoint_lsn"], 8)}
-    memory = ServerMemory(target.pid)
-    try:
-        lsn, checkpoint = (places[g].read(memory) if memory.fd is not None else None for g in ("lsn", "checkpoint_lsn"))
-    finally:
-        memory.close()
+    lsn, checkpoint = (places[g].read(memory) if memory.fd is not None else None for g in ("lsn", "checkpoint_lsn"))
     if not (lsn and checkpoint and checkpoint <= lsn):
-        return {}, {"note": f"the build's code gave the log's offsets, but their first reading is no log's "
-                            f"(LSN {lsn}, checkpoint {checkpoint}): refused", "from_code": said}
-    return places, {"from_code": said}
+        return {}, {**said, "why": f"the build's code gave the log's offsets, but their first reading is no "
+                                   f"log's (LSN {lsn}, checkpoint {checkpoint}): refused"}
+    return places, said
+
+
+POOL_GAUGES = {"dirty_pages": "flush_list", "free_pages": "free", "lru_pages": "LRU"}
+
+
+def pool_places(target, bias: int, memory: ServerMemory) -> tuple[dict[str, Place], str]:
+    """The dirty, free and data pages, each list's count added up over the instances of
+    buf_pool_ptr: ({gauge: place}, what the code said). Kept only if the first reading is a
+    pool's: data pages there, and no list longer than the pages the pool could hold."""
+    lists = pool_code.pool_lists(target)
+    found = target.find_objects([pool_code.POOL_GLOBAL, pool_code.INSTANCES_GLOBAL])
+    pool, instances = (found.get(name) for name in (pool_code.POOL_GLOBAL, pool_code.INSTANCES_GLOBAL))
+    if not lists.offsets:
+        return {}, lists.said
+    if pool is None or instances is None:
+        return {}, f"{pool_code.INSTANCES_GLOBAL} is not in the binary's symbols"
+    places = {gauge: Place(pool.vaddr + bias, True, lists.offsets[name], 8, stride=lists.stride,
+                           count_at=instances.vaddr + bias) for gauge, name in POOL_GAUGES.items()}
+    first = {gauge: place.read(memory) if memory.fd is not None else None for gauge, place in places.items()}
+    if not first["lru_pages"] or any(v is None or v > MAX_POOL_PAGES for v in first.values()):
+        return {}, f"{lists.said}, but their first reading is no pool's ({first}): refused"
+    return places, lists.said
 
 
 def state_plan(target) -> tuple[dict[str, Place | PoolLayout], dict]:

@@ -47,6 +47,7 @@ INTERVAL_S = 1.0
 LOAD_S, QUIET_S = 4, 8  # the load's seconds into the recording, and the recording's after it
 GROWING = ("lsn", "checkpoint_lsn")
 LEVELS = ("dirty_pages", "free_pages", "history")
+POOL_LISTS = ("dirty_pages", "free_pages")  # from memory too: the lists' offsets from the build's code (pool_code.py)
 MONITOR = {"lsn": r"^Log sequence number\s+(\d+)", "checkpoint_lsn": r"^Last checkpoint at\s+(\d+)",
            "dirty_pages": r"^Modified db pages\s+(\d+)", "free_pages": r"^Free buffers\s+(\d+)",
            "history": r"^History list length\s+(\d+)"}
@@ -81,8 +82,9 @@ def snapshots(out: str) -> list[dict]:
 @pytest.mark.parametrize("server_name", SERVERS)
 def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, route, tmp_path, monkeypatch):
     """route "sql": every figure by SQL (the offsets from the build's code set aside);
-    "memory": with --no-sql, the LSN and the checkpoint LSN read through log_sys at the
-    offsets the build's machine code gave (collector/discovery/log_code.py), the same bound."""
+    "memory": with --no-sql, the LSN and the checkpoint LSN read through log_sys, and the
+    dirty and free pages through buf_pool_ptr, at the offsets the build's machine code gave
+    (collector/discovery/log_code.py, pool_code.py), the same bounds."""
     srv = servers(server_name)
     tgt = from_pid(srv.pid)
     if route == "sql":
@@ -117,7 +119,7 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, route, t
         poller.stopping.set()
         poller.join()
     state = meta["server_state"]
-    read = MONITOR if route == "sql" else GROWING
+    read = MONITOR if route == "sql" else (*GROWING, *POOL_LISTS)
     assert {name: state["sources"].get(name) for name in MONITOR} == {name: route if name in read else None
                                                                        for name in MONITOR}, state
     taken = snapshots(out)
@@ -141,7 +143,10 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, route, t
     if route == "memory":
         said = state["from_code"]["log_t"]
         assert said["sn"].split()[1] == "from" and said["last_checkpoint_lsn"].split()[1] == "from", said
-        print(f"{server_name}: the LSN and checkpoint from memory, compared {compared}; offsets {said}")
+        assert state["from_code"]["buf_pool_t"].startswith("from "), state["from_code"]
+        assert summary["buffer_pool"]["dirty_pages_max"] > 0
+        print(f"{server_name}: the LSN, checkpoint and pool lists from memory, compared {compared}; offsets {said}, "
+              f"pool lists {state['from_code']['buf_pool_t']}")
         return
     assert summary["checkpoint"]["async_flush_age"] and summary["checkpoint"]["sync_flush_age"]  # the fixtures enable the metrics
     assert summary["buffer_pool"]["dirty_pages_max"] > 0 and summary["buffer_pool"]["free_pages_min"] is not None
@@ -221,7 +226,7 @@ def test_a_users_recording_has_the_redo_checkpoint_pool_and_undo(servers, server
     (the LSN's growth from the first snapshot to the last) is the server's own growth between
     its LSN read just after the first snapshot and just after the recording, within 5% + 1 MB
     (outside the load the server only writes KB: the master thread, purge); the checkpoint
-    age positive; by SQL also dirty pages and the undo logs' size; and the summary says
+    age positive; the dirty pages from memory; by SQL also the undo logs' size; and the summary says
     every figure's source (sql, or memory at the offsets the build's code gave)."""
     srv = servers(server_name)
     conn, out = srv.connect(), tmp_path / "rec"
@@ -250,8 +255,7 @@ def test_a_users_recording_has_the_redo_checkpoint_pool_and_undo(servers, server
     assert abs(redo["bytes"] - grown) <= 0.05 * grown + (1 << 20)
     assert checkpoint["age_max_bytes"] > 0
     assert set(said["read"]) <= set(said["sources"]), said  # every figure with its source
+    assert pool["dirty_pages_max"] > 0
+    assert {said["sources"][g] for g in ("lsn", "checkpoint_lsn", "dirty_pages")} == {"memory"}, said
     if sql_access == "sql":
-        assert pool["dirty_pages_max"] > 0 and undo["bytes_max"] > 0
-        assert {said["sources"][g] for g in ("dirty_pages", "undo_pages")} == {"sql"}
-    else:
-        assert {said["sources"][g] for g in ("lsn", "checkpoint_lsn")} == {"memory"}, said
+        assert undo["bytes_max"] > 0 and said["sources"]["undo_pages"] == "sql"
