@@ -76,8 +76,11 @@ def words_problems(text: str, where: str) -> list[str]:
 def visible(html: str) -> str:
     """The page's words: without its scripts, styles and framed documents (plotly's code
     and the flame graphs' carry numbers of their own), nor its tags."""
-    text = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S | re.I)
-    text = re.sub(r"<iframe\b.*?</iframe>", " ", text, flags=re.S | re.I)
+    # '<tag ... </tag>' as '.*?' would match it, the text up to the first closing tag, but
+    # taken a run of text without '<' at a time: '.*?' tried each of plotly's 4.5 MB of
+    # code a character at a time (0.09 s of CPU a page, this 0.01 s)
+    text = re.sub(r"<(script|style)\b[^<]*(?:<(?!/\1>)[^<]*)*</\1>", " ", html, flags=re.I)
+    text = re.sub(r"<iframe\b[^<]*(?:<(?!/iframe>)[^<]*)*</iframe>", " ", text, flags=re.I)
     return re.sub(r"<[^>]+>", " ", text)
 
 
