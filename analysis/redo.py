@@ -339,7 +339,8 @@ def redo_lines(s: dict) -> list[str]:
 
 def sources_words(state: dict) -> str:
     """Where the figures came from: 'read from its memory at each snapshot', 'read by SQL at
-    each snapshot', or both, naming the gauges SQL gave (meta.json's server_state.sources)."""
+    each snapshot', or both, naming the gauges SQL gave, and the undo tablespaces' files
+    where their size came from them (meta.json's server_state.sources)."""
     sources = state.get("sources") if isinstance(state.get("sources"), dict) else {}
     by_sql = sorted(gauge for gauge, source in sources.items() if source == "sql")
     # MySQL without DWARF: what was read at the offsets its machine code gave
@@ -347,11 +348,12 @@ def sources_words(state: dict) -> str:
     what = {(True, False): "the LSN and checkpoint", (False, True): "the buffer pool's lists",
             (True, True): "the LSN, checkpoint and buffer pool lists"}.get(read)
     where = f", {what} at offsets from the build's code" if what else ""
+    files = "; the undo tablespaces' size from the files it holds open" if "files" in sources.values() else ""
     if not by_sql:
-        return f"read from its memory at each snapshot{where}"
+        return f"read from its memory at each snapshot{where}{files}"
     if len(by_sql) == len(sources):
         return "read by SQL at each snapshot: the build has no DWARF to read its memory by"
-    return f"read from its memory at each snapshot{where}; by SQL: {', '.join(by_sql)}"
+    return f"read from its memory at each snapshot{where}{files}; by SQL: {', '.join(by_sql)}"
 
 
 def redo_body(s: dict) -> list[str]:

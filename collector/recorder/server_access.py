@@ -130,7 +130,7 @@ class JoinedState:
         return {**(self.by_sql.gauges() if self.by_sql else {}), **(self.memory.read() if self.memory else {})}
 
     def close(self) -> dict:
-        """The gauges each source read ({gauge: "memory" or "sql"}) and the SQL that failed."""
+        """The gauges each source read ({gauge: "memory", "sql" or "files"}) and the SQL that failed."""
         if self.memory:
             self.memory.close()
         failed = self.by_sql.close() if self.by_sql else {}
@@ -138,7 +138,8 @@ class JoinedState:
 
     def said(self) -> dict:
         sources = {**(self.by_sql.sources if self.by_sql else {}),
-                   **{gauge: "memory" for gauge in (self.memory.places if self.memory else {})}}
+                   **{gauge: getattr(place, "source", "memory")
+                      for gauge, place in (self.memory.places if self.memory else {}).items()}}
         return {"sources": sources}
 
 

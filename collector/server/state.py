@@ -22,6 +22,8 @@ of trapping), each figure from the server's globals at the offsets its own DWARF
                       by walking the pool's blocks in a thread of its own, paced to 2% of a
                       core (pool_walk.py): at a snapshot only when a walk ended since the one before
   page_size           innodb_page_size (srv_page_size), to tell pages in bytes
+  undo_file_bytes     (MySQL without DWARF) the undo tablespaces' size, from the files the
+                      server holds open, not its memory (undo_files.py)
   checkpoint_age_peak the highest checkpoint age read since the snapshot before (ServerState)
 
 The reads are of words the server updates without us: a value may be a moment old, never
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 from ..discovery import discover, layouts, log_code, pool_code
 from .latch_names import ServerMemory
 from .pool_walk import PoolLayout, PoolWalker, pool_layout
+from .undo_files import UndoFiles
 
 POOL_GAUGE = "undo_cached_pages"  # the one gauge read by walking the pool, not at a Place
 
@@ -224,7 +227,8 @@ def by_segment(found: dict, trx_sys: int | None, member_path: str) -> Place | No
 def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
     """MySQL 8.0+ without DWARF: the LSN and the last checkpoint (log_code.py) and the buffer
     pool's list lengths (pool_code.py) at the offsets the build's machine code gives, each
-    kept only if a first reading is one the server can hold; and what meta.json says of them."""
+    kept only if a first reading is one the server can hold, and the undo tablespaces' size
+    from the files it holds open (undo_files.py); and what meta.json says of them."""
     if target.family not in ("mysql", "percona") or target.version_tuple() < (8, 0):
         return {}, {"note": "the build has no DWARF (its debug file would give it)"}
     memory = ServerMemory(target.pid)
@@ -235,9 +239,11 @@ def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
         memory.close()
     log_members = log_said["members"] | ({"none read": log_said["why"]} if "why" in log_said else {})
     said = {"from_code": {"log_t": log_members, "buf_pool_t": pool_said}}
-    if not log and not pool:
+    undo = UndoFiles(target.pid)
+    files = {"undo_file_bytes": undo} if undo.read() else {}
+    if not log and not pool and not files:
         return {}, {"note": f"the build has no DWARF, and {log_said['why']}", **said}
-    return {**log, **pool}, said
+    return {**log, **pool, **files}, said
 
 
 def log_places(target, bias: int, memory: ServerMemory) -> tuple[dict[str, Place | LsnPlace], dict]:

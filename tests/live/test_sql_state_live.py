@@ -212,6 +212,12 @@ def test_with_the_log_metrics_disabled_the_lsn_comes_from_the_fallback(servers, 
 ACCEPTANCE_LOAD_S = 10
 
 
+def undo_files_size(conn) -> int:
+    with conn.cursor() as cur:
+        cur.execute("SELECT SUM(TOTAL_EXTENTS * EXTENT_SIZE) FROM information_schema.FILES WHERE FILE_TYPE = 'UNDO LOG'")
+        return int(cur.fetchone()[0])
+
+
 def monitor_lsn(conn) -> int:
     with conn.cursor() as cur:
         cur.execute("SHOW ENGINE INNODB STATUS")
@@ -226,7 +232,9 @@ def test_a_users_recording_has_the_redo_checkpoint_pool_and_undo(servers, server
     (the LSN's growth from the first snapshot to the last) is the server's own growth between
     its LSN read just after the first snapshot and just after the recording, within 5% + 1 MB
     (outside the load the server only writes KB: the master thread, purge); the checkpoint
-    age positive; the dirty pages from memory; by SQL also the undo logs' size; and the summary says
+    age positive; the dirty pages from memory; the undo tablespaces' size from the files the
+    server holds open, equal to INFORMATION_SCHEMA.FILES's; by SQL also the rollback
+    segments' pages; and the summary says
     every figure's source (sql, or memory at the offsets the build's code gave)."""
     srv = servers(server_name)
     conn, out = srv.connect(), tmp_path / "rec"
@@ -257,5 +265,8 @@ def test_a_users_recording_has_the_redo_checkpoint_pool_and_undo(servers, server
     assert set(said["read"]) <= set(said["sources"]), said  # every figure with its source
     assert pool["dirty_pages_max"] > 0
     assert {said["sources"][g] for g in ("lsn", "checkpoint_lsn", "dirty_pages")} == {"memory"}, said
+    # the undo tablespaces' size from the files the server holds open, as the server's own table gives it
+    assert said["sources"]["undo_file_bytes"] == "files"
+    assert undo["file_bytes_last"] == undo_files_size(conn) > 0
     if sql_access == "sql":
         assert undo["bytes_max"] > 0 and said["sources"]["undo_pages"] == "sql"
