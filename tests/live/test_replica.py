@@ -47,7 +47,7 @@ from innostall.analysis import recording
 from test_record_purge import wait_for_line
 
 REPLICA = REPO / "scripts" / "replica.sh"
-PAIRS = [("mariadb-11.4.5", 0), ("mariadb-11.4.5", 4), ("mysql-9.7.4", 4), ("mysql-8.0.15", 0)]
+PAIRS = [("mariadb-11.4.5", 0), ("mariadb-11.4.5", 4), ("mysql-9.7.4", 4), ("mysql-8.0.15", 0), ("mysql-8.0.15", 4)]
 APPLIERS = {  # the replica's own table of its applier threads, and their OS thread ids
     "mariadb": "SELECT TID FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Slave_SQL', 'Slave_worker')",
     "mysql": "SELECT THREAD_OS_ID FROM performance_schema.threads WHERE NAME IN "
