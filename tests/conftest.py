@@ -169,18 +169,11 @@ SLOW_PURE = {
     "test_recording_format.py::test_missing_directory_from_the_cli": CLI,
     "test_replica_report.py::test_a_burst_in_an_idle_stretch_stays_idle_but_a_busy_flapping_one_is_named_by_its_split":
         ANALYSIS,
-    "test_replica_report.py::test_a_short_spike_joins_its_phase_which_is_named_by_its_whole_split": ANALYSIS,
-    "test_replica_report.py::test_a_split_of_part_of_the_time_and_sampled_probes_say_so": ANALYSIS,
     "test_replica_report.py::test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_latch":
         ANALYSIS,
-    "test_replica_report.py::test_an_event_stalled_on_a_row_lock_is_told_in_the_intervals_it_lasted": ANALYSIS,
-    "test_replica_report.py::test_an_event_still_stalled_at_the_end_is_counted_so_far": ANALYSIS,
     "test_replica_report.py::test_commits_waiting_for_the_redo_log_name_the_phase_unless_someone_is_in_the_way":
         ANALYSIS,
     "test_replica_report.py::test_nothing_is_said_of_a_replica_without_its_probe_or_its_events": ANALYSIS,
-    "test_replica_report.py::test_parallel_appliers_waiting_for_the_commit_order_are_not_saturated": ANALYSIS,
-    "test_replica_report.py::test_the_checker_catches_a_finding_tampered_with_or_missing": ANALYSIS,
-    "test_replica_report.py::test_the_checker_holds_the_cause_rule_and_the_latch_words": ANALYSIS,
     "test_replica_report.py::test_the_checker_holds_the_report_and_catches_it_tampered_with": ANALYSIS,
     "test_replica_watched.py::test_a_lag_that_rose_with_no_finding_is_caught": ANALYSIS,
     "test_replica_watched.py::test_an_event_whose_probes_were_detached_leaves_no_negative_time": ANALYSIS,
@@ -192,18 +185,11 @@ SLOW_PURE = {
     "test_segment_faults.py::test_a_small_segment_expanding_to_many_lines_is_read_only_as_far_as_its_size": XZ,
     "test_server_reading.py::test_how_to_learn_more_is_a_note_under_the_verdict_never_in_its_sentence": ANALYSIS,
     "test_server_reading.py::test_the_checker_holds_the_words_to_the_servers_column_not_the_tables": ANALYSIS,
-    "test_server_state_offline.py::test_redo_by_writer_and_its_finding": ANALYSIS,
     "test_server_state_offline.py::test_the_flush_finding_and_its_check": ANALYSIS,
-    "test_server_state_offline.py::test_the_html_report_draws_redo_and_flushing": ANALYSIS,
-    "test_server_state_offline.py::test_the_purge_redo_finding_rounds_once": ANALYSIS,
     "test_unstacked_waits.py::test_every_view_tells_the_waits_without_a_stack": ANALYSIS,
-    "test_verdict_consistency.py::test_a_brief_stall_and_a_burst_are_named_inside_the_phase_that_took_them_in":
-        ANALYSIS,
-    "test_verdict_consistency.py::test_a_catch_up_too_short_to_be_a_phase_is_named_in_the_pinned_phase": ANALYSIS,
     "test_verdict_consistency.py::test_a_level_over_intervals_whose_history_was_unknown_says_so": ANALYSIS,
     "test_verdict_consistency.py::test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_title":
         ANALYSIS,
-    "test_verdict_consistency.py::test_a_one_interval_catch_up_after_a_pin_reads_pinned_then_caught_up": ANALYSIS,
     "test_verdict_consistency.py::test_a_pinned_phase_that_took_in_working_intervals_does_not_say_every_batch_found_nothing":
         ANALYSIS,
     "test_verdict_consistency.py::test_a_real_catch_up_after_a_pin_reads_as_one": STORED,
@@ -213,13 +199,9 @@ SLOW_PURE = {
     "test_verdict_consistency.py::test_names_are_shortened_only_at_word_boundaries_and_whole_in_json_and_html":
         ANALYSIS,
     "test_verdict_consistency.py::test_no_stored_recording_is_contradicted_by_its_report": STORED,
-    "test_verdict_consistency.py::test_no_synthetic_recording_is_contradicted_by_its_report": ANALYSIS,
-    "test_verdict_consistency.py::test_purge_not_recorded_is_said_so_never_that_no_batch_ran": ANALYSIS,
     "test_verdict_consistency.py::test_text_and_html_say_the_same_sentences_as_json": ANALYSIS,
     "test_verdict_consistency.py::test_the_finding_names_the_hot_block_as_the_latch_table_does": ANALYSIS,
     "test_verdict_consistency.py::test_the_sessions_own_recordings_are_found_and_checked": ANALYSIS,
-    "test_verdict_consistency.py::test_waits_for_a_free_page_are_said_in_the_phase_and_a_finding_the_checker_holds":
-        ANALYSIS,
     "test_watch.py::test_a_history_trigger_saves_the_minutes_around_it_and_the_verdict_names_the_snapshot": WATCH,
     "test_watch.py::test_a_latch_wait_longer_than_the_trigger_fires_once": WATCH,
     "test_watch.py::test_purge_pinned_by_the_verdict_of_the_kept_minutes": WATCH,
