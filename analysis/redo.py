@@ -337,6 +337,10 @@ def redo_lines(s: dict) -> list[str]:
     return ["", f"Redo and flushing (the server's state, {sources_words(s['server_state'])})", *lines]
 
 
+# what a build without DWARF gives from memory (state.code_places), in words: a gauge of each
+FROM_CODE = (("lsn", "the LSN and checkpoint"), ("history", "the history"), ("dirty_pages", "the buffer pool's lists"))
+
+
 def sources_words(state: dict) -> str:
     """Where the figures came from: 'read from its memory at each snapshot', 'read by SQL at
     each snapshot', or both, naming the gauges SQL gave, and the undo tablespaces' files
@@ -344,9 +348,8 @@ def sources_words(state: dict) -> str:
     sources = state.get("sources") if isinstance(state.get("sources"), dict) else {}
     by_sql = sorted(gauge for gauge, source in sources.items() if source == "sql")
     # MySQL without DWARF: what was read at the offsets its machine code gave
-    read = tuple(sources.get(gauge) == "memory" for gauge in ("lsn", "dirty_pages")) if state.get("from_code") else ()
-    what = {(True, False): "the LSN and checkpoint", (False, True): "the buffer pool's lists",
-            (True, True): "the LSN, checkpoint and buffer pool lists"}.get(read)
+    parts = [words for gauge, words in FROM_CODE if sources.get(gauge) == "memory"] if state.get("from_code") else []
+    what = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
     where = f", {what} at offsets from the build's code" if what else ""
     files = "; the undo tablespaces' size from the files it holds open" if "files" in sources.values() else ""
     if not by_sql:

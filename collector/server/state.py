@@ -29,8 +29,9 @@ of trapping), each figure from the server's globals at the offsets its own DWARF
 The reads are of words the server updates without us: a value may be a moment old, never
 torn (each is one aligned word, as the server's own monitor threads read them). A build
 without DWARF (every MySQL build a DBA runs) has only what its machine code gives: on MySQL
-8.0+ the LSN and the last checkpoint through log_sys (log_code.py, code_places); the rest
-is read by SQL where innostall may log in (sql_state.py), and the recording says which. Never written: /proc/PID/mem is
+8.0+ the LSN and the last checkpoint through log_sys (log_code.py), the buffer pool's lists
+(pool_code.py) and the history (code_places); the rest is read by SQL where innostall may
+log in (sql_state.py), and the recording says which. Never written: /proc/PID/mem is
 opened read-only (ServerMemory)."""
 from __future__ import annotations
 
@@ -239,11 +240,26 @@ def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
         memory.close()
     log_members = log_said["members"] | ({"none read": log_said["why"]} if "why" in log_said else {})
     said = {"from_code": {"log_t": log_members, "buf_pool_t": pool_said}}
+    history, said["from_code"]["trx_sys_t"] = history_place(target, bias)
     undo = UndoFiles(target.pid)
     files = {"undo_file_bytes": undo} if undo.read() else {}
-    if not log and not pool and not files:
+    if not log and not pool and not history and not files:
         return {}, {"note": f"the build has no DWARF, and {log_said['why']}", **said}
-    return {**log, **pool, **files}, said
+    return {**log, **pool, **history, **files}, said
+
+
+def history_place(target, bias: int) -> tuple[dict[str, Place], str]:
+    """The history list length through trx_sys, where the build's code confirmed the
+    catalog's offset of rseg_history_len (machine_code.py: the atomic add
+    trx_purge_add_update_undo_to_history makes to it), never on the catalog's word alone."""
+    found = discover.layout(target)
+    offset = found.get("members", {}).get("trx_sys_t.rseg_history_len")
+    trx_sys = target.find_objects(["trx_sys"]).get("trx_sys")
+    if "trx_sys_t.rseg_history_len" not in found.get("confirmed", []) or offset is None or trx_sys is None:
+        return {}, "rseg_history_len: not confirmed by the build's code"
+    via_pointer = bool(found["members"].get("trx_sys_t*"))
+    return {"history": Place(trx_sys.vaddr + bias, via_pointer, offset, 8)}, \
+        f"rseg_history_len {offset:#x}, the catalog's, confirmed by the build's code"
 
 
 def log_places(target, bias: int, memory: ServerMemory) -> tuple[dict[str, Place | LsnPlace], dict]:
