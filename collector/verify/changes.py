@@ -4,6 +4,7 @@ transactions older than an age (KILL, for the advice to end a pinning transactio
 the server verify was pointed at, over its own socket (sql.connect checks the peer's pid)."""
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 
@@ -22,6 +23,21 @@ SAME = {"on": "1", "true": "1", "off": "0", "false": "0"}  # a boolean reads bac
 def same_value(a: str, b: str) -> bool:
     return SAME.get(a.lower(), a) == SAME.get(b.lower(), b)
 POLL_S = 0.5
+# SET GLOBAL innodb_log_file_size returns once the resize is done (MariaDB 10.11+): when every
+# page dirtied before it is written, tens of seconds on a busy disk, not the session's 2 s.
+SET_TIMEOUT_S = 600
+
+
+@contextlib.contextmanager
+def patient(session: sql.SqlSession, seconds: float):
+    """The session's statements may take that long to answer, for the block."""
+    conn = session.conn
+    before = conn._read_timeout  # PyMySQL sets the socket's timeout from it at each read
+    conn._read_timeout = seconds
+    try:
+        yield
+    finally:
+        conn._read_timeout = before
 
 
 def session_of(pid: int, dsn: str | None) -> sql.SqlSession:
@@ -56,10 +72,11 @@ class SetGlobal:
 
     @staticmethod
     def put(session: sql.SqlSession, name: str, value: str) -> None:
-        if NUMBER.match(value):  # a number as a number: a quoted one is refused for numeric variables
-            session.query(f"SET GLOBAL {name} = {value}")
-        else:
-            session.query(f"SET GLOBAL {name} = %s", (value,))
+        with patient(session, SET_TIMEOUT_S):
+            if NUMBER.match(value):  # a number as a number: a quoted one is refused for numeric variables
+                session.query(f"SET GLOBAL {name} = {value}")
+            else:
+                session.query(f"SET GLOBAL {name} = %s", (value,))
 
     def apply(self, session: sql.SqlSession) -> None:
         for name, value in self.pairs:
@@ -129,8 +146,8 @@ def with_change(change, pid: int, dsn: str | None, run):
     words of what was done and undone)."""
     session = session_of(pid, dsn)
     with session:
-        change.apply(session)
         try:
+            change.apply(session)  # inside: a setting made before another is refused is put back
             result = run()
         finally:
             undone = change.undo(session)
