@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -64,10 +65,16 @@ def told(directory: Path) -> dict:
     return summary.summary(recording.load(str(directory)))
 
 
+@pytest.fixture(scope="module")
+def row_lock_recording(tmp_path_factory) -> Path:
+    """row_lock_story() written once for the tests that only read it (each wrote its own)."""
+    return write(tmp_path_factory.mktemp("row-lock"), row_lock_story())
+
+
 # --- the summary -------------------------------------------------------------------------
 
-def test_the_summary_gives_the_appliers_events_busy_time_and_split(tmp_path):
-    said = told(write(tmp_path, row_lock_story()))["replica"]
+def test_the_summary_gives_the_appliers_events_busy_time_and_split(row_lock_recording):
+    said = told(row_lock_recording)["replica"]
     a = said["applier"]
     assert a["tids"] == [4001]
     assert a["threads"] == [{"tid": 4001, "thread": "mariadbd", "events": 1233, "apply_s": 9.0}]
@@ -100,8 +107,8 @@ def test_nothing_is_said_of_a_replica_without_its_probe_or_its_events(tmp_path):
 
 # --- the phases --------------------------------------------------------------------------
 
-def test_a_row_lock_bound_stretch_between_idle_ones(tmp_path):
-    phases = told(write(tmp_path, row_lock_story()))["replica"]["phases"]
+def test_a_row_lock_bound_stretch_between_idle_ones(row_lock_recording):
+    phases = told(row_lock_recording)["replica"]["phases"]
     assert [(p["from_s"], p["to_s"], p["verdict"]) for p in phases] == [
         (0.0, 5.0, "idle"), (5.0, 14.0, "row-lock-bound"), (14.0, 20.0, "idle")]
     assert phases[0]["detail"] == "idle: no event applied"
@@ -185,8 +192,8 @@ def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
 
 # --- the text, the finding, the checker --------------------------------------------------
 
-def test_the_text_section_tells_the_threads_the_split_and_the_verdict_leads_with_its_phases(tmp_path):
-    report = text.render_text(recording.load(str(write(tmp_path, row_lock_story()))))
+def test_the_text_section_tells_the_threads_the_split_and_the_verdict_leads_with_its_phases(row_lock_recording):
+    report = text.render_text(recording.load(str(row_lock_recording)))
     verdict = report[:report.index("\n\n")].splitlines()
     assert verdict[1].startswith("Verdict") and verdict[2].startswith("  Replica applier (lag not read: ")
     assert verdict.index("  Purge") > 3  # the replica's phases first, then purge's
@@ -205,8 +212,8 @@ def test_the_text_section_tells_the_threads_the_split_and_the_verdict_leads_with
                                "(5.4 s of 9.0 s busy, in 1,233 events): ") for line in section)
 
 
-def test_the_finding_names_the_waiting_part_and_why(tmp_path):
-    said = told(write(tmp_path, row_lock_story()))
+def test_the_finding_names_the_waiting_part_and_why(tmp_path, row_lock_recording):
+    said = told(row_lock_recording)
     [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
     assert finding.endswith(WHY["row_lock"])
     busy_on_cpu = told(write(tmp_path, [applied(10, cpu=0.95, io=0.05)] * 4, name="cpu"))
@@ -318,8 +325,8 @@ def test_commits_waiting_for_the_redo_log_name_the_phase_unless_someone_is_in_th
                for p in replica_check.missing_finding(recording.load(str(directory)), without))
 
 
-def test_the_checker_holds_the_report_and_catches_it_tampered_with(tmp_path):
-    directory = write(tmp_path, row_lock_story())
+def test_the_checker_holds_the_report_and_catches_it_tampered_with(row_lock_recording):
+    directory = row_lock_recording
     assert verdict_check.check(str(directory)) == []
     rec = recording.load(str(directory))
     said = summary.summary(rec)
@@ -350,8 +357,8 @@ def test_the_checker_holds_the_report_and_catches_it_tampered_with(tmp_path):
                for p in replica_check.problems(rec, said, report.replace("(137/s)", "(138/s)")))
 
 
-def test_the_checker_catches_a_finding_tampered_with_or_missing(tmp_path):
-    directory = write(tmp_path, row_lock_story())
+def test_the_checker_catches_a_finding_tampered_with_or_missing(row_lock_recording):
+    directory = row_lock_recording
     rec = recording.load(str(directory))
     said = summary.summary(rec)
     assert verdict_check.finding_problems(said, rec) == []
@@ -393,8 +400,8 @@ def test_the_metrics_and_the_report_split_the_time_alike():
     assert replica.LAG_NOTE.startswith("not read: ")
 
 
-def test_the_html_shows_the_section_and_its_phases(tmp_path):
-    page = html.render_html(recording.load(str(write(tmp_path, row_lock_story()))))
+def test_the_html_shows_the_section_and_its_phases(row_lock_recording):
+    page = html.render_html(recording.load(str(row_lock_recording)))
     verdict = page[page.index('<h2 id="verdict">'):page.index('<h2 id="findings">')]
     assert verdict.index('id="replica-phases"') < verdict.index('id="phases"')  # the replica's story first
     assert "row-lock-bound: the applier applied 1,233 events" in verdict
