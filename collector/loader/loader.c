@@ -180,7 +180,7 @@ static void usage(FILE *out)
 	      "  --budget-ppm N      what the probes may cost, in millionths of the server's CPU\n"
 	      "                      (0: no limit, every probe stays attached)\n"
 	      "  --set NAME=VALUE    a const volatile setting of the BPF programs\n"
-	      "  --signal NAME=KIND:ADDRESS:SIZE:COUNT:STRIDE:MODULO:DIVISOR:GROUP[,GROUP]  words of the\n"
+	      "  --signal NAME=KIND:ADDRESS:SIZE:COUNT:STRIDE:MODULO:DIVISOR:FLOOR:GROUP[,GROUP]  words of the\n"
 	      "                      server's memory (KIND level, count or climb) whose move opens\n"
 	      "                      those sampling groups at once (state_signals.h)\n"
 	      "  --layout MEMBER=VALUE  a member of the server's struct layout, e.g.\n"

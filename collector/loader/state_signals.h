@@ -27,6 +27,7 @@ struct state_signal {
 	__u32 size, count, stride;
 	__u64 modulo; /* the value is the sum modulo this (0: none): a count packed below a step */
 	__u64 divisor; /* ... or divided by this (0: none): the count packed above it */
+	__u64 floor; /* the least growth in a read (SIGNAL_COUNT), or level, that moves it */
 	__u32 groups; /* the sampled groups it opens, a bit per group number */
 	__u64 value; /* as last read */
 	bool read; /* read at least once */
@@ -49,7 +50,7 @@ struct state_signals {
 	unsigned long long failed_reads;
 };
 
-/* Parse NAME=KIND:ADDRESS:SIZE:COUNT:STRIDE:MODULO:DIVISOR:GROUP[,GROUP...] (KIND level, count or
+/* Parse NAME=KIND:ADDRESS:SIZE:COUNT:STRIDE:MODULO:DIVISOR:FLOOR:GROUP[,GROUP...] (KIND level, count or
  * climb; numbers in decimal or 0x hex); false if it does not parse. */
 bool state_signals_add(struct state_signals *signals, const char *spec);
 /* The groups the signals want open at now (a bit per group number), reading the server's
