@@ -71,17 +71,6 @@ flush_state() {  # "checkpoint age=BYTES dirty pages=N history=N"
   echo "checkpoint age=$((lsn - checkpoint)) dirty pages=$dirty history=$history"
 }
 
-flush_marks_until() {  # flush_marks_until T: a flush marker each second until T
-  local now next
-  now=$(elapsed)
-  next=$(( ${now%.*} + 1 ))
-  while [ "$next" -le "$1" ]; do
-    sleep_until "$next"
-    mark "flush $(flush_state)"
-    next=$((next + 1))
-  done
-}
-
 resize_log() {  # resize_log BYTES: the statement that resizes the redo log online, if the server has one
   if [ "$flavour" = mariadb ] && sql "SELECT @@GLOBAL.innodb_log_file_size" >/dev/null 2>&1 &&
      [ "$(sql "SELECT VERSION() >= '10.9'")" = 1 ]; then

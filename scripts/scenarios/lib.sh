@@ -62,6 +62,17 @@ sleep_until() {  # sleep_until T: until T seconds (a whole number) after the sta
 server='' sock='' user='' client='' sysbench_bin=sysbench seconds='' database=sbtest
 declare -A opt  # the scenario's own options, from `defaults`
 
+flush_marks_until() {  # flush_marks_until T: a marker of the script's flush_state each second until T
+  local now next
+  now=$(elapsed)
+  next=$(( ${now%.*} + 1 ))
+  while [ "$next" -le "$1" ]; do
+    sleep_until "$next"
+    mark "flush $(flush_state)"
+    next=$((next + 1))
+  done
+}
+
 common_help() {
   cat <<'EOF'
 Server (one of):

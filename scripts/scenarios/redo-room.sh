@@ -101,17 +101,6 @@ flush_state() {  # "checkpoint age=BYTES dirty pages=N"
   echo "checkpoint age=${age:-unknown} dirty pages=$(sql "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'" | cut -f 2)"
 }
 
-flush_marks_until() {  # flush_marks_until T: a flush marker each whole second until T
-  local now next
-  now=$(elapsed)
-  next=$(( ${now%.*} + 1 ))
-  while [ "$next" -le "$1" ]; do
-    sleep_until "$next"
-    mark "flush $(flush_state)"
-    next=$((next + 1))
-  done
-}
-
 updaters=()
 stop_updaters() {  # at an early exit: the clients ended, and their calls on the server
   local pid
