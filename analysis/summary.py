@@ -11,6 +11,7 @@ import pandas as pd
 from innostall.format import writing
 from innostall.format.journal_lines import MISSING_SEGMENTS
 
+from .advice import advise
 from .recording import Recording
 from .sections import SECTIONS, told_order
 from .window import trigger_words
@@ -104,6 +105,4 @@ def summary(rec: Recording) -> dict:
 
 
 def advised(told: dict, meta: dict) -> dict:
-    from .advice import advise  # the advice reads the summary: it stands above it
-
     return {**told, "advice": advise(told, meta).as_json()}

@@ -8,6 +8,8 @@ import datetime as dt
 from innostall.names import demangle, server_label
 
 from . import verdict_view
+from .advice import advise
+from .advice.advice_text import render_advice
 from .recording import Recording
 from .summary import Report, report, with_findings
 from .window import trigger_words, window_words
@@ -47,9 +49,6 @@ def text_of(shown: Report) -> str:
 
 
 def advice_text(told: dict, meta: dict) -> str:
-    from .advice import advise
-    from .advice.advice_text import render_advice
-
     return render_advice(advise(told, meta))
 
 
