@@ -21,15 +21,17 @@ steady load has row-lock waits of its own (state_signals.c).
                    (the gauge collector/server/state.py reads): purge is not keeping up;
                    opens purge's record, sleep and worker groups
 
-A build without DWARF (every MySQL build Oracle ships) has none of them, and the recording
-names them missing; so does a build whose DWARF lacks the member (older releases keep the
-counters in sharded srv_stats slots this does not read)."""
+A build without DWARF (every MySQL build Oracle ships) has the history alone, on MySQL 8.0+,
+through trx_sys at the offset its code confirms (state.history_place), and the recording
+names the others missing; so does a build whose DWARF lacks the member (older releases keep
+the counters in sharded srv_stats slots this does not read)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..discovery import layouts
-from .state import Place, places_of
+from .latch_names import ServerMemory
+from .state import Place, history_place, places_of
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,22 @@ def words_of(found: dict, bias: int) -> dict[str, Word | None]:
             "history": history_word(found, bias)}
 
 
+def code_words(target) -> dict[str, Word]:
+    """A build without DWARF: the history, through trx_sys at the offset the build's code
+    confirmed (state.history_place). trx_sys points to an object the server allocates once
+    at its start, so the pointer is read here once and the loader reads the word itself."""
+    bias = target.runtime_address(0) if target.pid and target.elf else None
+    place = history_place(target, bias)[0].get("history") if bias is not None else None
+    if place is None:
+        return {}
+    memory = ServerMemory(target.pid)
+    try:
+        base = memory.u64(place.address) if place.via_pointer else place.address
+    finally:
+        memory.close()
+    return {"history": Word(base + place.offset, place.size)} if base else {}
+
+
 def signal_plan(target, groups: list[str]) -> tuple[list[str], dict]:
     """The loader's --signal arguments for a running target whose sampling groups are
     groups (numbered from 1), and what meta.json says of them: {"read": [{name, kind,
@@ -99,6 +117,8 @@ def signal_plan(target, groups: list[str]) -> tuple[list[str], dict]:
     found = layouts.answer(target.elf, target.debug) if target.pid and target.elf else None
     bias = target.runtime_address(0) if found else None
     words = words_of(found, bias) if found and bias is not None else {}
+    if found is None and target.family in ("mysql", "percona") and target.version_tuple() >= (8, 0):
+        words = code_words(target)
     args, read, missing = [], [], {}
     for signal in SIGNALS:
         word, numbers = words.get(signal.name), [groups.index(g) + 1 for g in signal.groups if g in groups]
