@@ -30,9 +30,9 @@ The reads are of words the server updates without us: a value may be a moment ol
 torn (each is one aligned word, as the server's own monitor threads read them). A build
 without DWARF (every MySQL build a DBA runs) has only what its machine code gives: on MySQL
 8.0+ the LSN and the last checkpoint through log_sys (log_code.py), the buffer pool's lists
-(pool_code.py) and the history (code_places); the rest is read by SQL where innostall may
-log in (sql_state.py), and the recording says which. Never written: /proc/PID/mem is
-opened read-only (ServerMemory)."""
+(pool_code.py), the history (code_places) and the rollback segments' pages (rseg_pages.py);
+the rest is read by SQL where innostall may log in (sql_state.py), and the recording says
+which. Never written: /proc/PID/mem is opened read-only (ServerMemory)."""
 from __future__ import annotations
 
 import re
@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from ..discovery import discover, layouts, log_code, pool_code
 from .latch_names import ServerMemory
+from . import rseg_pages
 from .pool_walk import PoolLayout, PoolWalker, pool_layout
 from .undo_files import UndoFiles
 
@@ -236,16 +237,20 @@ def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
     try:
         log, log_said = log_places(target, bias, memory)
         pool, pool_said = pool_places(target, bias, memory)
+        segments, segments_said = rseg_pages.undo_pages_places(target, bias, memory)
     finally:
         memory.close()
+    page_size = target.find_objects([layouts.STATE_SCALARS["page_size"]]).get(layouts.STATE_SCALARS["page_size"])
+    if segments and page_size and page_size.size == 8:  # the pages in bytes: a global of the build's own symbols
+        segments["page_size"] = Place(page_size.vaddr + bias, False, 0, 8)
     log_members = log_said["members"] | ({"none read": log_said["why"]} if "why" in log_said else {})
-    said = {"from_code": {"log_t": log_members, "buf_pool_t": pool_said}}
+    said = {"from_code": {"log_t": log_members, "buf_pool_t": pool_said, "trx_rseg_t": segments_said}}
     history, said["from_code"]["trx_sys_t"] = history_place(target, bias)
     undo = UndoFiles(target.pid)
     files = {"undo_file_bytes": undo} if undo.read() else {}
-    if not log and not pool and not history and not files:
+    if not log and not pool and not history and not files and not segments:
         return {}, {"note": f"the build has no DWARF, and {log_said['why']}", **said}
-    return {**log, **pool, **history, **files}, said
+    return {**log, **pool, **history, **files, **segments}, said
 
 
 def history_place(target, bias: int) -> tuple[dict[str, Place], str]:
