@@ -175,9 +175,9 @@ def connect(paths: list[str]) -> duckdb.DuckDBPyConnection:
 def parquet_readable(path: str, schema: Schema) -> bool:
     """Whether DuckDB may read the recording's Parquet tables where they lie: each one there
     a regular file (not a link out of the recording, a FIFO, a device) whose footer claims
-    a size within the reader's limits (analysis/bounds.py). If not, the report's loader
+    a size within the reader's limits (innostall/format/table_bounds.py). If not, the report's loader
     reads the recording: from its journal, or refused in one line."""
-    from .bounds import DamagedTable, check_parquet
+    from innostall.format.table_bounds import DamagedTable, check_parquet
     if regular_files.state(os.path.join(path, fmt.COUNTERS)) == "missing":
         return False
     try:

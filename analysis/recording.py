@@ -6,12 +6,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from innostall.format import files, journal as fmt, journal_files, meta_shape, table_builders
+from innostall.format import files, journal as fmt, journal_files, meta_shape, table_bounds, table_builders
 from innostall.errors import UserError
 from innostall.format.safe_text import safe_strings, safe_text
 from innostall.format.schema import Schema
-
-from . import bounds
 
 
 # the attribute a table is read by where it is not its name (the views' older spelling)
@@ -112,8 +110,8 @@ class Recording:
 
 def load(path: str) -> Recording:
     """The recording at path: its Parquet tables, or, when it was cut short or they are
-    damaged, its journal's; within the reader's limits (bounds.py). Whatever it cannot read
-    is one line (UserError); whatever it read around is in its warnings."""
+    damaged, its journal's; within the reader's limits (innostall/format/table_bounds.py).
+    Whatever it cannot read is one line (UserError); whatever it read around is in its warnings."""
     meta, warnings = read_meta(path)
     watched = meta.get("watch")
     if isinstance(watched, dict) and isinstance(watched.get("saved"), list):
@@ -130,7 +128,7 @@ def load(path: str) -> Recording:
     if meta.get("complete") and files.state(os.path.join(path, fmt.COUNTERS)) != "missing":
         try:
             read = _read_tables(path, optional, schema, journal)
-        except bounds.DamagedTable as e:
+        except table_bounds.DamagedTable as e:
             if not journal:
                 raise
             damaged = f"{e}: this report was rebuilt from the journal"
@@ -138,7 +136,7 @@ def load(path: str) -> Recording:
     if read is None:  # cut short, or its tables lost or damaged: rebuild them from the journal
         read = _rebuild(path, optional, meta, schema, tables_lost=bool(meta.get("complete")) and not damaged)
     counters, hists, tables, notes = read
-    counters, hists, limits = bounds.bound(counters, hists, tables, schema)
+    counters, hists, limits = table_bounds.bound(counters, hists, tables, schema)
     return Recording(path, meta, schema, counters, hists, tables, warnings=warnings + notes + limits)
 
 
@@ -152,16 +150,16 @@ def _read_tables(path: str, optional: list[str], schema: Schema, journal: bool):
         tables[name] = table_builders.empty(name, schema)
         if files.state(os.path.join(path, file)) != "missing":
             try:
-                tables[name] = bounds.read_table(path, file, tables[name])
-            except bounds.DamagedTable as e:
+                tables[name] = table_bounds.read_table(path, file, tables[name])
+            except table_bounds.DamagedTable as e:
                 if journal:
                     raise
                 notes.append(f"{e}: left out")
     counters, hists = (table_builders.empty(name, schema) for name in ("counters", "hists"))
-    counters = bounds.read_table(path, fmt.COUNTERS, counters)
+    counters = table_bounds.read_table(path, fmt.COUNTERS, counters)
     if not len(counters):  # the recorder writes the tables only after an interval: this one lost its rows
-        raise bounds.DamagedTable(f"{os.path.join(path, fmt.COUNTERS)}: damaged table (it holds no interval)")
-    return counters, bounds.read_table(path, fmt.HISTS, hists), tables, notes
+        raise table_bounds.DamagedTable(f"{os.path.join(path, fmt.COUNTERS)}: damaged table (it holds no interval)")
+    return counters, table_bounds.read_table(path, fmt.HISTS, hists), tables, notes
 
 
 def _rebuild(path: str, optional: list[str], meta: dict, schema: Schema, tables_lost: bool):

@@ -6,7 +6,7 @@ import re
 
 # Names and texts longer than this are cut: statements are kept to 200 characters by the
 # recorder (collector/server/sql.py), latch and thread names are short; a folded stack is
-# cut frame by frame instead (analysis/bounds.py).
+# cut frame by frame instead (table_bounds.py).
 MAX_TEXT_CHARS = 1024
 ELLIPSIS = "…"
 # C0 and C1 controls (a terminal obeys ESC sequences), Unicode's direction overrides and

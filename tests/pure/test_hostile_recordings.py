@@ -28,7 +28,8 @@ import pytest
 
 import recordings
 from conftest import REPO, innostall
-from innostall.analysis import bounds, recording
+from innostall.analysis import recording
+from innostall.format import table_bounds
 from innostall.format import journal as fmt, journal_lines
 
 DATA = REPO / "tests" / "data"
@@ -399,14 +400,14 @@ def test_a_line_past_its_limit_is_damage_not_memory(bases, tmp_path, monkeypatch
 
 def test_a_footer_claiming_too_much_is_a_damaged_table(bases, tmp_path, monkeypatch):
     rec = shutil.copytree(bases["real"], tmp_path / "rec")
-    monkeypatch.setattr(bounds, "MAX_TABLE_ROWS", 100)  # counters.parquet holds 3180 rows
+    monkeypatch.setattr(table_bounds, "MAX_TABLE_ROWS", 100)  # counters.parquet holds 3180 rows
     result = innostall("report", rec)
     assert result.returncode == 1 and "claims 3,180 rows" in result.stderr, result.stderr
 
 
 def test_stacks_and_names_past_the_limits_are_cut_and_said(bases, tmp_path, monkeypatch):
-    monkeypatch.setattr(bounds, "MAX_STACKS", 2)
-    monkeypatch.setattr(bounds, "MAX_COUNTER_NAMES", 10)
+    monkeypatch.setattr(table_bounds, "MAX_STACKS", 2)
+    monkeypatch.setattr(table_bounds, "MAX_COUNTER_NAMES", 10)
     loaded = recording.load(str(bases["latches-tables"]))
     assert loaded.latch_stacks["stack"].nunique() == 2 and loaded.counters["name"].nunique() == 10
     assert any("latch_stacks: the 1 lightest stacks left out" in w for w in loaded.warnings)
