@@ -13,8 +13,16 @@ from innostall.format.journal_lines import MISSING_SEGMENTS
 
 from .advice import advise
 from .recording import Recording
-from .sections import SECTIONS, told_order
+from .sections import block_locks, cost, latches, purge, redo_flushing, replica, undo, version_walks
 from .window import trigger_words
+
+# The sections in the one order the JSON, the text, the HTML, the findings and the checker follow.
+SECTIONS = (purge, version_walks, undo, block_locks, latches, redo_flushing, replica, cost)
+
+
+def told_order() -> list:
+    """The sections as the text and the findings tell them: the leading ones first."""
+    return sorted(SECTIONS, key=lambda s: not getattr(s, "LEADS", False))
 
 
 def longest_interval_s(rec: Recording) -> float:

@@ -1,20 +1,13 @@
-"""The report's sections, one module each, in the one order every view follows: each gives,
-from the recording, its figures (its keys of `report --json`'s summary, KEYS), its findings
-(read from those figures) and what its lines show beyond them (shown: sampled notes,
-histograms, kept stacks); its text lines are made from those three, never from the
-recording (summary.report reads it once, text.text_of renders). A section that LEADS (the replica's: on a
-replica its story comes first) is told before the others in the text and the findings; the
-JSON keeps the sections' own order. A section's HTML is the Jinja partial of its name,
-templates/sections/NAME.html.j2, which the page includes where it draws it (block locks and
-latches share latches', under one heading; the undo reads have their figures and findings
-only)."""
-from __future__ import annotations
+"""The report's sections, one module each: each gives, from the recording, its figures (its
+keys of `report --json`'s summary, KEYS), its findings (read from those figures) and what
+its lines show beyond them (shown: sampled notes, histograms, kept stacks); its text lines
+are made from those three, never from the recording (summary.report reads it once,
+text.text_of renders). A section that LEADS (the replica's: on a replica its story comes
+first) is told before the others in the text and the findings; the JSON keeps the sections'
+own order. A section's HTML is the Jinja partial of its name, templates/sections/NAME.html.j2,
+which the page includes where it draws it (block locks and latches share latches', under one
+heading; the undo reads have their figures and findings only).
 
-from . import block_locks, cost, latches, purge, redo_flushing, replica, undo, version_walks
-
-SECTIONS = (purge, version_walks, undo, block_locks, latches, redo_flushing, replica, cost)
-
-
-def told_order() -> list:
-    """The sections as the text and the findings tell them: the leading ones first."""
-    return sorted(SECTIONS, key=lambda s: not getattr(s, "LEADS", False))
+Their one order, which every view follows, is summary.SECTIONS: kept here, it would put this
+package a floor between the summary and each section (scripts/import_floors.py), and import
+every section wherever one is imported."""

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import REPO
 from innostall.analysis import recording, summary, text
-from innostall.analysis.sections import SECTIONS, told_order
+from innostall.analysis.summary import SECTIONS, told_order
 
 STORED = sorted(p for p in (REPO / "tests" / "data").iterdir() if (p / "meta.json").exists())
 FACTS = ("warnings", "server", "duration_s", "window", "trigger", "complete", "ended_by")
