@@ -338,7 +338,8 @@ def redo_lines(s: dict) -> list[str]:
 
 
 # what a build without DWARF gives from memory (state.code_places), in words: a gauge of each
-FROM_CODE = (("lsn", "the LSN and checkpoint"), ("history", "the history"), ("dirty_pages", "the buffer pool's lists"))
+FROM_CODE = (("lsn", "the LSN and checkpoint"), ("history", "the history"), ("dirty_pages", "the buffer pool's lists"),
+             ("undo_pages", "the rollback segments' pages"))
 
 
 def sources_words(state: dict) -> str:

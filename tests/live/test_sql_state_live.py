@@ -38,6 +38,7 @@ from innostall.collector.discovery.target import from_pid
 from innostall.collector.recorder import recorder
 from innostall.collector.server import sql
 from innostall.collector.server import state as memory_state
+from innostall.collector.server.latch_names import ServerMemory
 from innostall.collector.server.sql_state import FRESH_WAIT_S, SQL_GAUGES, SqlState
 from test_record_purge import wait_for_line
 
@@ -144,6 +145,7 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, route, t
         said = state["from_code"]["log_t"]
         assert said["sn"].split()[1] == "from" and said["last_checkpoint_lsn"].split()[1] == "from", said
         assert state["from_code"]["buf_pool_t"].startswith("from "), state["from_code"]
+        assert state["from_code"]["trx_rseg_t"].startswith("from "), state["from_code"]
         assert summary["buffer_pool"]["dirty_pages_max"] > 0
         print(f"{server_name}: the LSN, checkpoint and pool lists from memory, compared {compared}; offsets {said}, "
               f"pool lists {state['from_code']['buf_pool_t']}")
@@ -233,9 +235,9 @@ def test_a_users_recording_has_the_redo_checkpoint_pool_and_undo(servers, server
     its LSN read just after the first snapshot and just after the recording, within 5% + 1 MB
     (outside the load the server only writes KB: the master thread, purge); the checkpoint
     age positive; the dirty pages from memory; the undo tablespaces' size from the files the
-    server holds open, equal to INFORMATION_SCHEMA.FILES's; by SQL also the rollback
-    segments' pages; and the summary says
-    every figure's source (sql, or memory at the offsets the build's code gave)."""
+    server holds open, equal to INFORMATION_SCHEMA.FILES's; the rollback segments' pages
+    in bytes (undo_space.bytes_max) from memory; and the summary says every figure's source
+    (sql, or memory at the offsets the build's code gave)."""
     srv = servers(server_name)
     conn, out = srv.connect(), tmp_path / "rec"
     extra = ["--no-sql"] if sql_access == "no-sql" else []
@@ -268,5 +270,86 @@ def test_a_users_recording_has_the_redo_checkpoint_pool_and_undo(servers, server
     # the undo tablespaces' size from the files the server holds open, as the server's own table gives it
     assert said["sources"]["undo_file_bytes"] == "files"
     assert undo["file_bytes_last"] == undo_files_size(conn) > 0
-    if sql_access == "sql":
-        assert undo["bytes_max"] > 0 and said["sources"]["undo_pages"] == "sql"
+    # the rollback segments' pages, from memory along the chain the build's code gave (rseg_code.py),
+    # SQL or not: with it, no statement for them (test_the_segments_pages_from_memory_are_the_servers_count)
+    assert undo["bytes_max"] > 0 and said["sources"]["undo_pages"] == said["sources"]["page_size"] == "memory", said
+    print(f"{server_name} {sql_access}: undo_space.bytes_max {undo['bytes_max']:,} ({undo['pages_max']:,} pages)")
+
+
+PAGES_METRIC = "trx_rseg_current_size"
+SETTLE_S, SETTLE_WAIT_S = 1.0, 60
+CUT_SEGMENTS = 16  # innodb_rollback_segments for the cut's check (default 128)
+
+
+def settle(srv, conn, reader, memory) -> None:
+    """Wait until neither the history nor the segments' pages move through SETTLE_S: purge
+    has freed all it will, so that what a pinned view holds can only grow."""
+    deadline = time.monotonic() + SETTLE_WAIT_S
+    last = None
+    while time.monotonic() < deadline:
+        now = (srv.metric(conn, "trx_rseg_history_len"), srv.metric(conn, PAGES_METRIC), reader.read(memory))
+        if now == last:
+            return
+        last = now
+        time.sleep(SETTLE_S)
+    pytest.fail(f"the server never held still for {SETTLE_S} s in {SETTLE_WAIT_S} s: {last}")
+
+
+@pytest.mark.parametrize("server_name", SERVERS)
+def test_the_segments_pages_from_memory_are_the_servers_count(servers, server_name):
+    """undo_pages read with --no-sql's route (the chain the build's code gave, rseg_code.py)
+    against INNODB_METRICS's trx_rseg_current_size, ours read between two of the server's.
+    Quiet, the three are one figure, and so with innodb_rollback_segments lowered (the cut
+    the server's walk makes). Under a load of updates while another session holds a read
+    view opened once purge had settled, no undo page can be freed (purge keeps every log the
+    view may need; updates leave no insert undo to free at commit): the figure only grows, so
+    ours lies between the server's before and after on any host, however slow."""
+    srv = servers(server_name)
+    conn, pinning = srv.connect(), srv.connect()
+    tgt = from_pid(srv.pid)
+    places, said = memory_state.code_places(tgt, tgt.runtime_address(0))
+    assert "undo_pages" in places, said["from_code"]["trx_rseg_t"]
+    reader, memory = places["undo_pages"], ServerMemory(srv.pid)
+    with conn.cursor() as cur:
+        cur.execute("SELECT STATUS FROM information_schema.INNODB_METRICS WHERE NAME = %s", (PAGES_METRIC,))
+        was_off = cur.fetchone()[0] != "enabled"
+        cur.execute("SELECT @@innodb_rollback_segments")
+        segments_setting = int(cur.fetchone()[0])
+        if was_off:
+            cur.execute("SET GLOBAL innodb_monitor_enable = %s", (PAGES_METRIC,))
+    load, brackets = None, []
+    try:
+        settle(srv, conn, reader, memory)
+        quiet = (srv.metric(conn, PAGES_METRIC), reader.read(memory), srv.metric(conn, PAGES_METRIC))
+        assert quiet[0] == quiet[1] == quiet[2] > 0, quiet
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL innodb_rollback_segments = %s", (CUT_SEGMENTS,))
+        cut = (srv.metric(conn, PAGES_METRIC), reader.read(memory), srv.metric(conn, PAGES_METRIC))
+        assert cut[0] == cut[1] == cut[2] < quiet[1], (cut, quiet)
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL innodb_rollback_segments = %s", (segments_setting,))
+        settle(srv, conn, reader, memory)
+        with pinning.cursor() as cur:
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            cur.execute("SELECT COUNT(*) FROM sbtest1")
+        load = srv.sysbench("oltp_update_non_index", 8, "--threads=2")
+        time.sleep(1)  # the load under way
+        ends = time.monotonic() + 5
+        while time.monotonic() < ends:
+            brackets.append((srv.metric(conn, PAGES_METRIC), reader.read(memory), srv.metric(conn, PAGES_METRIC)))
+            time.sleep(0.2)
+    finally:
+        if load:
+            stop_load(load)
+        pinning.close()
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL innodb_rollback_segments = %s", (segments_setting,))
+            if was_off:
+                cur.execute("SET GLOBAL innodb_monitor_disable = %s", (PAGES_METRIC,))
+        memory.close()
+    assert all(before <= ours <= after for before, ours, after in brackets), brackets
+    grew = brackets[-1][2] - brackets[0][0]
+    assert grew > 0, f"the load grew no undo page: {brackets}"
+    print(f"{server_name}: {said['from_code']['trx_rseg_t']}; quiet {quiet[1]:,} pages (the server's too), "
+          f"{cut[1]:,} with innodb_rollback_segments={CUT_SEGMENTS}; under load {len(brackets)} readings, each "
+          f"between the server's before and after, {grew:,} pages grown")

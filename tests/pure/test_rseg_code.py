@@ -88,3 +88,12 @@ def test_a_loop_cut_short_is_no_vector():
     cut = code[:back] + bytes.fromhex("9090") + code[back + 2:]
     chain = rseg_code.chain_in(rseg_code.flow(cut, at), roots)
     assert chain.curr_size is None, chain
+
+
+def test_the_report_says_the_segments_pages_came_from_the_builds_code():
+    from innostall.analysis.redo import sources_words
+
+    state = {"read": ["lsn", "undo_pages"], "from_code": {"trx_rseg_t": "from srv_mon_process_existing_counter"},
+             "sources": {"lsn": "memory", "checkpoint_lsn": "memory", "undo_pages": "memory"}}
+    assert sources_words(state) == ("read from its memory at each snapshot, the LSN and checkpoint and the "
+                                    "rollback segments' pages at offsets from the build's code")
