@@ -70,6 +70,9 @@ def purge_table(rec: Recording) -> pd.DataFrame:
         *watched_split_columns(rec)])
     table["length_s"] = interval_lengths(table)
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
+    if (batches := batches_watched(rec, table)) is not None:
+        # attached ns, so a span's share is its total over its length (wording/phases.py)
+        table["batch_watched_ns"] = batches * table["length_s"] * 1e9
     watched = history_watched(rec, table)
     probed = known_history(table["history_length"], table["history_reads"],
                            table["history_length_peak"], watched)
@@ -126,15 +129,31 @@ def history_in_memory(rec: Recording, index: pd.Index) -> pd.Series:
     return server_levels(rec, "history").astype("float64").reindex(index)
 
 
-def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
-    """The share of each interval the history's probes were attached, where the cost
-    governor sampled them (MariaDB 10.6+); None where they are never detached (the member
-    read at each batch, or recordings from before the governor)."""
-    name = f"governor.attached_ns.{group_of(rec, 'history_length')}"
-    if name not in counter_names(rec):
+def attached_share(rec: Recording, table: pd.DataFrame, group: str) -> pd.Series | None:
+    """The share of each interval a sampling group was attached; None for group "" (never
+    detached) or a recording made before the governor counted it."""
+    name = f"governor.attached_ns.{group}"
+    if not group or name not in counter_names(rec):
         return None
     attached = per_interval(rec, [name])[name].reindex(table.index, fill_value=0)
-    return attached / (table["length_s"] * 1e9)
+    return (attached / (table["length_s"] * 1e9)).clip(upper=1.0)
+
+
+def batches_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
+    """The share of each interval the purge batches' probe was attached, where the governor
+    may detach it (its group of its own: MySQL's coordinator, woken at each commit while a
+    view pins the history, runs hundreds of empty batches a second); None where it never
+    is. A batch it did not watch is not counted: an interval watched in part has a floor."""
+    return attached_share(rec, table, group_of(rec, "purge_batch"))
+
+
+def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
+    """The share of each interval the history's probes were attached, where the cost
+    governor sampled them; None where they are never detached. Where the history has no
+    program of its own (MySQL, MariaDB 10.2-10.5: the batch programs read the member at
+    each batch's entry and return), it is read while the batches are watched."""
+    own = any("history_length" in a["probes"] for a in rec.meta.get("governor", {}).get("attachments", []))
+    return attached_share(rec, table, group_of(rec, "history_length" if own else "purge_batch"))
 
 
 def trend(history: pd.Series, window: int = TREND_WINDOW) -> pd.Series:

@@ -105,11 +105,16 @@ int BPF_KRETPROBE(purge_batch_exit, long pages)
 	struct purge_span *span;
 	__u64 wall_ns;
 
-	count_hit(ctx); /* purge batches are never sampled: no window to check */
+	count_hit(ctx);
 	span = span_end(&batch_start, tid, &wall_ns);
 	if (!span) { /* began before we attached */
 		if (traced_process())
 			counter_add(CNT_UNMATCHED_RETURNS, 1);
+		return 0;
+	}
+	if (!window_unbroken(span->window)) { /* a window's edge cut it: neither seen whole */
+		counter_add(CNT_WINDOW_CUTS, 1);
+		purge_span_drop(&batch_start, &tid);
 		return 0;
 	}
 	span_split(span, wall_ns, CNT_PURGE_BATCH_SPLIT_NS);

@@ -166,6 +166,7 @@ SLOW_PURE = {
     "test_watch_verdict_phases.py::test_the_child_process_prints_them_as_json_and_says_a_bad_directory_in_one_line": CLI,
     "test_purge_verdict.py::test_a_connection_whose_views_follow_one_another_reads_true_to_the_checker": ANALYSIS,
     "test_purge_watched.py::test_the_checker_catches_a_bound_named_from_unwatched_time": ANALYSIS,
+    "test_sampled_batches.py::test_the_checker_catches_a_count_said_as_the_whole": ANALYSIS,
     "test_recording_format.py::test_missing_directory_from_the_cli": CLI,
     "test_replica_report.py::test_a_burst_in_an_idle_stretch_stays_idle_but_a_busy_flapping_one_is_named_by_its_split":
         ANALYSIS,

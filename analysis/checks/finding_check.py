@@ -13,7 +13,7 @@ import pandas as pd
 from .. import estimates
 from . import replica_check
 from .check_numbers import NUMBER, said
-from ..cost import coverage
+from ..cost import EXACT, coverage
 from ..timeline import per_interval
 from ..wording.findings import HOT_SPOT_WAITS, WRITE_BOUND_SHARE
 
@@ -36,11 +36,17 @@ def finding_problems(told: dict, rec) -> list[str]:
     hot = pages.iloc[0] if len(pages) else None
     known = [
         (rf"^In ({NUMBER}) of ({NUMBER}) intervals every purge batch found nothing to purge.*?"
-         rf"(?: Purge did its work in ({NUMBER}) interval\(s\): ({NUMBER}) undo pages\.)?$",
+         rf"(?: Purge did its work in ({NUMBER}) interval\(s\): ({NUMBER}) undo pages\.)?"
+         rf"(?: \(Of the batches watched, in the ({NUMBER})% of the time their probe was attached\.\))?$",
          lambda g: said(g[0], stalled.sum()) and said(g[1], len(series))
          and (g[2] is None and working.empty or g[2] is not None and said(g[2], len(working))
-              and said(g[3], working["purge_pages"].sum()))),
-        (r"^No purge batch ran", lambda g: total("purge_batches") == 0 and rec.probe_attached("purge_batch")),
+              and said(g[3], working["purge_pages"].sum()))
+         and (g[4] is None) == (coverage(rec, "purge_batch") >= EXACT)
+         and (g[4] is None or said(g[4], 100 * coverage(rec, "purge_batch")))),
+        (r"^No purge batch ran", lambda g: total("purge_batches") == 0 and rec.probe_attached("purge_batch")
+         and coverage(rec, "purge_batch") >= EXACT),
+        (rf"^No purge batch was seen in the ({NUMBER})% of the time their probe was attached",
+         lambda g: total("purge_batches") == 0 and said(g[0], 100 * coverage(rec, "purge_batch"))),
         (rf"^purge lag throttled DML: ({NUMBER}) inserts/updates slept ({NUMBER}) s",
          lambda g: said(g[0], total("dml_delays")) and said(g[1], total("dml_delay_us") / 1e6)),
         (rf"^({NUMBER}) read\(s\) walked >= ({NUMBER}) row versions; the deepest walked ({NUMBER})",

@@ -36,7 +36,7 @@ from .advice_check import advice_problems
 from .check_numbers import NUMBER, TOLERANCE, inside, said, same, shown
 from .finding_check import finding_problems, server_state
 from ..html import render_html
-from ..wording.phases import EVENTS_SHOWN, view_words
+from ..wording.phases import BATCHES_WHOLE, EVENTS_SHOWN, view_words
 from ..phases import PINNED_SHARE, VERDICTS
 from ..pinning import BACKLOG_MIN
 from ..purge import purge_table
@@ -134,6 +134,23 @@ def holding(rows: pd.DataFrame) -> pd.Series | None:
     return pinned.iloc[-1] if len(pinned) else None
 
 
+# the words after a count of batches where their probe was detached for part of the span
+SEEN = rf" \(in the {NUMBER}% of its time they were watched\)"
+
+
+def seen_said(words: str | None, truth: dict) -> bool:
+    """A count of batches is followed by the share of the span they were watched exactly
+    where it was not whole, and that share is the span's."""
+    if words is None:
+        return whole_batches(truth)
+    return not whole_batches(truth) and said(re.search(NUMBER, words)[0], 100 * truth["batches_watched"])
+
+
+def whole_batches(truth: dict) -> bool:
+    """Every batch of the span was watched: none seen is none run."""
+    return truth["batches_watched"] is None or truth["batches_watched"] >= BATCHES_WHOLE
+
+
 def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
     """What a span's figures must be. A pinned phase's move is told up to the last interval
     the view held history (then what followed is named apart)."""
@@ -154,7 +171,10 @@ def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
         "history": move(table, rows),
         "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
         "held": held, "bound": {"part": found[0], "share": found[1]} if found else None,
-        "split_watched": split_watched(rows)}
+        "split_watched": split_watched(rows),
+        # the share of the span the batches' probe was attached; whole where it never detaches
+        "batches_watched": (min(1.0, rows["batch_watched_ns"].sum() / (length * 1e9)) if length else 0.0)
+        if "batch_watched_ns" in rows else None}
 
 
 # --- the phases ------------------------------------------------------------------------
@@ -211,7 +231,8 @@ def figure_problems(figures: dict, truth: dict, rows: pd.DataFrame) -> list[str]
     problems = []
     for name in ("seconds", "intervals", "batches", "empty_batches", "pages", "all_empty_intervals",
                  "pages_per_s", "batches_per_s", "pages_per_batch", "dml_delays", "dml_delay_us",
-                 *(["split_watched"] if "split_watched" in figures else [])):
+                 *(["split_watched"] if "split_watched" in figures else []),
+                 *(["batches_watched"] if "batches_watched" in figures else [])):
         if not same(figures[name], truth[name]):
             problems.append(f"{name} is {figures[name]}, its intervals say {shown(truth[name])}")
     for name, real in [("levels", truth["levels"]), ("history", truth["history"]), ("bound", truth["bound"]),
@@ -264,17 +285,20 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
         (rf"the view closed between ({NUMBER}) and ({NUMBER}) s",
          lambda g: (view_at(g[0]) or (None, None))[1] is not None and view_at(g[1]) is not None
          and view_at(g[0]) != view_at(g[1])),
-        (r"every purge batch found nothing to purge(?! in)",
-         lambda g: truth["batches"] > 0 and truth["empty_batches"] >= truth["batches"] and not truth["pages"]),
+        (rf"every purge batch found nothing to purge(?! in)({SEEN})?",
+         lambda g: truth["batches"] > 0 and truth["empty_batches"] >= truth["batches"] and not truth["pages"]
+         and seen_said(g[0], truth)),
         (rf"found nothing to purge in ({NUMBER}) of ({NUMBER}) intervals",
          lambda g: said(g[0], truth["all_empty_intervals"]) and said(g[1], truth["intervals"])),
-        (rf"({NUMBER}) purge batches found nothing to purge",
-         lambda g: said(g[0], truth["batches"]) and not truth["pages"]),
-        (r"no purge batch ran", lambda g: truth["batches"] == 0),
+        (rf"({NUMBER}) purge batches found nothing to purge(?! in)({SEEN})?",
+         lambda g: said(g[0], truth["batches"]) and not truth["pages"] and seen_said(g[1], truth)),
+        (r"no purge batch ran", lambda g: truth["batches"] == 0 and whole_batches(truth)),
+        (rf"no purge batch was seen in the ({NUMBER})% of its time they were watched",
+         lambda g: truth["batches"] == 0 and not whole_batches(truth) and said(g[0], 100 * truth["batches_watched"])),
         (r"nothing for purge to do", lambda g: truth["pages"] == 0),
-        (rf"({NUMBER}) undo pages in ({NUMBER}) batches",
-         lambda g: said(g[0], truth["pages"]) and said(g[1], truth["batches"])),
-        (rf"({NUMBER}) batches/s", lambda g: said(g[0], truth["batches_per_s"])),
+        (rf"({NUMBER}) undo pages in ({NUMBER}) batches({SEEN})?",
+         lambda g: said(g[0], truth["pages"]) and said(g[1], truth["batches"]) and seen_said(g[2], truth)),
+        (rf"({NUMBER}) batches/s({SEEN})?", lambda g: said(g[0], truth["batches_per_s"]) and seen_said(g[1], truth)),
         (rf"({NUMBER}) pages/s", lambda g: said(g[0], truth["pages_per_s"])),
         (rf"\(({NUMBER}) per batch\)|({NUMBER}) pages per batch",
          lambda g: said(g[0] or g[1], truth["pages_per_batch"])),

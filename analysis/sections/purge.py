@@ -6,7 +6,7 @@ from __future__ import annotations
 from innostall.format.writer_tables import PURGE_ONLY
 from innostall.names import leaf_path
 
-from ..cost import coverage, sampled_note
+from ..cost import EXACT, coverage, sampled_note
 from ..estimates import estimated_figures
 from ..pinning import statements_note
 from ..purge import purge_story
@@ -33,9 +33,23 @@ def figures(rec: Recording) -> dict:
         "records_coverage": coverage(rec, "purge_record"),
         "records_estimated": estimated_figures(rec, "purge_record", {"records": (["purge_records"], 1)}),
         "dml_delay_coverage": coverage(rec, "dml_delay"),
+        **batches_sampled(rec),
         **purge_story(rec),
         "latches": work_latches(rec, PURGE_ONLY),
     }}
+
+
+def batches_sampled(rec: Recording) -> dict:
+    """Where the governor detached the batches' probe for part of the recording (MySQL's
+    coordinator spinning on empty batches while a view pins the history): the share of the
+    time it watched and the counts estimated from it. Nothing where it watched them all, so
+    a report that has no such figure reads as before."""
+    share = coverage(rec, "purge_batch")
+    if share >= EXACT:
+        return {}
+    return {"batches_coverage": share, "batches_estimated": estimated_figures(rec, "purge_batch", {
+        "batches": (["purge_batches"], 1), "empty_batches": (["purge_empty_batches"], 1),
+        "pages": (["purge_pages"], 1)})}
 
 
 def findings(rec: Recording, told: dict) -> list[str]:

@@ -20,6 +20,11 @@ def purge_headline(purge: dict, duration_s: float) -> str:
     per_batch = purge["pages"] / purge["batches"] if purge["batches"] else 0
     text = (f"{purge['batches']:,} purge batches ({per_s:.1f}/s), {purge['empty_batches']:,} of them "
             f"empty; {purge['pages']:,} undo pages ({per_batch:.1f} per batch).")
+    if "batches_coverage" in purge:  # the governor detached its probe for part of the time
+        whole = estimate_words(purge["batches_estimated"], {"batches": "batches", "empty_batches": "empty",
+                                                            "pages": "undo pages"})
+        text += (f" [sampled: the batches' probe attached {100 * purge['batches_coverage']:.0f}% of the "
+                 f"time; the counts are of the batches it watched{'; in all: ' + whole if whole else ''}]")
     if purge["batches"] and purge["latency_us"]["p50"] is not None:
         text += f" Batch latency {latency(purge['latency_us'])}."
     return text
@@ -47,7 +52,14 @@ def purge_findings(rec: Recording, purge: dict) -> list[str]:
     verdict's phases say the same, and more precisely."""
     if purge["history"]["last"] is not None or not purge["recorded"]:
         return []
-    return findings(per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]))
+    found = findings(per_interval(rec, ["purge_batches", "purge_empty_batches", "purge_pages"]))
+    if "batches_coverage" not in purge or not found:
+        return found
+    # the governor detached the batches' probe for part of the time: what it did not watch is unknown
+    watched = f"{100 * purge['batches_coverage']:.0f}% of the time"
+    if found[0].startswith("No purge batch ran"):
+        return [f"No purge batch was seen in the {watched} their probe was attached."]
+    return [f"{found[0]} (Of the batches watched, in the {watched} their probe was attached.)"]
 
 
 def throttle_findings(purge: dict) -> list[str]:

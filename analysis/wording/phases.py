@@ -168,7 +168,10 @@ def span_figures(table: pd.DataFrame, a: int, b: int) -> dict:
             "free_pages": wait_figures(rows, table, b, "free_page"),
             # six places: the words' whole percent rounds the share once, not 98.53 -> 98.5 -> 98
             "bound": {"part": found[0], "share": round(float(found[1]), 6)} if found else None,
-            "split_watched": round(float(watched), 6) if watched is not None else None}
+            "split_watched": round(float(watched), 6) if watched is not None else None,
+            # only where the governor may detach the batches' probe: older reports unchanged
+            **({"batches_watched": round(min(1.0, rows.total("batch_watched_ns") / (length * 1e9)), 6)
+                if length else 0.0} if "batch_watched_ns" in rows else {})}
 
 
 def wait_figures(rows, table: pd.DataFrame, b: int, prefix: str) -> dict:
@@ -230,7 +233,7 @@ def nothing_found(f: dict) -> bool:
 
 def empty_words(f: dict) -> str:
     if nothing_found(f):
-        return "every purge batch found nothing to purge"
+        return f"every purge batch found nothing to purge{batches_seen(f)}"
     return (f"purge batches found nothing to purge in {count(f['all_empty_intervals'])} of "
             f"{count(f['intervals'])} intervals")
 
@@ -282,18 +285,46 @@ def read_in(lv: dict) -> str:
     return f" (read in {lv['known']} of {lv['intervals']} intervals)" if lv["known"] < lv["intervals"] else ""
 
 
+# The batches' probe attached this share of a span: under it a count of batches is of the
+# time watched, and none seen is not none run.
+BATCHES_WHOLE = 0.99
+
+
+def batches_partly_watched(f: dict) -> bool:
+    return f.get("batches_watched", 1.0) < BATCHES_WHOLE
+
+
+def no_batch_words(f: dict) -> str:
+    """'no purge batch ran', or where the governor detached the batches' probe for part of
+    the span, 'no purge batch was seen in the 12% of its time they were watched'."""
+    if batches_partly_watched(f):
+        return f"no purge batch was seen in the {watched_pct(f)} of its time they were watched"
+    return "no purge batch ran"
+
+
+def watched_pct(f: dict) -> str:
+    return f"{100 * f['batches_watched']:.0f}%"
+
+
+def batches_seen(f: dict) -> str:
+    """' (in the 12% of its time they were watched)' after a count of batches, where the
+    governor detached their probe for part of the span; '' where it watched them all."""
+    return f" (in the {watched_pct(f)} of its time they were watched)" if batches_partly_watched(f) else ""
+
+
 def idle_words(f: dict) -> str:
     lv = f["levels"]
     top = lv["max"] if lv else None
     if not f["batches"]:
         many = ("" if top is None else f", no history{read_in(lv)}" if not top
                 else f", with {count(top)} transactions of history{read_in(lv)}")
-        return f"idle: no purge batch ran{many}"
+        return f"idle: {no_batch_words(f)}{many}"
     if f["pages"]:
         level = f"history at most {count(top)}{read_in(lv)}" if top is not None else "history length not recorded"
-        return f"idle: {level}; purge handled {count(f['pages'])} undo pages in {count(f['batches'])} batches"
+        return (f"idle: {level}; purge handled {count(f['pages'])} undo pages in {count(f['batches'])} batches"
+                f"{batches_seen(f)}")
     if top is None:
-        return f"idle: {count(f['batches'])} purge batches found nothing to purge"
+        return f"idle: {count(f['batches'])} purge batches found nothing to purge{batches_seen(f)}"
     level = "no history" if not top else f"history at most {count(top)}"
     return f"idle: {level}{read_in(lv)}, nothing for purge to do"
 
@@ -304,7 +335,7 @@ def keeping_up_words(f: dict) -> str:
     level = (f"{about} {count(lv['median'])} ({count(lv['min'])}–{count(lv['max'])}){read_in(lv)}"
              if lv else "history length not recorded")
     return (f"keeping up: {level}, purge {count(f['pages_per_s'])} pages/s in "
-            f"{f['batches_per_s']:,.1f} batches/s")
+            f"{f['batches_per_s']:,.1f} batches/s{batches_seen(f)}")
 
 
 def catching_up_words(f: dict) -> str:
@@ -313,7 +344,7 @@ def catching_up_words(f: dict) -> str:
         lv = f["levels"]
         unread = f"history read in {lv['known']} of {lv['intervals']} intervals" if lv else "history length not recorded"
         return (f"catching up after the pin: {count(f['pages'])} undo pages in {count(f['batches'])} "
-                f"batches{per_batch}, {count(f['pages_per_s'])} pages/s ({unread})"
+                f"batches{batches_seen(f)}{per_batch}, {count(f['pages_per_s'])} pages/s ({unread})"
                 f"{bound_words(f)}")
     per_batch = f", {count(f['pages_per_batch'])} pages per batch" if f["pages_per_batch"] else ""
     return f"catching up: {move_words(f['history'])}{per_batch}{bound_words(f)}"
@@ -321,7 +352,7 @@ def catching_up_words(f: dict) -> str:
 
 def falling_behind_words(f: dict) -> str:
     if not f["batches"]:
-        return f"falling behind: {move_words(f['history'])} and no purge batch ran"
+        return f"falling behind: {move_words(f['history'])} and {no_batch_words(f)}"
     return (f"falling behind: {move_words(f['history'])} while purge handled "
             f"{count(f['pages_per_s'])} pages/s{bound_words(f)}")
 
@@ -341,7 +372,7 @@ def event_words(verdict: str, f: dict) -> str:
     if verdict == "pinned":
         return empty_words(f) if nothing_found(f) or not f["held"] else share_words(f["held"])
     if verdict == "catching_up":  # the work first: the gauge may be read before it ends
-        work = f"purge caught up: {count(f['pages'])} undo pages in {count(f['batches'])} batches"
+        work = f"purge caught up: {count(f['pages'])} undo pages in {count(f['batches'])} batches{batches_seen(f)}"
         return work + (f", {move_words(f['history'])}" if f["history"] else "")
     if verdict == "falling_behind":
         return f"the history rose: {move_words(f['history'])}"

@@ -50,7 +50,7 @@ SIGNALS = (
     Signal("row_lock_waits_begun", "count", ("applier", "latch"), floor=5),
     Signal("free_page_waits", "count", ("latch", "undo_read")),
     Signal("log_room_waits", "count", ("redo", "latch")),
-    Signal("history", "climb", ("purge_record", "purge_sleeps", "purge_worker")),
+    Signal("history", "climb", ("purge_batch", "purge_record", "purge_sleeps", "purge_worker")),
 )
 NO_DWARF = "the build has no DWARF (its debug file would give it)"
 
