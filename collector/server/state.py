@@ -227,10 +227,11 @@ def by_segment(found: dict, trx_sys: int | None, member_path: str) -> Place | No
 
 
 def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
-    """MySQL 8.0+ without DWARF: the LSN and the last checkpoint (log_code.py) and the buffer
-    pool's list lengths (pool_code.py) at the offsets the build's machine code gives, each
-    kept only if a first reading is one the server can hold, and the undo tablespaces' size
-    from the files it holds open (undo_files.py); and what meta.json says of them."""
+    """MySQL 8.0+ without DWARF: the LSN and the last checkpoint (log_code.py), the buffer
+    pool's list lengths (pool_code.py) and the rollback segments' pages (rseg_pages.py) at
+    the offsets the build's machine code gives, each kept only if a first reading is one the
+    server can hold, the page size (srv_page_size), and the undo tablespaces' size from the
+    files it holds open (undo_files.py); and what meta.json says of them."""
     if target.family not in ("mysql", "percona") or target.version_tuple() < (8, 0):
         return {}, {"note": "the build has no DWARF (its debug file would give it)"}
     memory = ServerMemory(target.pid)
@@ -238,11 +239,9 @@ def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
         log, log_said = log_places(target, bias, memory)
         pool, pool_said = pool_places(target, bias, memory)
         segments, segments_said = rseg_pages.undo_pages_places(target, bias, memory)
+        sized = page_size_place(target, bias, memory)
     finally:
         memory.close()
-    page_size = target.find_objects([layouts.STATE_SCALARS["page_size"]]).get(layouts.STATE_SCALARS["page_size"])
-    if segments and page_size and page_size.size == 8:  # the pages in bytes: a global of the build's own symbols
-        segments["page_size"] = Place(page_size.vaddr + bias, False, 0, 8)
     log_members = log_said["members"] | ({"none read": log_said["why"]} if "why" in log_said else {})
     said = {"from_code": {"log_t": log_members, "buf_pool_t": pool_said, "trx_rseg_t": segments_said}}
     history, said["from_code"]["trx_sys_t"] = history_place(target, bias)
@@ -250,7 +249,19 @@ def code_places(target, bias: int) -> tuple[dict[str, Place | LsnPlace], dict]:
     files = {"undo_file_bytes": undo} if undo.read() else {}
     if not log and not pool and not history and not files and not segments:
         return {}, {"note": f"the build has no DWARF, and {log_said['why']}", **said}
-    return {**log, **pool, **history, **files, **segments}, said
+    return {**log, **pool, **history, **files, **segments, **sized}, said
+
+
+PAGE_SIZES = (4096, 8192, 16384, 32768, 65536)  # innodb_page_size's choices
+
+
+def page_size_place(target, bias: int, memory: ServerMemory) -> dict[str, Place]:
+    """The page size (ulong srv_page_size, exported), to tell pages in bytes: kept if its
+    first reading is one of innodb_page_size's choices."""
+    name = layouts.STATE_SCALARS["page_size"]
+    found = target.find_objects([name]).get(name)
+    place = Place(found.vaddr + bias, False, 0, 8) if found and found.size == 8 else None
+    return {"page_size": place} if place and place.read(memory) in PAGE_SIZES else {}
 
 
 def history_place(target, bias: int) -> tuple[dict[str, Place], str]:
