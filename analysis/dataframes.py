@@ -5,6 +5,7 @@ import pandas as pd
 
 from . import metrics, purge, report_tables
 from .recording import load
+from .summary import summary
 
 
 def load_frames(path: str) -> dict[str, pd.DataFrame]:
@@ -33,5 +34,5 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "purge": purge.purge_table(rec),
         "intervals": report_tables.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),
-        "summary": metrics.summary_rows(rec),
+        "summary": metrics.summary_rows(summary(rec)),
     }

@@ -14,6 +14,7 @@ from innostall.names import server_label
 from . import recording, window
 from .metrics import numeric_metrics, whole_only
 from .recording import Recording
+from .summary import summary
 
 WHOLE_ONLY_WORDS = "read from the tables kept for the whole recording only, which a window does not cut"
 
@@ -60,7 +61,7 @@ class Comparison(NamedTuple):
 def diff(rec_a: Recording, rec_b: Recording) -> Comparison:
     """The metrics compared; with a window on either side, without those a window reads from
     the whole recording (metrics.whole_only), so that none is shown as a window's."""
-    a, b = numeric_metrics(rec_a), numeric_metrics(rec_b)
+    a, b = numeric_metrics(rec_a, summary(rec_a)), numeric_metrics(rec_b, summary(rec_b))
     if rec_a.window is None and rec_b.window is None:
         return Comparison(compare(a, b), [])
     left_out = whole_only(a.index.union(b.index))

@@ -34,8 +34,9 @@ def export(rec: Recording, out: str) -> tuple[list[str], list[str]]:
             raise UserError(f"{path}: cannot write ({e.strerror})")
         written.append(path)
 
-    write("summary.json", json.dumps(summary(rec), indent=2) + "\n")
-    write("summary.csv", metrics.summary_rows(rec).to_csv(index=False))
+    told = summary(rec)
+    write("summary.json", json.dumps(told, indent=2) + "\n")
+    write("summary.csv", metrics.summary_rows(told).to_csv(index=False))
     write("intervals.csv", report_tables.interval_table(rec).to_csv())
     write("counters.csv", rec.counters.to_csv(index=False))
     write("hists.csv", rec.hists.to_csv(index=False))

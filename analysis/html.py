@@ -244,7 +244,7 @@ def other_counters(rec: Recording) -> dict:
 def summary_rows(rec: Recording, summary: dict) -> list[dict]:
     """The summary's figures as rows; a long recording's phases, thousands of them, are
     said in the verdict above and listed by report --json, not repeated here."""
-    rows = metrics.summary_rows(rec, summary).to_dict("records")
+    rows = metrics.summary_rows(summary).to_dict("records")
     for metric, phases in (("purge.phases", summary["purge"]["phases"]),
                            ("replica.phases", (summary.get("replica") or {}).get("phases", []))):
         if said := tally(phases):

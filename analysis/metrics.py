@@ -6,7 +6,6 @@ import pandas as pd
 
 from . import report_tables
 from .recording import Recording
-from .summary import summary
 
 PERCENTILES = ("p50", "p99", "max")  # of a histogram, given once, under hist.NAME
 # The summary's figures read from the tables the recorder keeps for the whole recording only
@@ -31,19 +30,20 @@ def flatten(tree: dict, prefix: str = "") -> dict:
     return flat
 
 
-def summary_rows(rec: Recording, told: dict | None = None) -> pd.DataFrame:
-    """summary() as metric/value rows, in its own order (told: the summary, if made already)."""
-    flat = flatten(told if told is not None else summary(rec))
+def summary_rows(told: dict) -> pd.DataFrame:
+    """The summary (summary.summary's) as metric/value rows, in its own order."""
+    flat = flatten(told)
     return pd.DataFrame({"metric": list(flat), "value": list(flat.values())})
 
 
-def numeric_metrics(rec: Recording) -> pd.Series:
+def numeric_metrics(rec: Recording, told: dict) -> pd.Series:
     """Every number worth comparing between recordings, by name: the summary's numbers,
     each counter's mean rate (counter.NAME.per_s), each gauge's levels (gauge.NAME.mean,
     .max, .last: a level compared as a level, never as a rate) and each histogram's event
     count and percentiles (hist.NAME.p50 ...). The summary's own percentiles come from the
-    same histograms, so they are left to the hist.NAME rows."""
-    flat = {k: v for k, v in flatten(summary(rec)).items()
+    same histograms, so they are left to the hist.NAME rows. told is the recording's summary
+    (summary.summary), which its callers make: the summary stands above this module."""
+    flat = {k: v for k, v in flatten(told).items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)
             and not k.startswith(("server.", "window."))  # which server, which window: no measurement
             and not k.endswith(tuple(f".{p}" for p in PERCENTILES))}

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .recording import Recording
-
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
-def per_interval(rec: Recording, names: list[str]) -> pd.DataFrame:
+def per_interval(rec, names: list[str]) -> pd.DataFrame:
     """One row per interval, one column per counter (its delta), indexed by end time. A copy
-    of the one derived once per recording: its callers add columns to theirs."""
+    of the one derived once per recording: its callers add columns to theirs. rec is a
+    Recording (analysis/recording.py), or a stand-in with its counters alone (tests/pure/
+    test_estimates.py), which has no cache of derived tables: told apart by that, not by
+    its class, so that this module, under every figure, imports nothing of the analysis."""
     names = list(names)
-    if not isinstance(rec, Recording):  # a stand-in with its counters alone (tests/pure/test_estimates.py)
+    if not hasattr(rec, "derived"):
         return summed_per_interval(rec.counters, names)
     table = rec.derived(("per_interval", *names), (rec.counters,), lambda: summed_per_interval(rec.counters, names))
     return table.copy()

@@ -10,6 +10,7 @@ import pytest
 import recordings
 from conftest import innostall
 from innostall.analysis import metrics, recording
+from innostall.analysis.summary import summary
 from innostall.analysis.window import WHOLE_ONLY
 
 # what the halves recording doubles in its second half: the purge counters, per interval
@@ -105,7 +106,7 @@ def test_the_left_out_figures_are_every_figure_the_tables_kept_whole_move(tmp_pa
     rec = recording.load(str(with_every_whole_table(tmp_path / "rec")))
     assert all(len(getattr(rec, table)) for table in WHOLE_ONLY if table != "appliers")
     emptied = dataclasses.replace(rec, **{table: getattr(rec, table).iloc[0:0] for table in WHOLE_ONLY})
-    before, after = metrics.numeric_metrics(rec), metrics.numeric_metrics(emptied)
+    before, after = metrics.numeric_metrics(rec, summary(rec)), metrics.numeric_metrics(emptied, summary(emptied))
     names = before.index.union(after.index)
     moved = {n for n in names if n not in before or n not in after or before[n] != after[n]}
     assert moved and moved <= set(metrics.whole_only(names))

@@ -279,7 +279,7 @@ def test_gauges_are_levels_in_the_diff_and_never_rates(tmp_path):
     b = load(tmp_path, purge_journal([{"history": h, "purge_batches": 2, "purge_pages": 20}
                                       for h in (2000, 2000, 6000)]), "b")
     assert "history_length" not in report_tables.counter_overview(a).index
-    flat = metrics.numeric_metrics(a)
+    flat = metrics.numeric_metrics(a, summary.summary(a))
     assert "counter.history_length.per_s" not in flat
     assert (flat["gauge.history_length.mean"], flat["gauge.history_length.max"],
             flat["gauge.history_length.last"]) == (5000 / 3, 3000, 3000)
