@@ -1,20 +1,24 @@
-"""What a sampled count stands for. A sampled group is attached at each interval's start
-until it has spent its allowance (collector/loader/governor.c), so each interval says how
-many events it saw in how much of its time: scaled by that share, interval by interval,
-the seen count becomes an estimate of the whole. An interval watched for less than
-MIN_SHARE of its time says too little to be scaled: it is taken at the rate of the watched
-ones.
+"""What a sampled count stands for. A sampled group is attached once an interval, from a
+random point of it until it has spent its allowance (collector/loader/governor.c), so each
+interval says how many events it saw in how much of its time: scaled by that share,
+interval by interval, the seen count becomes an estimate of the whole. An interval watched
+for less than MIN_SHARE of its time says too little to be scaled: it is taken at the rate
+of the watched ones.
 
-It is a floor, not the whole. The intervals the governor watches least are the busiest
-(a group that overspent is kept detached until its debt is paid), and a burst that sets it
-off is then missed whole; spans (a wait's time) count only when whole inside a window, so
-the long ones are under-seen most. Against an --exact recording of the same moments
-(scripts/bench/sampled_vs_exact.py, bench/results/2026-11-27/sampled-estimates.md) the
-estimate came to 0.37-0.63 of the whole for latch waits and versions built, 0.11-0.40 for
-undo records and page reads, and 0.00-0.05 for version walks (a scan's burst), where the
-seen count was 0.2-10% of it. No interval around it is given: one built from the watched
-intervals excluded the whole in 14 of 16 counts."""
+It is an estimate, and the report says how far this estimator strayed where it was
+measured: make bench's accuracy phase sets each estimated count against an --exact
+recording of the same moments (scripts/bench/accuracy.py), and the range of its errors over
+the runs kept (analysis/measured_errors.json, written by scripts/bench/estimate_errors.py)
+is said beside the figure: "about 5,124 reads that built versions (make bench: 65-76%
+low)". The errors lean low where events come in bursts: a window that closes once it has
+spent its allowance ends inside the burst that spent it, and the intervals a stall
+elsewhere left unwatched are filled at the watched ones' rate. No interval is built from
+the watched intervals alone: one such held the whole in 2 of 16 counts."""
 from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
 
 import pandas as pd
 
@@ -24,6 +28,11 @@ from .report_tables import interval_lengths
 from .timeline import per_interval
 
 MIN_SHARE = 0.02  # of an interval watched, below which it is not scaled on its own
+MEASURED_ERRORS = Path(__file__).with_name("measured_errors.json")
+# Each estimated figure's name in make bench's accuracy rows, by (probe of its group, figure)
+BENCH_FIGURES = {("version_walk", "reads"): "version walks", ("purge_record", "records"): "undo records to purge",
+                 ("block_lock_s", "waits"): "block-latch waits", ("block_lock_s", "total_wait_s"): "block-latch wait ms",
+                 ("undo_read", "page_reads"): "undo page reads"}
 
 
 def attached_share(rec: Recording, probe: str) -> pd.Series | None:
@@ -70,13 +79,46 @@ def estimated_figures(rec: Recording, probe: str, figures: dict[str, tuple[list[
         if found is None:
             return None
         out[figure] = round(found["estimated"] * scale, 6)
+    out["errors"] = {figure: measured_error(probe, figure) for figure in figures}
     return out
 
+
+@cache
+def measured_errors() -> dict:
+    """make bench's errors per figure (analysis/measured_errors.json); {} where none is kept."""
+    try:
+        return json.loads(MEASURED_ERRORS.read_text())["figures"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def measured_error(probe: str, figure: str) -> dict | None:
+    """{low, high, runs}: the range of the estimate's error against --exact over make
+    bench's runs (-0.65: 65% low); None where make bench does not measure it."""
+    return measured_errors().get(BENCH_FIGURES.get((probe, figure), ""))
+
+
+def error_words(error: dict | None) -> str:
+    """'make bench: 65-76% low', '9% low to 3% high', or 'its error not measured'."""
+    if not error:
+        return "its error not measured"
+    low, high = round(100 * error["low"]), round(100 * error["high"])
+    if high < 0:
+        span = f"{-high}%" if low == high else f"{-high}–{-low}%"
+        return f"make bench: {span} low"
+    if low > 0:
+        span = f"{low}%" if low == high else f"{low}–{high}%"
+        return f"make bench: {span} high"
+    return f"make bench: {-low}% low to {high}% high"
+
 def estimate_words(estimated: dict | None, units: dict[str, str]) -> str:
-    """'at least about 1,234 waits, 1.620 s', from estimated_figures; units gives each
-    figure's words: a noun ('waits'), or 's' for seconds."""
+    """'about 1.620 s (make bench: 9% low to 3% high), 1,234 waits (make bench: 14% low to
+    13% high)', from estimated_figures; units gives each figure's words: a noun ('waits'),
+    or 's' for seconds."""
     if not estimated:
         return ""
-    parts = [f"{estimated[figure]:.3f} s" if unit == "s" else f"{estimated[figure]:,.0f} {unit}"
+    errors = estimated.get("errors", {})
+    parts = [(f"{estimated[figure]:.3f} s" if unit == "s" else f"{estimated[figure]:,.0f} {unit}")
+             + f" ({error_words(errors.get(figure))})"
              for figure, unit in units.items()]  # a thousandth of a second: a quiet minute's waits
-    return "at least about " + ", ".join(parts)
+    return "about " + ", ".join(parts)

@@ -56,13 +56,13 @@ def finding_problems(told: dict, rec) -> list[str]:
         (rf"^({NUMBER}) event\(s\) were lost", lambda g: said(g[0], total("drops"))),
         (rf"^version walks read ({NUMBER}) undo pages from disk", lambda g: said(g[0], total("page_reads_walk"))),
         (rf"^Threads waited ({NUMBER}) s in all on buffer-block latches \(({NUMBER}) waits? in ({NUMBER}) s\)"
-         rf"(?: while their probes were attached, ({NUMBER})% of the time: at least about ({NUMBER}) s, "
-         rf"({NUMBER}) waits in all, estimated interval by interval)?\."
+         rf"(?: while their probes were attached, ({NUMBER})% of the time: about ({NUMBER}) s \(([^)]*)\), "
+         rf"({NUMBER}) waits \(([^)]*)\) in all, estimated interval by interval)?\."
          rf"(?: ({NUMBER})% of that time was on one page, (.+?): a hot spot)?"
          rf"(?: ({NUMBER}) s of it \(({NUMBER})%\) was on pages being written to disk)?",
          lambda g: said(g[0], block_us / 1e6) and said(g[1], block_waits) and said(g[2], rec.duration_s)
-         and block_estimate_holds(g[3:6], rec)
-         and block_words_hold(g[6:], hot, block_us, block_waits, total("block_write_wait_ns") / 1e3, named)),
+         and block_estimate_holds(g[3:8], rec)
+         and block_words_hold(g[8:], hot, block_us, block_waits, total("block_write_wait_ns") / 1e3, named)),
         (rf"^Purge itself waited ({NUMBER}) s on block latches",
          lambda g: said(g[0], rec.wait_stacks.loc[rec.wait_stacks["stack"].str.contains("row_purge", regex=False),
                                                   "wait_us"].sum() / 1e6)),
@@ -118,7 +118,9 @@ def block_estimate_holds(g: tuple, rec) -> bool:
     if g[0] is None or seconds is None:
         return g[0] is None and seconds is None
     return (said(g[0], 100 * coverage(rec, "block_lock_s")) and said(g[1], seconds["estimated"] / 1e9)
-            and said(g[2], waits["estimated"]) and seconds["seen"] <= seconds["estimated"]
+            and g[2] == estimates.error_words(estimates.measured_error("block_lock_s", "total_wait_s"))
+            and said(g[3], waits["estimated"]) and seconds["seen"] <= seconds["estimated"]
+            and g[4] == estimates.error_words(estimates.measured_error("block_lock_s", "waits"))
             and waits["seen"] <= waits["estimated"])
 
 
