@@ -35,10 +35,25 @@ def applier_share(part: str):
     return share
 
 
+def history_rise_per_s(summary: dict) -> float | None:
+    """How fast the history rose while purge worked behind the load: from its reading at the
+    first phase that was not idle to its highest phase end, per second; 0 where it never rose.
+    Not the recording's first-to-last growth: a load that waits at its end for purge to
+    catch up (so that the next run starts alike) ends every run near 0."""
+    busy = [p["figures"]["history"] for p in summary["purge"].get("phases") or []
+            if p["verdict"] not in ("idle", "not_recorded") and p["figures"].get("history")]
+    if not busy:
+        return None
+    start, top = busy[0], max(busy, key=lambda h: h["to"])
+    span = top["to_s"] - start["from_s"]
+    return max(0.0, (top["to"] - start["from"]) / span) if span > 0 else 0.0
+
+
 FIGURES = {
     "pinned_s": pinned_s,
     "history_max": lambda s: (s["purge"].get("history") or {}).get("max"),
     "history_growth_per_s": lambda s: (s["purge"].get("history") or {}).get("growth_per_s"),
+    "history_rise_per_s": history_rise_per_s,
     "log_room_wait_s": lambda s: ((s.get("flushing") or {}).get("log_room") or {}).get("wait_s", 0.0),
     "free_page_wait_s": lambda s: ((s.get("flushing") or {}).get("free_page") or {}).get("wait_s", 0.0),
     "applier_redo_s": replica_part_s("redo"),

@@ -8,7 +8,7 @@ import pytest
 
 from scenario_runs import SCENARIOS
 
-SCRIPTS = ["long-snapshot.sh", "hot-rows-scan.sh", "purge-lag-throttle.sh", "cold-restart.sh", "redo-room.sh"]
+SCRIPTS = ["long-snapshot.sh", "hot-rows-scan.sh", "purge-lag-throttle.sh", "cold-restart.sh", "redo-room.sh", "purge-behind.sh"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
