@@ -88,11 +88,19 @@ class SetGlobal:
 
     def undo(self, session: sql.SqlSession) -> str:
         """Puts the old values back and reads them back; what was done, in words."""
+        # Every value is put back before any failure is told: one the server will not take back
+        # (MariaDB 11.4 kept innodb_log_file_buffering ON) must not leave the others changed.
+        left = []
         for name, value in reversed(self.before):
-            self.put(session, name, value)
-            now = self.read(session, name)
+            try:
+                self.put(session, name, value)
+                now = self.read(session, name)
+            except (pymysql.MySQLError, UserError) as e:
+                now = f"unknown ({e})"
             if not same_value(now, value):
-                raise UserError(f"verify: {name} reads {now} after the restore, not {value}: set it back by hand")
+                left.append(f"{name} reads {now} after the restore, not {value}")
+        if left:
+            raise UserError(f"verify: {'; '.join(left)}: set it back by hand")
         return "restored " + ", ".join(f"{n} = {v}" for n, v in self.before) if self.before else "nothing to restore"
 
 
