@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 
 import pytest
 
 from innostall.analysis import recording, summary, text, window
+from innostall.analysis.purge_phases import purge_phases
 from innostall.collector.recorder import watch
 from innostall.errors import UserError
 
@@ -109,11 +111,30 @@ def test_a_latch_wait_longer_than_the_trigger_fires_once(tmp_path):
                                                   "above 30 ms")
 
 
-def test_purge_pinned_by_the_verdict_of_the_kept_minutes(tmp_path):
+RUN_IDLE = watch.idle.run_idle
+PHASES_CHILD = [sys.executable, "-m", "innostall.analysis.purge_phases"]
+
+
+def phases_in_this_process(cmd: list[str]) -> tuple[int, str]:
+    """What the watch's child process prints (python -m innostall.analysis.purge_phases DIR),
+    computed here: a child per verdict asked, ten in this story, spent ~12 s of CPU starting
+    Python and importing pandas. That the child prints exactly this, and one line for a bad
+    directory, is test_watch_verdict_phases.py's. Other children (the saves' tables) run."""
+    if cmd[:3] != PHASES_CHILD:
+        return RUN_IDLE(cmd)
+    assert len(cmd) == 4
+    try:
+        return 0, json.dumps(purge_phases(cmd[3]))
+    except UserError:
+        return 1, ""
+
+
+def test_purge_pinned_by_the_verdict_of_the_kept_minutes(tmp_path, monkeypatch):
     def answered(record, journal):  # as if each report came back before the next snapshot
         if journal.verdict and journal.verdict.thread:
             journal.verdict.thread.join()
 
+    monkeypatch.setattr(watch.idle, "run_idle", phases_in_this_process)
     said = watched(tmp_path, story(), watch.Triggers(verdict="pinned", verdict_every_s=4, before_s=10, after_s=3),
                    on_line=answered)
     saved = said["watch"]["saved"]
