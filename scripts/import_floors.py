@@ -7,6 +7,7 @@ submodule (``from analysis import summary`` is an import of analysis.summary, no
 
     python scripts/import_floors.py [analysis]        # floors, widest module list per floor
     python scripts/import_floors.py analysis --edges  # also each module's imports
+    python scripts/import_floors.py analysis --top    # imports at a module's top level only
 """
 import ast
 import sys
@@ -23,7 +24,19 @@ def module_names(root: Path, package: str) -> dict[str, Path]:
     return names
 
 
-def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+def top_level(tree: ast.Module):
+    """The statements run when the module is imported: its body, and the bodies of its
+    if/try/with blocks, not those of its functions and classes."""
+    for node in tree.body:
+        yield node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, field, []):
+                    yield from top_level(ast.Module(body=child.body if isinstance(child, ast.ExceptHandler)
+                                                    else [child], type_ignores=[]))
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path], top: bool = False) -> set[str]:
     tree = ast.parse(path.read_text(), str(path))
     is_package = path.name == "__init__.py"
     found = set()
@@ -35,7 +48,7 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
         if target and target != name:
             found.add(target)
 
-    for node in ast.walk(tree):
+    for node in (top_level(tree) if top else ast.walk(tree)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 add(alias.name)
@@ -110,7 +123,7 @@ def main(argv):
     package = args[0] if args else "analysis"
     root = Path(package).resolve()
     modules = module_names(root, root.name)
-    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
+    graph = {name: imports_of(name, path, modules, "--top" in argv) for name, path in modules.items()}
     found = circles(graph)
     floor = floors(graph)
     top = max(floor.values())
