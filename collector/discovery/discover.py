@@ -210,6 +210,7 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
     probe.global_settings = dict(global_settings)
     probe.caller_ranges = {prefix: next(iter(found.values())) for prefix, found in callers.items()}
     probe.programs = dict(variant.get("programs", probe.programs))
+    probe.group = variant.get("group", probe.group)  # where one family's server hits it far more
     probe.decode = dict(variant.get("decode", {}))
     probe.exact = variant.get("exact", True)
     probe.bpftrace = variant.get("bpftrace", probe.bpftrace)

@@ -19,7 +19,8 @@ steady load has row-lock waits of its own (state_signals.c).
                    opens the redo writers' group and the latch waits'
   history          the history list above its level a second before at each read for 3 s
                    (the gauge collector/server/state.py reads): purge is not keeping up;
-                   opens purge's record, sleep and worker groups
+                   opens purge's record, sleep and worker groups, and its batches' where
+                   they are sampled (MySQL, MariaDB 10.2-10.4)
 
 A build without DWARF (every MySQL build Oracle ships) has the history alone, on MySQL 8.0+,
 through trx_sys at the offset its code confirms (state.history_place), and the recording
