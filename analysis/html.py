@@ -17,13 +17,14 @@ from innostall.errors import UserError
 from innostall.format import files
 from innostall.format.output_path import check_path
 
-from . import charts, cost, flamegraph, metrics, purge, redo, summary as summaries, report_tables
+from . import charts, cost, flamegraph, metrics, purge, redo, report_tables
 from .estimates import estimate_words
 from .wording.numbers import shorten
 from .wording.findings import purge_headline
 from .wording.phases import STATEMENT_SHOWN, who
 from .pinning import statements_note
 from .recording import Recording
+from .recording_facts import ended_by, warnings
 from .wording.phase_list import tally
 from . import verdict_view
 from .replica_timeline import replica_series
@@ -57,11 +58,11 @@ def header_facts(rec: Recording) -> list[tuple[str, str]]:
                      f"{meta.get('interval_s', 0):g} s"),
     ] + ([("trigger", trigger_words(meta))] if trigger_words(meta) else []) + (
         [("window", window_words(rec.window))] if rec.window else []) + [
-        ("ended by", summaries.ended_by(rec) + ("" if meta.get("complete")
+        ("ended by", ended_by(rec) + ("" if meta.get("complete")
                                                 else "; tables rebuilt from the journal")),
         ("events lost", str(rec.counter_total("drops"))),
         ("recorded by", f"innostall {meta.get('tool_version', '?')}, format {meta.get('version')}"),
-    ] + [("warning", text) for text in summaries.warnings(rec)]
+    ] + [("warning", text) for text in warnings(rec)]
 
 
 def probe_rows(rec: Recording) -> list[dict]:
@@ -252,9 +253,9 @@ def summary_rows(rec: Recording, summary: dict) -> list[dict]:
     return rows
 
 
-def context(rec: Recording, summary: dict | None = None) -> dict:
-    """What the page shows; summary is summary(rec) where the caller has it already."""
-    summary = summaries.summary(rec) if summary is None else summary
+def context(rec: Recording, summary: dict) -> dict:
+    """What the page shows; summary is the recording's (summary.summary), which its callers
+    make: the page stands below the summary, as the text does (views.py joins them)."""
     purge_hists = rec.schema.hists_of("purge")
     known = set(purge_hists) | set(rec.schema.hists_of("version_walk")) | set(report_tables.latch_hists(rec))
     target = rec.meta.get("target", {})
@@ -296,16 +297,16 @@ def estimated_note(estimated: dict | None, units: dict[str, str]) -> str:
     return f" [in all, estimated interval by interval: {words}]" if words else ""
 
 
-def render_html(rec: Recording, summary: dict | None = None) -> str:
+def render_html(rec: Recording, summary: dict) -> str:
     return TEMPLATES.get_template("report.html.j2").render(context(rec, summary))
 
 
-def write_html(rec: Recording, path: str) -> int:
+def write_html(rec: Recording, summary: dict, path: str) -> int:
     """Write the page; returns its size in bytes. An unwritable path is one line, and so is
     one through which another user could redirect it (as record -o: output_path.py), or a
     link, a FIFO or another file's hard link where the page goes (files.create_regular)."""
     check_path(os.path.dirname(os.path.abspath(path)))
-    page = render_html(rec).encode()
+    page = render_html(rec, summary).encode()
     try:
         with files.create_regular(path) as f:
             f.write(page)

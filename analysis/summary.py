@@ -1,18 +1,14 @@
 """The summary of one recording: the numbers `report --json` prints and the findings, in
 plain words, that the views (text, HTML, export, diff) show. The recording's own facts
-(what, when, how it ended) are here; the rest is the sections' (analysis/sections/), each
-giving its figures and its findings, in their one order. Rendering lives elsewhere."""
+(what, when, how it ended) are recording_facts'; the rest is the sections' (analysis/
+sections/), each giving its figures and its findings, in their one order. Rendering lives
+elsewhere, below this module: the renderers are given what it makes (views.py joins them)."""
 from __future__ import annotations
-
-from dataclasses import dataclass
-
-import pandas as pd
-
-from innostall.format import writing
-from innostall.format.journal_lines import MISSING_SEGMENTS
 
 from .advice import advise
 from .recording import Recording
+from .recording_facts import ended_by, header_facts, warnings
+from .report_parts import Report, with_findings
 from .sections import block_locks, cost, latches, purge, redo_flushing, replica, undo, version_walks
 from .window import trigger_words
 
@@ -23,35 +19,6 @@ SECTIONS = (purge, version_walks, undo, block_locks, latches, redo_flushing, rep
 def told_order() -> list:
     """The sections as the text and the findings tell them: the leading ones first."""
     return sorted(SECTIONS, key=lambda s: not getattr(s, "LEADS", False))
-
-
-def longest_interval_s(rec: Recording) -> float:
-    ends = pd.Series(sorted(rec.counters["t_s"].unique()))
-    return float(ends.diff().fillna(ends).max()) if len(ends) else 0.0
-
-
-def warnings(rec: Recording) -> list[str]:
-    """What the reader should know before the figures: lines of the journal read around,
-    and intervals the recorder fell behind on (their counts are whole, spread over more
-    time)."""
-    found = list(rec.warnings)
-    longest, nominal = longest_interval_s(rec), float(rec.meta.get("interval_s") or 0)
-    if nominal and longest > 2 * nominal + 0.5:
-        why = ("a journal segment is missing (above)" if any(w.startswith(MISSING_SEGMENTS) for w in found)
-               else "the recorder fell behind (stopped or starved)")
-        found.append(f"one interval lasted {longest:.1f} s instead of {nominal:g} s: {why}; its counts "
-                     "are whole, over that time")
-    return found
-
-
-def ended_by(rec: Recording) -> str:
-    """How the recording ended, in the same words in every view. One whose meta.json is
-    unfinished is still being written while its recorder holds it (innostall/format/writing.py)."""
-    if rec.meta.get("end_reason"):
-        return rec.meta["end_reason"]
-    if not rec.meta.get("complete") and writing.in_progress(rec.path):
-        return "still recording (this report reads it up to its last interval)"
-    return "cut short (recorder killed)"
 
 
 def measured(rec: Recording) -> dict:
@@ -73,29 +40,6 @@ def measured(rec: Recording) -> dict:
 def section_findings(rec: Recording, told: dict) -> list[tuple]:
     """(section, its findings) in the order the report tells them, read from the figures."""
     return [(section, section.findings(rec, told)) for section in told_order()]
-
-
-def with_findings(told: dict, found: list[tuple]) -> dict:
-    """The summary: the figures and every section's findings, in one list."""
-    return {**told, "findings": [text for _, texts in found for text in texts]}
-
-
-@dataclass
-class Report:
-    """What the text report shows: the summary's figures (told), each section's findings in
-    the told order (found), what each section's lines show beyond the figures (drawn, by
-    section), and the recording's header (the facts meta.json keeps)."""
-    told: dict
-    found: list[tuple]
-    drawn: dict
-    header: dict
-
-
-def header_facts(rec: Recording) -> dict:
-    """The recording's own facts the header shows: where it is, its meta.json, its length
-    unrounded, its window, its warnings and how it ended."""
-    return {"path": rec.path, "meta": rec.meta, "duration_s": rec.duration_s, "window": rec.window,
-            "warnings": warnings(rec), "ended_by": ended_by(rec)}
 
 
 def report(rec: Recording) -> Report:

@@ -1,6 +1,7 @@
 """The terminal report of one recording: the header, the verdict, and each section's lines
 (analysis/sections/), the findings and the histograms as bcc's tools print them. It renders
-a summary.Report: the figures, the findings and what the sections show, never the recording."""
+a Report (report_parts.py, made by summary.report): the figures, the findings and what the
+sections show, never the recording."""
 from __future__ import annotations
 
 import datetime as dt
@@ -10,8 +11,7 @@ from innostall.names import demangle, server_label
 from . import verdict_view
 from .advice import advise
 from .advice.advice_text import render_advice
-from .recording import Recording
-from .summary import Report, report, with_findings
+from .report_parts import Report, with_findings
 from .window import trigger_words, window_words
 
 
@@ -51,7 +51,3 @@ def text_of(shown: Report) -> str:
 def advice_text(told: dict, meta: dict) -> str:
     return render_advice(advise(told, meta))
 
-
-def render_text(rec: Recording) -> str:
-    """The text report of a recording (report --text): its Report, rendered."""
-    return text_of(report(rec))

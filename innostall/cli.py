@@ -88,7 +88,7 @@ def cmd_bpftrace(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from innostall.analysis import recording, summary, text
+    from innostall.analysis import recording, summary, views
 
     from innostall.analysis import window
 
@@ -98,14 +98,12 @@ def cmd_report(args) -> int:
     else:  # a recording a watch saved: the minutes around its trigger
         rec = window.saved_window(rec)
     if args.html:
-        from innostall.analysis import html
-
-        size = html.write_html(rec, args.html)
+        size = views.write_html_report(rec, args.html)
         print(f"wrote {args.html} ({size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
     elif args.json:
         print(json.dumps(summary.summary(rec), indent=2))
     else:
-        print(text.render_text(rec))
+        print(views.text_report(rec))
     return 0
 
 

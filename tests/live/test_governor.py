@@ -9,7 +9,7 @@ import subprocess
 import threading
 
 from conftest import INNOSTALL, stop_load
-from innostall.analysis import recording, summary, text
+from innostall.analysis import recording, summary, views
 from innostall.collector.discovery import discover, target
 from innostall.collector.recorder import recorder
 
@@ -97,7 +97,7 @@ def test_sampled_walks_are_whole_and_reported_as_sampled(servers, tmp_path):
         windows = sum(g["windows"] for g in cost["groups"].values())
         overshoot_ms = windows * TICK_MS * os.cpu_count() * cost["hit_cost_ns"]["indirect_factor"]
         assert cost["overhead_ms"] <= cost["budget_ms"] + overshoot_ms, (cost, overshoot_ms)
-        assert "[sampled: attached" in text.render_text(rec)
+        assert "[sampled: attached" in views.text_report(rec)
         if len(rec.walks):
             break
     assert len(rec.walks) > 0 and walks["max_depth"] == DEEP, f"no deep read measured in {ATTEMPTS} recordings"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from innostall.analysis import cost, recording, text
+from innostall.analysis import cost, recording, views
 from innostall.format import journal as fmt
 from innostall.collector.recorder import store
 from recordings import meta
@@ -64,7 +64,7 @@ def test_coverage_and_overhead(tmp_path):
     assert cost.coverage(rec, "purge_batch") == 1.0  # never sampled
     assert cost.sampled_note(rec, "version_walk") == ""
     assert cost.sampled_note(rec, "version_step") == " [sampled: attached 25% of the time, least when busiest: a floor]"
-    report = text.render_text(rec)
+    report = views.text_report(rec)
     assert "overhead 0.80% of 8.0 s server CPU; budget 1%" in report
     assert "sampled: version_step attached 25% of the time (4 windows" in report
 
@@ -74,17 +74,17 @@ def test_recordings_from_before_the_governor_still_report(tmp_path):
     rec.meta.pop("governor")
     rec.counters = rec.counters[~rec.counters["name"].astype(str).str.contains(r"\.")]
     assert cost.cost_summary(rec)["overhead_pct"] is None
-    assert "Probe cost: not recorded" in text.render_text(rec)
+    assert "Probe cost: not recorded" in views.text_report(rec)
 
 
 def test_the_report_says_how_many_times_over_a_uprobe_hit_is_counted(tmp_path):
     """The loader counts each uprobe hit at its calibrated cost times what the server pays
     around it (calibrate.h); the report says so, and says nothing where the loader did not."""
     rec = write_recording(tmp_path)
-    assert "counted" not in text.render_text(rec)
+    assert "counted" not in views.text_report(rec)
     rec.meta["governor"]["hit_cost_ns"]["indirect_factor"] = 2.0
     assert ("a uprobe hit and its program counted 2 times over, for what the server pays "
-            "around them") in text.render_text(rec)
+            "around them") in views.text_report(rec)
 
 
 def test_the_stall_bank_is_counted_and_said_where_signals_were_read():

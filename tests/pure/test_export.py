@@ -12,7 +12,7 @@ import pytest
 import recordings
 from conftest import REPO, innostall
 from innostall import analysis
-from innostall.analysis import flamegraph, pprof, recording, summary, text
+from innostall.analysis import flamegraph, pprof, recording, summary, views
 from innostall.collector.loader import loader
 from innostall.errors import UserError
 
@@ -149,7 +149,7 @@ def leaf_totals(rows: pd.DataFrame, weight: str | None) -> pd.Series:
 def test_go_pprof_reads_the_exported_profiles_and_tops_with_the_reports_top_stack(tmp_path):
     export(SEED, tmp_path)
     rec = recording.load(str(SEED))
-    report = text.render_text(rec)
+    report = views.text_report(rec)
 
     top_wait = rec.wait_stacks.nlargest(1, "wait_us").iloc[0]
     leaf = top_wait["stack"].rsplit(";", 1)[-1]

@@ -15,7 +15,7 @@ import pytest
 
 import recordings
 from conftest import INNOSTALL, REPO
-from innostall.analysis import flamegraph, html, recording, summary
+from innostall.analysis import flamegraph, recording, summary, views
 from innostall.errors import UserError
 
 REAL = REPO / "tests" / "data" / "purge-stall"  # make demo on MariaDB 11.4.5: a purge stall
@@ -36,7 +36,7 @@ def walks_rec(tmp_path_factory):
 @pytest.fixture(scope="module")
 def walks_page(walks_rec, tmp_path_factory):
     path = tmp_path_factory.mktemp("page") / "report.html"
-    html.write_html(walks_rec, str(path))
+    views.write_html_report(walks_rec, str(path))
     return path
 
 
@@ -83,7 +83,7 @@ def story_page(tmp_path_factory):
     the batch time split."""
     directory = tmp_path_factory.mktemp("story")
     rec = recording.load(str(recordings.write(directory / "rec", recordings.pinned_then_catch_up())))
-    html.write_html(rec, str(directory / "story.html"))
+    views.write_html_report(rec, str(directory / "story.html"))
     return directory / "story.html"
 
 
@@ -103,7 +103,7 @@ def test_the_page_leads_with_the_verdict_and_the_timeline(story_page):
 def test_recording_without_walks_says_so(tmp_path):
     rec = recording.load(str(REAL))
     path = tmp_path / "r.html"
-    html.write_html(rec, str(path))
+    views.write_html_report(rec, str(path))
     page = path.read_text()
     assert "No deep walks recorded." in page and "No latch-wait stacks recorded." in page
     assert "flame-deep-walks" not in page and "flame-latch-waits" not in page
@@ -116,7 +116,7 @@ def test_unknown_histograms_and_counters_get_generic_sections(tmp_path):
         r["counters"]["latch_waits"] = 7 * int(r["mono_ns"] / 1e9)
         r["hists"]["latch_wait_latency"] = recordings.hist(s3=int(r["mono_ns"] / 1e9))
     rec = recording.load(str(recordings.write(tmp_path / "rec", records)))
-    page = html.render_html(rec)
+    page = views.html_report(rec)
     assert 'id="hist-latch_wait_latency"' in page and "Latch wait latency" in page
     assert ">latch_waits<" in page and 'id="other-counters"' in page
 
@@ -142,7 +142,7 @@ def test_without_the_flame_graph_tool_the_page_says_why(walks_rec, monkeypatch):
     monkeypatch.setattr(flamegraph, "find_tool", lambda: None)
     with pytest.raises(UserError, match="inferno-flamegraph not found"):
         flamegraph.render_svg(flamegraph.folded(walks_rec.walks), "t", "walks")
-    page = html.render_html(walks_rec)
+    page = views.html_report(walks_rec)
     assert page.count("is not installed here, so the flame graphs are not drawn") == 2
     assert 'id="deepest-walks"' in page and 'id="flame-' not in page
 
@@ -305,7 +305,7 @@ def test_browser_draws_a_real_snapshots_timeline(browser, tmp_path):
     real = REPO / "tests" / "data" / "snapshot-commit"
     truth = json.loads((real / "truth.json").read_text())
     page = tmp_path / "snapshot.html"
-    html.write_html(recording.load(str(real)), str(page))
+    views.write_html_report(recording.load(str(real)), str(page))
     console = open_offline(browser, page)
     texts = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#purge-timeline .annotation-text")]
     assert {"pinned", "catching up"} <= set(texts)
@@ -317,7 +317,7 @@ def test_browser_draws_a_real_snapshots_timeline(browser, tmp_path):
 
 def test_browser_draws_a_real_recording_without_walks(browser, tmp_path):
     page = tmp_path / "real.html"
-    html.write_html(recording.load(str(REAL)), str(page))
+    views.write_html_report(recording.load(str(REAL)), str(page))
     console = open_offline(browser, page)
     from selenium.webdriver.common.by import By
 
@@ -355,7 +355,7 @@ def test_browser_draws_a_real_recording_with_every_table(browser, tmp_path):
 
     page = tmp_path / "seed-load.html"
     rec = recording.load(str(REAL_ALL))
-    html.write_html(rec, str(page))
+    views.write_html_report(rec, str(page))
     console = open_offline(browser, page)
     assert len(browser.find_elements(By.CSS_SELECTOR, ".plotly-graph-div .main-svg")) >= 12
     body = browser.find_element(By.TAG_NAME, "body").text

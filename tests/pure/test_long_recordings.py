@@ -15,7 +15,7 @@ import pytest
 import recordings
 from bench import long_recording  # scripts/bench/, on sys.path from conftest
 from conftest import innostall
-from innostall.analysis import downsample, html, phases, recording, summary, text, window
+from innostall.analysis import downsample, phases, recording, summary, views, window
 from innostall.analysis.wording.phase_list import PHASES_SHOWN
 from innostall.analysis.sections import latches as latches_section
 from innostall.errors import UserError
@@ -160,7 +160,7 @@ def test_buckets_keep_every_spike_and_every_count():
 def test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so(source, tmp_path):
     intervals = 3 * downsample.POINTS
     long = recording.load(str(long_recording.generate(source, tmp_path / "long", intervals)))
-    page = html.render_html(long)
+    page = views.html_report(long)
     assert "drawn as the lowest and highest of every 3" in page and "drawn as the sum of every 3" in page
     for spec in re.findall(r'innostallPlot\("other-counters", (.*?)\);</script>', page, re.S):
         figure = json.loads(spec.replace("\\/", "/"))
@@ -172,7 +172,7 @@ def test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so(source, tmp
 def test_a_long_recordings_latch_table_has_a_bounded_number_of_rows(tmp_path):
     source = recordings.synthetic(tmp_path / "source", intervals=6)
     long = recording.load(str(long_recording.generate(source, tmp_path / "long", 100 * 6)))
-    lines = text.render_text(long).splitlines()
+    lines = views.text_report(long).splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("Latch wait ms per interval"))
     rows = lines[at + 2:]
     rows = rows[:next((i for i, line in enumerate(rows) if not line.strip()), len(rows))]

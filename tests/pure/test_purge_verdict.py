@@ -14,7 +14,7 @@ from conftest import REPO, innostall
 from innostall.format import journal as fmt
 from innostall.analysis.wording import phases as phase_words
 from innostall.analysis.wording.phase_list import PHASES_SHOWN
-from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, summary, text, report_tables
+from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, report_tables, summary, views
 from innostall.analysis.checks import verdict_check
 from recordings import purge_journal, view
 
@@ -192,7 +192,7 @@ def test_io_bound_purge_falling_behind(tmp_path):
                                         "purge handled 400 pages/s; I/O-bound (63% of batch time reading pages)")
     assert s["batch_time_ms"] == {"cpu": 2000.0, "io": 6300.0, "latch": 500.0, "other": 1200.0}
     assert s["history"]["drain_s"] is None  # rising: it does not drain
-    assert text.render_text(rec).splitlines()[2].endswith("I/O-bound (63% of batch time reading pages)")
+    assert views.text_report(rec).splitlines()[2].endswith("I/O-bound (63% of batch time reading pages)")
 
 
 def test_workers_split_their_own_time(tmp_path):
@@ -313,7 +313,7 @@ def test_a_long_recordings_verdict_keeps_every_kind_and_the_longest_phases_and_t
     rec = load(tmp_path, purge_journal(steps))
     phases = story(rec)["phases"]
     assert len(phases) == 36 and [p["verdict"] for p in phases[:3]] == ["pinned", "catching_up", "idle"]
-    lines = text.render_text(rec).splitlines()
+    lines = views.text_report(rec).splitlines()
     shown = lines[2:lines.index("")]
     assert len(shown) == PHASES_SHOWN + 1
     assert shown[0].startswith("  36 phases: catching up 12 (") and "idle 12 (" in shown[0] and "pinned 12 (" in shown[0]
@@ -376,7 +376,7 @@ def test_a_transaction_found_by_sql_without_a_thread_is_named_by_its_connection(
         'view held 42,500 of 42,500')
     [view_] = s["pinned_by"]
     assert (view_["tid"], view_["connection_id"], view_["source"], view_["opened_s"]) == (None, 5, "sql", -30.0)
-    assert "tid ?" in text.render_text(rec)
+    assert "tid ?" in views.text_report(rec)
     assert report_tables.view_spans(rec, s["pinned_by"])["label"].tolist() == ["conn 5"]
 
 

@@ -16,7 +16,7 @@ import pytest
 
 import recordings
 from conftest import REPO, innostall
-from innostall.analysis import html, recording, summary, text
+from innostall.analysis import recording, summary, views
 from innostall.format.fingerprint import fingerprint
 from recordings import purge_journal, view
 
@@ -165,11 +165,11 @@ def test_what_redact_refuses_is_one_line(tmp_path, case):
     (None, None)])  # a recording made before it was said
 def test_the_reports_say_how_the_statements_shown_were_kept(tmp_path, kept, said):
     rec = recording.load(str(pinned(tmp_path / "rec", kept)))
-    report = text.render_text(rec)
+    report = views.text_report(rec)
     assert summary.summary(rec)["purge"]["statements"] == (kept or "as recorded")
     if said:
         assert f"    {said}" in report.splitlines()
     else:
         assert "statements shown" not in report
     if kept == "fingerprinted":  # the page's sentence starts with a capital
-        assert f"<p class=\"none\">S{said[1:]}.</p>" in html.render_html(rec)
+        assert f"<p class=\"none\">S{said[1:]}.</p>" in views.html_report(rec)

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import recordings
-from innostall.analysis import html, recording, replica, replica_time, summary, text, window
+from innostall.analysis import recording, replica, replica_time, summary, views, window
 from innostall.analysis.checks import replica_check, verdict_check
 from innostall.analysis.wording.replica import WHY
 from innostall.collector.recorder import replica_metrics
@@ -92,7 +92,7 @@ def test_the_lag_is_the_replicas_own_at_each_snapshot(tmp_path):
     said = summary.summary(rec)["replica"]
     assert (said["lag_s_max"], said["lag_s_max_at_s"], said["lag_s_last"], said["lag_note"]) == (9, 14.0, 0, None)
     assert "  replication lag, as the replica reported it at each snapshot: at most 9 s (at 14.0 s), 0 s at the end" \
-        in text.render_text(rec).splitlines()
+        in views.text_report(rec).splitlines()
 
 
 def test_nothing_is_said_of_a_replica_without_its_probe_or_its_events(tmp_path):
@@ -101,7 +101,7 @@ def test_nothing_is_said_of_a_replica_without_its_probe_or_its_events(tmp_path):
     for directory in (unprobed, quiet):
         rec = recording.load(str(directory))
         assert summary.summary(rec)["replica"] is None
-        assert "Replica applier" not in text.render_text(rec)
+        assert "Replica applier" not in views.text_report(rec)
         assert verdict_check.check(str(directory)) == []
 
 
@@ -184,7 +184,7 @@ def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
     assert unwatched["detail"] == ("unwatched: no event seen (its probes were detached at times: an event begun "
                                    "then, a stall, may have gone on unseen); its probes were attached 50% of the phase (the "
                                    "cost governor sampled them: a floor)")
-    report = text.render_text(recording.load(str(directory)))
+    report = views.text_report(recording.load(str(directory)))
     assert "Replica applier (the replica's threads applying replicated events) [sampled: attached 80% of the time" \
         in report
     assert verdict_check.check(str(directory)) == []
@@ -193,7 +193,7 @@ def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
 # --- the text, the finding, the checker --------------------------------------------------
 
 def test_the_text_section_tells_the_threads_the_split_and_the_verdict_leads_with_its_phases(row_lock_recording):
-    report = text.render_text(recording.load(str(row_lock_recording)))
+    report = views.text_report(recording.load(str(row_lock_recording)))
     verdict = report[:report.index("\n\n")].splitlines()
     assert verdict[1].startswith("Verdict") and verdict[2].startswith("  Replica applier (lag not read: ")
     assert verdict.index("  Purge") > 3  # the replica's phases first, then purge's
@@ -269,7 +269,7 @@ def test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_lat
     assert finding.endswith(" The latch it waited on longest: block 8:4 sbtest/sbtest1 PRIMARY (1,019.1 ms of the "
                             "1,045.5 ms it waited on latches, released most by mariadbd (user connection)).")
     assert verdict_check.check(str(directory)) == []
-    report = text.render_text(recording.load(str(directory)))
+    report = views.text_report(recording.load(str(directory)))
     assert "    block 8:4 sbtest/sbtest1 PRIMARY         block      1,019.1 ms    1,017 waits  released most by " \
            "mariadbd (user connection) 994.6 ms" in report
 
@@ -278,7 +278,7 @@ def test_the_checker_holds_the_cause_rule_and_the_latch_words(tmp_path):
     directory = backup_story(tmp_path)
     rec = recording.load(str(directory))
     said = summary.summary(rec)
-    report = text.render_text(rec)
+    report = views.text_report(rec)
 
     def renamed(verdict: str) -> dict:
         copied = copy.deepcopy(said)
@@ -330,7 +330,7 @@ def test_the_checker_holds_the_report_and_catches_it_tampered_with(row_lock_reco
     assert verdict_check.check(str(directory)) == []
     rec = recording.load(str(directory))
     said = summary.summary(rec)
-    report = text.render_text(rec)
+    report = views.text_report(rec)
     assert replica_check.problems(rec, said, report) == []
 
     def tampered(change) -> list[str]:
@@ -401,7 +401,7 @@ def test_the_metrics_and_the_report_split_the_time_alike():
 
 
 def test_the_html_shows_the_section_and_its_phases(row_lock_recording):
-    page = html.render_html(recording.load(str(row_lock_recording)))
+    page = views.html_report(recording.load(str(row_lock_recording)))
     verdict = page[page.index('<h2 id="verdict">'):page.index('<h2 id="findings">')]
     assert verdict.index('id="replica-phases"') < verdict.index('id="phases"')  # the replica's story first
     assert "row-lock-bound: the applier applied 1,233 events" in verdict

@@ -10,7 +10,7 @@ import json
 import re
 
 from conftest import REPO
-from innostall.analysis import cost, recording, replica_time, summary, text
+from innostall.analysis import cost, recording, replica_time, summary, views
 from innostall.analysis.checks import figure_bounds_check, verdict_check
 from innostall.analysis.replica_time import BOUND, WATCHED_ENOUGH
 from innostall.analysis.sections import purge as purge_section
@@ -121,19 +121,18 @@ def test_an_overhead_estimate_above_the_servers_cpu_is_said_in_seconds():
 
 
 def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections():
-    from innostall.analysis import html, text
     from innostall.analysis.replica_timeline import LAG_COLUMN, replica_series
     rec = recording.load(str(SAMPLED))
     told = summary.summary(rec)
     assert told["findings"][0].startswith("The replica fell behind: its lag grew")
-    page = html.render_html(rec)
+    page = views.html_report(rec)
     timeline = page[page.index('id="purge-timeline"'):]
     assert "Replica lag (s, as the replica reported it)" in timeline
     assert "Replica applier, ms\\u002fs: busy, and its watched time by part" in timeline  # "/" as the page's JSON has it
     lanes, rows = replica_series(rec, rec.counters["t_s"].drop_duplicates().sort_values().iloc[1:].to_numpy())
     lag = rec.counters[rec.counters["name"] == "server.replica_lag_s"].groupby("t_s")["value"].last()
     assert lanes[LAG_COLUMN].max() == lag.max() and "waiting on row locks ms/s" in rows[1][1]
-    report = text.render_text(rec)
+    report = views.text_report(rec)
     assert report.index("\nReplica applier (the replica's") < report.index("\nPurge")
 
 

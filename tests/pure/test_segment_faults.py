@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from innostall.analysis import recording, summary
+from innostall.analysis import recording, recording_facts
 from innostall.format import journal as fmt, journal_files
 
 from recordings import synthetic
@@ -46,7 +46,7 @@ def test_a_deleted_segment_is_named(segmented, tmp_path, number):
     assert named and journal_files.segment_name(number) in named[0], rec.warnings
     assert rec.counters["interval"].nunique() < whole.counters["interval"].nunique()
     if number != 1:  # the gap is said to be the segment's, not the recorder's falling behind
-        gap = [w for w in summary.warnings(rec) if w.startswith("one interval lasted")]
+        gap = [w for w in recording_facts.warnings(rec) if w.startswith("one interval lasted")]
         assert gap and "a journal segment is missing" in gap[0] and "fell behind" not in gap[0], gap
 
 

@@ -166,14 +166,14 @@ def test_the_flush_finding_and_its_check(tmp_path):
 
 
 def test_the_html_report_draws_redo_and_flushing(tmp_path):
-    from innostall.analysis import html
+    from innostall.analysis import views
     steps = [{"purge_batches": 1}] * 4
     states = [{"lsn": 100 * MIB + MIB * i, "checkpoint_lsn": 100 * MIB, "async_flush_age": 8 * MIB,
                "dirty_pages": 10 * i, "free_pages": 500, "undo_pages": 200} for i in range(1, 5)]
-    page = html.render_html(load(tmp_path, with_state(purge_journal(steps), states), {"read": list(states[0])}))
+    page = views.html_report(load(tmp_path, with_state(purge_journal(steps), states), {"read": list(states[0])}))
     assert 'id="redo-flushing"' in page and "Checkpoint age and the flush points, MiB" in page
     assert "<li>redo written 3.0 MiB from 1.0 to 4.0 s" in page
-    bare = html.render_html(load(tmp_path / "none", purge_journal(steps), {"read": [], "note": "no DWARF"}))
+    bare = views.html_report(load(tmp_path / "none", purge_journal(steps), {"read": [], "note": "no DWARF"}))
     assert 'id="redo-flushing"' not in bare and "not recorded: no DWARF" in bare
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import recordings
-from innostall.analysis import html, recording, text
+from innostall.analysis import recording, views
 from innostall.analysis.summary import summary
 from innostall.collector.recorder.plan import check_settings
 from innostall.errors import UserError
@@ -32,9 +32,9 @@ def test_every_view_tells_the_waits_without_a_stack(tmp_path):
                     "wait_pct": round(100 * SHORT_NS / waited_ns, 1)}
     words = (f"waits of 16 µs or more: {SHORT_WAITS} shorter waits, 0.3 ms, "
              f"{told['wait_pct']:.1f}% of the time waited")
-    assert words in text.render_text(rec)
+    assert words in views.text_report(rec)
     page = tmp_path / "report.html"
-    html.write_html(rec, str(page))
+    views.write_html_report(rec, str(page))
     assert f"Stacks of waits of 16 µs or more: {SHORT_WAITS} shorter waits (0.3 ms, {told['wait_pct']:.1f}%" \
         in page.read_text()
 
@@ -42,7 +42,7 @@ def test_every_view_tells_the_waits_without_a_stack(tmp_path):
 def test_a_recording_that_kept_every_stack_says_nothing_of_it(tmp_path):
     rec = with_short_waits(tmp_path / "rec", None)  # older recordings, and --latch-stack-threshold 0
     assert summary(rec)["latches"]["unstacked"] is None
-    assert "shorter waits" not in text.render_text(rec)
+    assert "shorter waits" not in views.text_report(rec)
 
 
 def test_a_negative_threshold_is_refused():

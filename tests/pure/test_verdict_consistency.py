@@ -17,7 +17,7 @@ from markupsafe import escape
 import recording_check
 import recordings
 from conftest import REPO
-from innostall.analysis import html, purge, recording, summary, text
+from innostall.analysis import purge, recording, summary, views
 from innostall.analysis.checks import verdict_check
 from innostall.analysis.wording import numbers
 from innostall.analysis.wording.numbers import shorten
@@ -142,7 +142,7 @@ def test_purge_not_recorded_is_said_so_never_that_no_batch_ran(tmp_path):
     assert (phase["verdict"], phase["from_s"], throttled["verdict"]) == ("not_recorded", 0.0, "throttled")
     assert "purge_batch" in phase["detail"] and "2,000 µs × 120 row operations" in throttled["detail"]
     assert not any("no purge batch" in f.lower() for f in told["findings"])
-    report = text.render_text(rec)
+    report = views.text_report(rec)
     assert "Purge: not recorded (probe purge_batch)" in report and "no purge batch ran" not in report
     assert verdict_check.check(str(directory)) == []
 
@@ -223,7 +223,7 @@ def test_the_checker_reads_each_claim_against_its_own_span(tmp_path):
 def test_text_and_html_say_the_same_sentences_as_json(tmp_path):
     rec = recording.load(str(recordings.synthetic(tmp_path / "rec")))
     said = summary.summary(rec)
-    page, report = html.render_html(rec), text.render_text(rec)
+    page, report = views.html_report(rec), views.text_report(rec)
     assert verdict_check.view_problems(said, report, page) == []
     assert said["findings"] and all(f"  finding: {f}" in report.splitlines() for f in said["findings"])
     altered = report.replace("every purge batch found nothing", "every purge batch found little")
@@ -255,20 +255,20 @@ def test_the_finding_names_the_hot_block_as_the_latch_table_does(tmp_path):
     [latches] = [f for f in said["findings"] if f.startswith("Threads waited")]
     assert f"% of that time was on one page, {block}: a hot spot" in latches
     assert "space 5 page 3" not in json.dumps(said)
-    assert re.search(r"^\s+5\s+3\s+\d+\s+[\d.]+\s+block 5:3 sbtest/sbtest1 PRIMARY$", text.render_text(rec), re.M)
+    assert re.search(r"^\s+5\s+3\s+\d+\s+[\d.]+\s+block 5:3 sbtest/sbtest1 PRIMARY$", views.text_report(rec), re.M)
     assert verdict_check.check(str(directory)) == []
 
 
 def test_names_are_shortened_only_at_word_boundaries_and_whole_in_json_and_html(tmp_path):
     rec = recording.load(str(named_recording(tmp_path)))
-    report = text.render_text(rec)
+    report = views.text_report(rec)
     assert LONG_LATCH not in report  # too long for its column ...
     cut = shorten(LONG_LATCH, 48)
     assert cut == "condition's mutex retaken in net_real_write…"
     assert f"  {cut}" in report and "net_real_write ← ne " not in report  # ... cut between words
     assert all(LONG_LATCH.startswith(c.rstrip("…")) for c in re.findall(r"condition's[^…]*…", report))
     assert LONG_LATCH in [t["name"] for t in summary.summary(rec)["latches"]["top"]]  # whole in JSON
-    assert f'title="{escape(LONG_LATCH)}"' in html.render_html(rec)  # and in the HTML title
+    assert f'title="{escape(LONG_LATCH)}"' in views.html_report(rec)  # and in the HTML title
 
 
 def test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_title(tmp_path):
@@ -281,7 +281,7 @@ def test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_ti
     shown = re.search(r'now running "([^"]*)"', phase["detail"])[1]
     assert shown.endswith("…") and statement.startswith(shown[:-1]) and statement[len(shown) - 1] == " "
     assert phase["figures"]["views"][0]["statement"] == statement
-    assert f'title="connection 17 running {escape(statement)}"' in html.render_html(rec)
+    assert f'title="connection 17 running {escape(statement)}"' in views.html_report(rec)
     assert verdict_check.check(rec.path) == []
 
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from innostall.analysis import recording, summary, text, window
+from innostall.analysis import recording, summary, views, window
 from innostall.analysis.purge_phases import purge_phases
 from innostall.collector.recorder import watch
 from innostall.errors import UserError
@@ -62,7 +62,7 @@ def test_a_history_trigger_saves_the_minutes_around_it_and_the_verdict_names_the
     pinned = [p for p in story_told["purge"]["phases"] if p["verdict"] == "pinned"]
     assert pinned and "thread 4321" in pinned[0]["detail"], story_told["purge"]["phases"]
     assert story_told["trigger"] == "saved by innostall watch: history 3,300 above 3,000, at 24 s of the watch"
-    assert "  trigger   saved by innostall watch: history 3,300 above 3,000" in text.render_text(cut)
+    assert "  trigger   saved by innostall watch: history 3,300 above 3,000" in views.text_report(cut)
     # the base interval's growth (from the watch's attach) is outside the window
     assert cut.counters["interval"].min() == 0 and cut.counter_total("purge_batches") == 18
 
