@@ -10,7 +10,7 @@ from importlib import resources
 
 from innostall.errors import UserError
 
-from . import call_sites, layouts, libc, machine_code
+from . import call_sites, layouts, libc, machine_code, plain_name
 from .elf import Symbol
 from .target import Target, parse_version
 
@@ -42,6 +42,7 @@ class ResolvedProbe:
     after_calls: list[int] = field(default_factory=list)
     callee: str | None = None  # the function those calls call
     replica_only: bool = False  # left out where the server says it is no replica (the catalog's)
+    found_by: str | None = None  # found otherwise than by the catalog's names (plain_name.py)
 
     @property
     def ok(self) -> bool:
@@ -173,10 +174,14 @@ def library_symbols(variant: dict, target: Target) -> tuple[libc.Libc | None, li
     return lib, present
 
 
-def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool:
+def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target,
+                    found: list[Symbol] | None = None) -> bool:
     """The variant's functions (in the server, or in the C library it runs with), with the
-    layout members, globals and callers its programs need; False when one is missing."""
-    if variant.get("library") == "libc":
+    layout members, globals and callers its programs need; False when one is missing.
+    `found`: where plain_name.py found them, when the variant's names miss."""
+    if found:
+        lib, present = target.elf, found
+    elif variant.get("library") == "libc":
         lib, present = library_symbols(variant, target)
     else:
         lib, present = target.elf, variant_symbols(variant, target)
@@ -210,7 +215,6 @@ def resolve_variant(probe: ResolvedProbe, variant: dict, target: Target) -> bool
     probe.global_settings = dict(global_settings)
     probe.caller_ranges = {prefix: next(iter(found.values())) for prefix, found in callers.items()}
     probe.programs = dict(variant.get("programs", probe.programs))
-    probe.group = variant.get("group", probe.group)  # where one family's server hits it far more
     probe.decode = dict(variant.get("decode", {}))
     probe.exact = variant.get("exact", True)
     probe.bpftrace = variant.get("bpftrace", probe.bpftrace)
@@ -336,9 +340,25 @@ def resolve(target: Target, names: list[str] | None = None, kept: set[str] | Non
             except (LayoutUnknown, MembersUnknown, call_sites.Unconfirmed) as e:
                 undecodable = undecodable or str(e)
         else:
-            probe.reason = undecodable or missing_reason(target, variants)
+            probe.reason = undecodable or found_otherwise(probe, variants, target)
         resolved.append(probe)
     return resolved
+
+
+def found_otherwise(probe: ResolvedProbe, variants: list[tuple[dict, bool]], target: Target) -> str | None:
+    """Where every name the catalog lists misses: the function by its plain name, under
+    another signature or inlined (plain_name.py); None once attached so, else the reason."""
+    found = plain_name.find(variants, target, plain_name.none_read(catalog_file()), probe.programs)
+    if isinstance(found, tuple):
+        variant, symbols, how = found
+        try:
+            if resolve_variant(probe, variant, target, symbols):
+                probe.found_by = how
+                return None
+        except MembersUnknown as e:
+            return str(e)
+        found = None
+    return (f"{missing_reason(target, variants)}; {found}" if found else missing_reason(target, variants))
 
 
 def missing_reason(target: Target, variants: list[tuple[dict, bool]]) -> str:

@@ -19,8 +19,7 @@ steady load has row-lock waits of its own (state_signals.c).
                    opens the redo writers' group and the latch waits'
   history          the history list above its level a second before at each read for 3 s
                    (the gauge collector/server/state.py reads): purge is not keeping up;
-                   opens purge's record, sleep and worker groups, and its batches' where
-                   they are sampled (MySQL, MariaDB 10.2-10.4)
+                   opens purge's record, sleep and worker groups
 
 A build without DWARF (every MySQL build Oracle ships) has the history alone, on MySQL 8.0+,
 through trx_sys at the offset its code confirms (state.history_place), and the recording
@@ -51,7 +50,7 @@ SIGNALS = (
     Signal("row_lock_waits_begun", "count", ("applier", "latch"), floor=5),
     Signal("free_page_waits", "count", ("latch", "undo_read")),
     Signal("log_room_waits", "count", ("redo", "latch")),
-    Signal("history", "climb", ("purge_batch", "purge_record", "purge_sleeps", "purge_worker")),
+    Signal("history", "climb", ("purge_record", "purge_sleeps", "purge_worker")),
 )
 NO_DWARF = "the build has no DWARF (its debug file would give it)"
 
