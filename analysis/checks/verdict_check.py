@@ -56,8 +56,8 @@ def check(recording_dir: str) -> list[str]:
     """Every contradiction between the report of a recording (JSON, text and HTML) and its
     tables, one line each; an empty list when there is none."""
     rec = load(recording_dir)
-    # The figures and findings read once for all three views: summary(rec), render_text(rec)
-    # and render_html(rec) would each read them again (a third of a second each).
+    # The figures and findings read once for all three views: summary(rec) and the text and
+    # HTML reports of views.py would each read them again (a third of a second each).
     shown = report(rec)
     told = summed = advised(with_findings(shown.told, shown.found), rec.meta)  # summary(rec)
     try:
