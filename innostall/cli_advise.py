@@ -60,6 +60,8 @@ def cmd_verify(args) -> int:
     from innostall.collector.verify.trial import run_trial
     from innostall.errors import UserError
 
+    if args.exact and args.budget is not None:
+        raise UserError("verify: --exact and --budget exclude each other (--exact: no budget)")
     changes, expect = changes_from(args)
     name, _, towards = expect.partition(":")
     if name not in FIGURES or towards not in ("", "down", "zero"):
@@ -71,8 +73,9 @@ def cmd_verify(args) -> int:
               + "; ".join(c.words for c in changes), file=sys.stderr)
         print("innostall verify: nothing run, nothing changed: add --apply to change the server", file=sys.stderr)
         return 2
-    trial = run_trial(args.pid, args.sql, args.load, changes, args.out, args.repeats, ["--budget", str(args.budget)]
-                      if args.budget is not None else [], say=lambda line: print(line, file=sys.stderr))
+    record_args = ["--exact"] if args.exact else ["--budget", str(args.budget)] if args.budget is not None else []
+    trial = run_trial(args.pid, args.sql, args.load, changes, args.out, args.repeats, record_args,
+                      say=lambda line: print(line, file=sys.stderr))
     base = [figure_of(summary.summary(recording.load(d)), name) for d in trial.baselines]
     results = []
     for (run, done), change in zip(trial.changed, changes):
@@ -98,6 +101,8 @@ def add_verify_parser(sub) -> None:
     verify.add_argument("--expect", metavar="FIGURE[:down|zero]", help="the figure the change should move")
     verify.add_argument("--repeats", type=int, default=2, help="runs without the change, for the noise (2)")
     verify.add_argument("--budget", type=float, help="each recording's budget (as record's)")
+    verify.add_argument("--exact", action="store_true", help="each recording with every probe attached (as "
+                        "record's): where the budget samples the part the change should move too thinly to judge")
     verify.add_argument("--sql", metavar="[USER@]SOCKET", help="how to log in (as record's)")
     verify.add_argument("--apply", action="store_true", help="change the server (without it, say what would run)")
     verify.add_argument("-o", "--out", required=True, metavar="DIR", help="a new directory for the runs' recordings")

@@ -40,8 +40,10 @@ def printed(summary) -> set[str]:
                 out.add(count(value))
             if key.endswith("_ms"):
                 out |= {f"{value:.0f} ms", duration(value / 1e3)}
-            elif key.endswith("_s") or key == "seconds":
+            elif key.endswith("_s") or key == "seconds" or "_s_" in key:  # lag_s_max: seconds too
                 out |= {seconds(value), duration(value)}
+                if float(value).is_integer():  # the replica's lag, whole seconds: "at most 21 s"
+                    out.add(f"{count(value)} s")
     return out
 
 

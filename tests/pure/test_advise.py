@@ -97,7 +97,7 @@ def test_advise_prints_one_line_for_a_missing_recording(capsys, tmp_path):
     assert capsys.readouterr().err.count("\n") == 1
 
 
-def test_a_redo_bound_replica_on_mariadb_10_8_or_later_is_advised_the_commit_flush_with_buffered_log_writes():
+def test_a_redo_bound_replica_on_mariadb_10_8_or_later_is_advised_the_commit_flush_and_told_of_buffered_log_writes():
     detail = ("redo-bound: the applier applied 900 events (90.0/s), busy 9.0 s of 10.0 s (90%); of the 8.0 s "
               "watched whole, 60% waiting for the redo log at commit (4.8 s)")
     phase = {"from_s": 0.0, "to_s": 10.0, "verdict": "redo-bound", "detail": detail,
@@ -109,8 +109,10 @@ def test_a_redo_bound_replica_on_mariadb_10_8_or_later_is_advised_the_commit_flu
     advice = advise(told, meta)
     assert [a.key for a in advice.actions] == ["flush_log_at_commit", "parallel_appliers"]
     flush = advice.actions[0]
-    assert flush.apply_sql == "SET GLOBAL innodb_flush_log_at_trx_commit = 2, GLOBAL innodb_log_file_buffering = ON"
-    assert flush.undo_sql == "SET GLOBAL innodb_flush_log_at_trx_commit = 1, GLOBAL innodb_log_file_buffering = OFF"
+    # the buffering named, not applied: MariaDB 11.4.5 kept it ON after SET GLOBAL ... = OFF
+    assert "innodb_log_file_buffering = ON" in flush.change
+    assert flush.apply_sql == "SET GLOBAL innodb_flush_log_at_trx_commit = 2"
+    assert flush.undo_sql == "SET GLOBAL innodb_flush_log_at_trx_commit = 1"
     assert flush.expected == "the applier's waits for the redo log at commit (4.8 s of the 8.0 s watched whole) fall to near none"
     assert flush.expect.figure == "applier_redo_share" and flush.expect.now == pytest.approx(0.6)
     assert advice_problems(told, advice.as_json()) == []
@@ -135,3 +137,18 @@ def test_a_level_past_a_point_is_no_share_above_its_whole_when_the_advice_wraps_
     wrapped = "                reached 12.3 MiB, 114% of the async\n                flush point (10.7 MiB)"
     assert words_problems(wrapped, "the text report") == []
     assert words_problems("busy 114% of the time", "the text report") != []
+
+
+def test_a_replica_lag_of_whole_seconds_the_advice_quotes_is_one_the_report_says():
+    """The report prints the lag as the replica gives it, whole seconds ('at most 1 s'): the
+    checker knows lag_s_max in those words (a live recording's advice quoted 1 s, flagged)."""
+    detail = ("redo-bound: the applier applied 900 events (90.0/s), busy 9.0 s of 10.0 s (90%); of the 8.0 s "
+              "watched whole, 60% waiting for the redo log at commit (4.8 s)")
+    phase = {"from_s": 0.0, "to_s": 10.0, "verdict": "redo-bound", "detail": detail,
+             "figures": {"watched_s": 8.0, "split_s": {"redo": 4.8, "row_lock": 0.0}}}
+    told = {"replica": {"phases": [phase], "lag_s_max": 1}, "findings": []}
+    meta = {"target": {"family": "mariadb", "version": "11.4.5"},
+            "server_variables": {"at_start": {"innodb_flush_log_at_trx_commit": "1", "slave_parallel_threads": "0"}}}
+    advice = advise(told, meta)
+    assert all("up to 1 s here" in a.expected for a in advice.actions)
+    assert advice_problems(told, advice.as_json()) == []
