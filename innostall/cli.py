@@ -18,7 +18,7 @@ def probe_json(p) -> dict:
             "symbols": [s.name for s in p.symbols], "offsets": p.offsets,
             "after_calls": p.after_calls, "callee": p.callee,
             "programs": p.programs, "globals": p.globals, "decode": p.decode,
-            "exact": p.exact, "fallback": p.fallback, "reason": p.reason}
+            "exact": p.exact, "fallback": p.fallback, "found_by": p.found_by, "reason": p.reason}
 
 
 def cmd_probes(args) -> int:
@@ -50,7 +50,8 @@ def cmd_probes(args) -> int:
         mark = "*" if p.core else " "
         if p.ok:
             more = f" (+{len(p.symbols) - 1} more)" if len(p.symbols) > 1 else ""
-            notes = ("  [fallback]" if p.fallback else "") + ("" if p.exact else "  [approx]")
+            notes = ("  [fallback]" if p.fallback else "") + ("" if p.exact else "  [approx]") \
+                + (f"  [{p.found_by}]" if p.found_by else "")
             where = demangle(p.symbol.name)[:70] + (f", its call to {p.callee}" if p.callee else "")
             print(f"{mark} {p.name:<{width}}{p.cost:<6}{p.offset:<#11x}{where}{more}{notes}")
         else:
