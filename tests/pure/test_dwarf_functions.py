@@ -107,3 +107,26 @@ def test_mariadb_10_4_6_lookup_inlined_and_page_get_under_another_signature():
     assert "secondary_lookup_enter reads the call's registers" in lookup.reason
     assert fetch.ok and fetch.found_by == "by its name under another signature"
     assert [s.name for s in fetch.symbols] == ["_Z16buf_page_get_gen9page_id_tmmP11buf_block_tmPKcjP5mtr_tP7dberr_t"]
+
+
+class Build:
+    """A target as plain_name.find sees one: no symbol of the name, the DWARF in the file."""
+
+    def __init__(self, path: Path):
+        self.elf, self.debug = ElfImage(str(path)), None
+
+    def find_function_copies(self, name):
+        return []
+
+
+def test_an_entry_program_reading_no_register_is_placed_at_each_inlined_copy(program, monkeypatch):
+    monkeypatch.setattr(dwarf_functions.cache, "cache_dir", lambda: None)
+    variants = [({"families": ["mariadb"], "versions": "1 - 99", "function": "counted"}, True)]
+    variant, symbols, how = plain_name.find(variants, Build(program), {"purge_page_get"},
+                                            {"entry": "purge_page_get"})
+    assert how == "found by DWARF: counted inlined into first, second at 3 sites"
+    assert [s.name for s in symbols] == ["first", "second", "second"] and symbols[0].table == "DWARF"
+    said = plain_name.find(variants, Build(program), {"purge_page_get"},
+                           {"entry": "purge_page_get", "return": "purge_page_exit"})
+    assert said.startswith("counted is inlined into first, second at 3 sites (0x")
+    assert "its return program needs a call to return from" in said
