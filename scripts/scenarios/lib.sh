@@ -129,6 +129,18 @@ parse_args() {
 
 # --- the server ----------------------------------------------------------------------
 
+connect_replica() {  # --fixture SERVER:replica: sets primary, connects, dies where it does not replicate
+  [[ $server == *:replica ]] || usage_error "name the replica: --fixture SERVER:replica (scripts/replica.sh SERVER setup first)"
+  primary=${server%%:*}
+  connect
+  [ -n "$(sql "SHOW ALL SLAVES STATUS" 2>/dev/null || sql "SHOW REPLICA STATUS")" ] ||
+    die "$server is not replicating (scripts/replica.sh $primary setup)"
+}
+
+applied() {  # the events the replica says it applied (MariaDB), or "" where it does not say
+  client_cmd --column-names -e "SHOW ALL SLAVES STATUS\G" 2>/dev/null | sed -n 's/^ *Executed_log_entries: //p'
+}
+
 connect() {  # find the client and sysbench, check the server answers and has a sbtest1 table
   if [ -n "$server" ]; then
     sock=$("$fixture_sh" "$server" socket 2>/dev/null) && client=$("$fixture_sh" "$server" client) ||

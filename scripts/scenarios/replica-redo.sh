@@ -43,17 +43,9 @@ EOF2
 . "$(dirname "$0")/lib.sh"
 
 parse_args "$@"
-[[ $server == *:replica ]] || usage_error "name the replica: --fixture SERVER:replica (scripts/replica.sh SERVER setup first)"
-primary=${server%%:*}
 threads=${opt[threads]}
 [ "$threads" -ge 1 ] || usage_error "--threads wants at least 1"
-connect
-[ -n "$(sql "SHOW ALL SLAVES STATUS" 2>/dev/null || sql "SHOW REPLICA STATUS")" ] ||
-  die "$server is not replicating (scripts/replica.sh $primary setup)"
-
-applied() {  # the events the replica says it applied (MariaDB), or "" where it does not say
-  client_cmd --column-names -e "SHOW ALL SLAVES STATUS\G" 2>/dev/null | sed -n 's/^ *Executed_log_entries: //p'
-}
+connect_replica
 
 mark "start epoch=$((start_us / 1000000)).$(printf '%06d' $((start_us % 1000000))) server=$version"
 first=$(applied)

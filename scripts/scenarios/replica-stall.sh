@@ -60,17 +60,9 @@ done
 
 parse_args "${args[@]}"
 case $cause in row-lock|lru|snapshot|purge) ;; *) usage_error "--cause wants row-lock, lru, snapshot or purge, not '$cause'" ;; esac
-[[ $server == *:replica ]] || usage_error "name the replica: --fixture SERVER:replica (scripts/replica.sh SERVER setup first)"
-primary=${server%%:*}
 hold_at=${opt[hold-at]} hold=${opt[hold]} threads=${opt[threads]}
 check_phases hold-at "$hold_at" hold-at+hold "$((hold_at + hold))"
-connect
-[ -n "$(sql "SHOW ALL SLAVES STATUS" 2>/dev/null || sql "SHOW REPLICA STATUS")" ] ||
-  die "$server is not replicating (scripts/replica.sh $primary setup)"
-
-applied() {  # the events the replica says it applied (MariaDB), or "" where it does not say
-  client_cmd --column-names -e "SHOW ALL SLAVES STATUS\G" 2>/dev/null | sed -n 's/^ *Executed_log_entries: //p'
-}
+connect_replica
 
 mark "start epoch=$((start_us / 1000000)).$(printf '%06d' $((start_us % 1000000))) server=$version"
 first=$(applied)
