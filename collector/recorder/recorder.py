@@ -28,7 +28,7 @@ from ..server.state import state_plan
 from . import idle, store
 from .directory import Journal, discard_dir, prepare_dir, release_room, reserve_room, size_limit
 from .live_line import LiveLine
-from .own_cpu import own_cpu_accounts, own_cpu_s
+from .own_cpu import children_cpu_s, own_cpu_accounts, own_cpu_s, self_cpu_s
 from .plan import (check_budget, check_settings, global_addresses, group_settings, layout_args,
                    loader_args, plan_attachments, sampling_groups)
 from .server_access import (joined_state, latch_namer, leave_out_replica_probes, replica_lag, server_settings,
@@ -275,6 +275,7 @@ def end_at_once(out_dir: str, meta: dict, journal, asked: Asked, name: str, seco
 def finish(out_dir: str, meta: dict, proc: subprocess.Popen, journal: Journal, seconds: float,
            group: idle.IdleGroup | None, stopping: Stopping) -> dict:
     """The tables and the last meta.json, or one line on how the recording ended early."""
+    loader_ended_s = meta.pop("own_cpu_traced_s", None)  # own CPU at the loader's last snapshot
     if journal.failed:
         return end_on_full_disk(out_dir, meta, journal, seconds)
     release_room(out_dir)
@@ -282,13 +283,15 @@ def finish(out_dir: str, meta: dict, proc: subprocess.Popen, journal: Journal, s
         meta["end_reason"] = meta.pop("stop_words")
     if "end_reason" not in meta:  # the loader ended without its last snapshot
         return end_without_loader(out_dir, meta, loader.end_reason(proc), seconds)
-    traced_cpu_s = own_cpu_s()
+    traced_cpu_s = loader_ended_s or own_cpu_s()
+    before_tables = self_cpu_s() + children_cpu_s()  # the tables' writer is reaped in between
     try:
         skipped_by = store.write_tables_aside(out_dir, group, stopping.after_loader)
     except UserError:
         store.write_meta(out_dir, {**meta, "complete": False})
         raise
-    meta["own_cpu_s"] = own_cpu_accounts(meta.get("own_cpu_s", {}), traced_cpu_s)
+    meta["own_cpu_s"] = own_cpu_accounts(meta.get("own_cpu_s", {}), traced_cpu_s,
+                                         self_cpu_s() + children_cpu_s() - before_tables)
     if skipped_by:
         meta["tables"] = f"skipped ({skipped_by}): the report reads the journal"
     meta["complete"] = True
@@ -348,6 +351,8 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
                 live.show(rec)
             if on_event and kind in ("attached", "final"):
                 on_event(rec)
+            if kind == "final":  # the loader's CPU while it is there to read (own_cpu.py)
+                meta["own_cpu_traced_s"] = own_cpu_s(proc.pid)
         proc.wait()
     if live and attached_at:
         sys.stderr.write("\n")
