@@ -129,6 +129,19 @@ parse_args() {
 
 # --- the server ----------------------------------------------------------------------
 
+# Clients calling a procedure in the background: their pids in updaters, and the start of
+# their statement as the processlist shows it in updaters_call. A script that sets
+# exit_hook=stop_updaters has them ended at an early exit, and their calls on the server.
+updaters=() updaters_call=""
+stop_updaters() {
+  local pid
+  for pid in "${updaters[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${updaters[@]}"; do wait "$pid" 2>/dev/null; done
+  [ "${#updaters[@]}" -gt 0 ] && [ -n "$updaters_call" ] || return 0
+  client_cmd -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '$updaters_call%'" 2>/dev/null |
+    while read -r id; do client_cmd -e "KILL QUERY $id" 2>/dev/null; done
+}
+
 connect_replica() {  # --fixture SERVER:replica: sets primary, connects, dies where it does not replicate
   [[ $server == *:replica ]] || usage_error "name the replica: --fixture SERVER:replica (scripts/replica.sh SERVER setup first)"
   primary=${server%%:*}

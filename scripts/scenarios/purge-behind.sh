@@ -113,16 +113,7 @@ settle() {  # settle WHAT: until the history is below --settle, at most --settle
   echo "$history"
 }
 
-updaters=()
-stop_updaters() {  # at an early exit: the clients ended, and their calls on the server
-  local pid
-  for pid in "${updaters[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${updaters[@]}"; do wait "$pid" 2>/dev/null; done
-  [ "${#updaters[@]}" -gt 0 ] || return 0
-  client_cmd -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'CALL purge_behind.updates%'" 2>/dev/null |
-    while read -r id; do client_cmd -e "KILL QUERY $id" 2>/dev/null; done
-}
-exit_hook=stop_updaters
+updaters_call='CALL purge_behind.updates' exit_hook=stop_updaters
 
 updates() {
   sql "SHOW GLOBAL STATUS LIKE 'Handler_update'" | cut -f 2

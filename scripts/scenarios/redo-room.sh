@@ -101,16 +101,7 @@ flush_state() {  # "checkpoint age=BYTES dirty pages=N"
   echo "checkpoint age=${age:-unknown} dirty pages=$(sql "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'" | cut -f 2)"
 }
 
-updaters=()
-stop_updaters() {  # at an early exit: the clients ended, and their calls on the server
-  local pid
-  for pid in "${updaters[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${updaters[@]}"; do wait "$pid" 2>/dev/null; done
-  [ "${#updaters[@]}" -gt 0 ] || return 0
-  client_cmd -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'CALL redo_room_updates%'" 2>/dev/null |
-    while read -r id; do client_cmd -e "KILL QUERY $id" 2>/dev/null; done
-}
-exit_hook=stop_updaters
+updaters_call='CALL redo_room_updates' exit_hook=stop_updaters
 
 start_us=${EPOCHREALTIME/./}  # the timeline's 0: the updates' start, the table and procedure made
 mark "start epoch=$((start_us / 1000000)).$(printf '%06d' $((start_us % 1000000))) server=$version $(flush_state)"
