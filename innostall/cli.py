@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 from innostall import __version__
@@ -234,7 +235,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def heed_interrupts() -> None:
+    """SIGINT ends innostall from its first line, as it ends a recording once started. A shell
+    script's background command (`innostall record ... &`) inherits SIGINT ignored, and
+    Python then raises no KeyboardInterrupt: a recorder sent SIGINT before its own handler
+    (collector/recorder/stopping.py, after discovery) went on recording to its end, its probes
+    in the server. Only as a program: a caller's own handler, in its process, is its own."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        heed_interrupts()
     try:  # building the parser imports much: a Ctrl-C meanwhile has made nothing yet
         args = parser().parse_args(argv)
     except KeyboardInterrupt:

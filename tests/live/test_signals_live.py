@@ -35,9 +35,13 @@ def ended(proc: subprocess.Popen) -> tuple[str, float]:
     return err, time.monotonic() - began
 
 
-def recorder(pid: int, out, *extra: str) -> subprocess.Popen:
+def recorder(pid: int, out, *extra: str, sigint=signal.SIG_DFL) -> subprocess.Popen:
+    """A recorder started with SIGINT's disposition given, not the suite's own: a suite run as
+    a script's background command (`make test &`) has SIGINT ignored, which its children
+    inherit, where a terminal's Ctrl-C finds it at its default."""
     return subprocess.Popen(INNOSTALL + ["record", "--pid", str(pid), "-o", str(out), "--duration", "60", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
 
 
 def watching(pid: int, out, before_s: int, after_s: int) -> subprocess.Popen:
@@ -81,6 +85,26 @@ def test_a_ctrl_c_at_any_point_of_the_start_leaves_nothing_behind(servers, tmp_p
         assert all(line.startswith("innostall: ") for line in said), (after_s, err)
         for loader in loaders:  # ended and waited for before the recorder's exit
             assert not os.path.exists(f"/proc/{loader}"), (after_s, loader)
+    assert_no_probe_left(srv.pid, offsets)
+
+
+def test_a_recorder_started_with_sigint_ignored_still_ends_at_one_during_its_start(servers, tmp_path):
+    """As a script's background command: SIGINT inherited ignored. A fresh root's suite run
+    so sent its recorder SIGINT during discovery, before the recording's own handler, and the
+    recorder went on to the end of its 60 s. Now innostall heeds SIGINT from main's first
+    line (cli.heed_interrupts); 1 s is past that line on any machine that runs the suite
+    (the CLI's imports take about 0.1 s), and within discovery or the attach."""
+    srv = servers(SERVER)
+    offsets = probed_offsets(srv.pid)
+    out = tmp_path / "rec"
+    proc = recorder(srv.pid, out, sigint=signal.SIG_IGN)
+    time.sleep(1.0)
+    loaders = loaders_of(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    err, took = ended(proc)
+    assert "Traceback" not in err and proc.returncode in (0, 130), (proc.returncode, err)
+    for loader in loaders:
+        assert not os.path.exists(f"/proc/{loader}"), loader
     assert_no_probe_left(srv.pid, offsets)
 
 
