@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import metrics, purge, report_tables
+from . import metrics, purge_history, report_tables
 from .recording import load
 from .summary import summary
 
@@ -31,7 +31,7 @@ def load_frames(path: str) -> dict[str, pd.DataFrame]:
         "hists": rec.hists,
         **rec.tables,
         "pages": rec.pages,  # block_pages, as it was named here before
-        "purge": purge.purge_table(rec),
+        "purge": purge_history.purge_table(rec),
         "intervals": report_tables.interval_table(rec),
         "probes": pd.DataFrame(rec.meta.get("probes", [])),
         "summary": metrics.summary_rows(summary(rec)),

@@ -10,9 +10,9 @@ measured: make bench's accuracy phase sets each estimated count against an --exa
 recording of the same moments (scripts/bench/accuracy.py), and the range of its errors over
 the runs kept (analysis/measured_errors.json, written by scripts/bench/estimate_errors.py)
 is said beside the figure: "about 5,124 reads that built versions (make bench: 65-76%
-low)". The errors lean low where events come in bursts: a window that closes once it has
-spent its allowance ends inside the burst that spent it, and the intervals a stall
-elsewhere left unwatched are filled at the watched ones' rate. No interval is built from
+low)" (wording/estimate_words.py). The errors lean low where events come in bursts: a
+window that closes once it has spent its allowance ends inside the burst that spent it, and
+the intervals a stall elsewhere left unwatched are filled at the watched ones' rate. No interval is built from
 the watched intervals alone: one such held the whole in 2 of 16 counts."""
 from __future__ import annotations
 
@@ -96,29 +96,3 @@ def measured_error(probe: str, figure: str) -> dict | None:
     """{low, high, runs}: the range of the estimate's error against --exact over make
     bench's runs (-0.65: 65% low); None where make bench does not measure it."""
     return measured_errors().get(BENCH_FIGURES.get((probe, figure), ""))
-
-
-def error_words(error: dict | None) -> str:
-    """'make bench: 65-76% low', '9% low to 3% high', or 'its error not measured'."""
-    if not error:
-        return "its error not measured"
-    low, high = round(100 * error["low"]), round(100 * error["high"])
-    if high < 0:
-        span = f"{-high}%" if low == high else f"{-high}–{-low}%"
-        return f"make bench: {span} low"
-    if low > 0:
-        span = f"{low}%" if low == high else f"{low}–{high}%"
-        return f"make bench: {span} high"
-    return f"make bench: {-low}% low to {high}% high"
-
-def estimate_words(estimated: dict | None, units: dict[str, str]) -> str:
-    """'about 1.620 s (make bench: 9% low to 3% high), 1,234 waits (make bench: 14% low to
-    13% high)', from estimated_figures; units gives each figure's words: a noun ('waits'),
-    or 's' for seconds."""
-    if not estimated:
-        return ""
-    errors = estimated.get("errors", {})
-    parts = [(f"{estimated[figure]:.3f} s" if unit == "s" else f"{estimated[figure]:,.0f} {unit}")
-             + f" ({error_words(errors.get(figure))})"
-             for figure, unit in units.items()]  # a thousandth of a second: a quiet minute's waits
-    return "about " + ", ".join(parts)

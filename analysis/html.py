@@ -17,8 +17,8 @@ from innostall.errors import UserError
 from innostall.format import files
 from innostall.format.output_path import check_path
 
-from . import charts, cost, flamegraph, metrics, purge, redo, report_tables
-from .estimates import estimate_words
+from . import charts, cost, flamegraph, metrics, purge_history, redo, report_tables
+from .wording.estimate_words import estimate_words
 from .wording.numbers import shorten
 from .wording.findings import purge_headline
 from .wording.phases import STATEMENT_SHOWN, who
@@ -107,7 +107,7 @@ def hist_group_section(rec: Recording, names: list[str], title: str, chart_id: s
 def timeline_chart(rec: Recording, told: dict, replica: dict | None) -> Markup | None:
     """The aligned timeline the page leads with; on a replica, its lag and its applier's
     time as rows of it."""
-    table = purge.purge_table(rec)
+    table = purge_history.purge_table(rec)
     if table.empty:
         return None
     story, extra = report_tables.story_series(table), []

@@ -15,6 +15,15 @@ import itertools
 import numpy as np
 import pandas as pd
 
+# transactions: a history this short is no backlog (a server committing thousands a second
+# shows a few hundred between two batches while purge keeps up). Here, with the table's
+# columns, because the verdicts (phases.py) and the pinning views (pinning.py) read it alike.
+BACKLOG_MIN = 1000
+# The sleep tracepoint watched this share of purge's time at least (the purge_*_split_ns
+# columns against purge_*_ns), or no bound is named: the largest part of a few milliseconds
+# watched is no cause. Read by the figures (purge_time.rows_bound) and the words alike.
+WATCHED_ENOUGH = 0.5
+
 
 class Columns:
     """A table's columns as numpy arrays (numbers) or lists (anything else), each taken on

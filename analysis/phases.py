@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .interval_columns import columns, span_max
-from .wording.phases import history_move, phase
-from .pinning import BACKLOG_MIN
+from .interval_columns import BACKLOG_MIN, columns, span_max
 
 VERDICTS = ("idle", "keeping_up", "pinned", "catching_up", "falling_behind", "throttled", "not_recorded")
 # the verdicts worth a word when a phase takes them in: what went wrong, or was put right
@@ -209,22 +207,49 @@ def debounce(verdicts: list[str], keep: list[bool], min_len: int = MIN_PHASE) ->
     return out
 
 
+def rounded(x: float) -> float:
+    return round(float(x), 3)
+
+
+def history_move(table: pd.DataFrame, a: int, b: int) -> dict | None:
+    """The history from the reading nearest the span's start (the snapshot before row a,
+    else the nearer of the last reading before it and the first from a on; the one before
+    on a tie) to the last known one up to row b, end to end (history_end): {from, to,
+    from_s, to_s, seconds, per_s}; None when unknown throughout, or read once (no move to
+    tell). A sampled recording misses snapshots; from_s says which reading was taken."""
+    c = columns(table)
+    ends, t = c["history_end"], c.t
+    inside = c.known_in("history_end", a, b)
+    if not len(inside):
+        return None
+    before = c.last_known_before("history_end", a)
+    start = t[a] - c["length_s"][a] if "length_s" in c else t[a]
+    first = before if before is not None and start - t[before] <= t[inside[0]] - start else inside[0]
+    last = inside[-1]
+    span = t[last] - t[first]
+    if span <= 0:
+        return None
+    return {"from": int(ends[first]), "to": int(ends[last]), "from_s": rounded(t[first]),
+            "to_s": rounded(t[last]), "seconds": rounded(span),
+            "per_s": rounded((ends[last] - ends[first]) / span)}
+
+
 # --- phases ----------------------------------------------------------------------------
 
-def phases(table: pd.DataFrame, purge_recorded: bool = True) -> list[dict]:
-    """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
-    figures, events} (wording.phases.phase), events being the runs of another, noteworthy
-    verdict that the phase took in."""
+def phase_runs(table: pd.DataFrame, purge_recorded: bool = True) -> list[tuple]:
+    """The recording cut into phases, in time order: (verdict, first row, last row, taken
+    in), taken in being (verdict, first row, last row) of each run of another, noteworthy
+    verdict that the phase took in. phase_figures.phase makes each a phase of the report."""
     if table.empty:
         return []
     if not purge_recorded:  # nothing to say of purge; the DML delay, when measured, still is
         unseen = ["throttled" if n else "not_recorded" for n in table["dml_delays"]]
-        return [phase(v, table, a, b, []) for v, a, b in runs(unseen)]
+        return [(v, a, b, []) for v, a, b in runs(unseen)]
     intervals = interval_rows(table)
     raw = catch_ups_after_pins([verdict(iv) for iv in intervals], intervals)
     smooth = debounce(raw, decisive(raw, table))
     smooth = founded(smooth, table)
-    return [phase(v, table, a, b, taken_in(v, raw, table, a, b)) for v, a, b in runs(smooth)]
+    return [(v, a, b, taken_in(v, raw, table, a, b)) for v, a, b in runs(smooth)]
 
 
 def founded(verdicts: list[str], table: pd.DataFrame) -> list[str]:

@@ -9,12 +9,9 @@ import math
 
 import pandas as pd
 
-from .interval_columns import columns
+from .interval_columns import BACKLOG_MIN, columns
 from .recording import Recording
 
-# transactions: a history this short is no backlog (a server committing thousands a second
-# shows a few hundred between two batches while purge keeps up)
-BACKLOG_MIN = 1000
 PIN_LISTED = 10  # pinning views listed at most
 VIEW_COLUMNS = ["tid", "opened_s", "age_s", "history_at_open", "stack", "connection_id",
                 "user", "statement", "source", "seen_open", "open"]

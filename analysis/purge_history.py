@@ -1,6 +1,7 @@
 """Purge over time: the per-interval table of the history list, the read view that pins it
-and purge's work, and what the report says of the whole recording (purge_story). The
-recording's phases are phases.py's, their words wording/phases.py's.
+and purge's work, and what the report says of it besides its phases (story_of). The
+recording's phases are phases.py's, their figures phase_figures.py's, their words
+wording/phases.py's; purge.purge_story puts them together.
 
 Purgeable and pinned history. Purge may remove an undo log only when no read view can still
 need it. Each batch starts from the purge view, a copy of the oldest read view open at that
@@ -40,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .cost import group_of
-from .phases import TREND_WINDOW, phases
+from .phases import TREND_WINDOW
 from .pinning import is_known, oldest_views, pinning_views, statements_kept, view_keys
 from .purge_time import as_ms, coordinator_split, watched_pct, watched_split_columns, worker_split
 from .recording import Recording
@@ -71,7 +72,7 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     table["length_s"] = interval_lengths(table)
     table = table[table["length_s"].notna()].copy()  # a final snapshot at the last one's instant
     if (batches := batches_watched(rec, table)) is not None:
-        # attached ns, so a span's share is its total over its length (wording/phases.py)
+        # attached ns, so a span's share is its total over its length (phase_figures.py)
         table["batch_watched_ns"] = batches * table["length_s"] * 1e9
     watched = history_watched(rec, table)
     probed = known_history(table["history_length"], table["history_reads"],
@@ -240,19 +241,17 @@ def history_summary(table: pd.DataFrame) -> dict:
             "recent_growth_per_s": number(recent), "recent_from_s": number(recent_from), "drain_s": number(drain) if drain is not None else None}
 
 
-def purge_story(rec: Recording) -> dict:
-    """What summary() adds under purge: recorded, history, pinned_by, statements (how their
+def story_of(rec: Recording, table: pd.DataFrame, told: list[dict]) -> dict:
+    """What summary() adds under purge, from the recording's purge_table and its phases
+    (phase_figures.phase_list): recorded, history, pinned_by, statements (how their
     statements were kept: pinning.statements_kept), phases, notes (how to learn more than
     the verdict could say: wording.phases.verdict_notes), and the batches' and workers'
     time split in ms (null parts when not measured)."""
-    table = purge_table(rec)
-    recorded = rec.probe_attached("purge_batch")  # else nothing is said of purge's batches
-    told = phases(table, recorded)
-    return {"recorded": recorded, "history": history_summary(table), "pinned_by": pinning_views(table),
+    return {"recorded": rec.probe_attached("purge_batch"), "history": history_summary(table),
+            "pinned_by": pinning_views(table),
             "statements": statements_kept(rec.meta),
             "phases": told, "notes": verdict_notes(told),
             "batch_time_ms": as_ms(coordinator_split(table)),
             "worker_time_ms": as_ms(worker_split(table)),
             "split_watched_pct": {who: watched_pct(table, who) for who in ("batch", "worker")},
             "worker_tasks": int(table["purge_worker_tasks"].sum())}
-

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .interval_columns import total
+from .interval_columns import WATCHED_ENOUGH, total
 from .recording import Recording
 
 SPLIT = ("cpu", "io", "latch", "other")  # where a batch's time goes
-BOUND_WORDS = {"cpu": ("CPU-bound", "on CPU"), "io": ("I/O-bound", "reading pages"),
-               "latch": ("latch-bound", "waiting on latches"),
-               "other": ("off CPU", "waiting for workers, a CPU or a sleep")}
 
 
 def time_split(totals: dict[str, float]) -> dict[str, float] | None:
@@ -65,22 +62,6 @@ def bound(split: dict | None) -> tuple[str, float] | None:
         return None
     part = max(SPLIT, key=lambda k: split[k])
     return part, split[part] / sum(split.values())
-
-
-def bound_words(split: dict | None) -> str:
-    """'I/O-bound (63% of batch time reading pages)', or '' when no time was measured."""
-    found = bound(split)
-    return bound_text(*found) if found else ""
-
-
-def bound_text(part: str, share: float) -> str:
-    name, doing = BOUND_WORDS[part]
-    return f"{name} ({100 * share:.0f}% of batch time {doing})"
-
-
-# The sleep tracepoint watched this share of purge's time at least, or no bound is named:
-# the largest part of a few milliseconds watched is no cause
-WATCHED_ENOUGH = 0.5
 
 
 def split_watched(rows) -> float | None:

@@ -15,6 +15,7 @@ from . import replica_check
 from .check_numbers import NUMBER, said
 from ..cost import EXACT, coverage
 from ..timeline import per_interval
+from ..wording.estimate_words import error_words
 from ..wording.findings import HOT_SPOT_WAITS, WRITE_BOUND_SHARE
 
 
@@ -118,9 +119,9 @@ def block_estimate_holds(g: tuple, rec) -> bool:
     if g[0] is None or seconds is None:
         return g[0] is None and seconds is None
     return (said(g[0], 100 * coverage(rec, "block_lock_s")) and said(g[1], seconds["estimated"] / 1e9)
-            and g[2] == estimates.error_words(estimates.measured_error("block_lock_s", "total_wait_s"))
+            and g[2] == error_words(estimates.measured_error("block_lock_s", "total_wait_s"))
             and said(g[3], waits["estimated"]) and seconds["seen"] <= seconds["estimated"]
-            and g[4] == estimates.error_words(estimates.measured_error("block_lock_s", "waits"))
+            and g[4] == error_words(estimates.measured_error("block_lock_s", "waits"))
             and waits["seen"] <= waits["estimated"])
 
 

@@ -4,7 +4,7 @@ the findings, for the tests and for anyone who doubts a report.
     from innostall.analysis.checks.verdict_check import check
     check("path/to/recording")  # [] when the report holds; else one line per contradiction
 
-What it checks, on `report --json`'s summary and the per-interval table (purge.purge_table):
+What it checks, on `report --json`'s summary and the per-interval table (purge_history.purge_table):
 - the phases tile the recording, and each verdict has a reason in its own rows (a pinned
   phase has a pinned interval, a catch-up's history fell, a fall's rose ...), and "not
   recorded" stands exactly where purge's probe was not attached;
@@ -39,7 +39,7 @@ from ..html import render_html
 from ..wording.phases import BATCHES_WHOLE, EVENTS_SHOWN, view_words
 from ..phases import PINNED_SHARE, VERDICTS
 from ..pinning import BACKLOG_MIN
-from ..purge import purge_table
+from ..purge_history import purge_table
 from ..purge_time import WATCHED_ENOUGH, rows_bound, split_watched
 from ..recording import load
 from ..summary import advised, report, with_findings

@@ -8,7 +8,7 @@ import pandas as pd
 from innostall.format.schema import bcc_unit
 from innostall.names import leaf_path
 
-from ..estimates import estimate_words
+from ..wording.estimate_words import estimate_words
 from ..histogram import format_log2, stats
 from ..recording import Recording
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..flush_batches import slow_batch_findings
-from ..estimates import estimate_words
+from .estimate_words import estimate_words
 from ..recording import Recording
 from ..timeline import per_interval
 from .numbers import latency

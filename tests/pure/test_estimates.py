@@ -7,6 +7,7 @@ import pandas as pd
 
 from bench import accuracy  # scripts/bench/, on sys.path from conftest
 from innostall.analysis import estimates
+from innostall.analysis.wording import estimate_words
 
 GROUP, PROBE = "latch", "block_lock_s"
 
@@ -48,11 +49,11 @@ def test_a_group_attached_all_along_has_no_estimate_its_count_is_whole():
 
 
 def test_the_words_give_each_figure_in_its_unit():
-    said = estimates.estimate_words({"total_wait_s": 1.62, "waits": 1234.4}, {"total_wait_s": "s", "waits": "waits"})
+    said = estimate_words.estimate_words({"total_wait_s": 1.62, "waits": 1234.4}, {"total_wait_s": "s", "waits": "waits"})
     assert said == "about 1.620 s (its error not measured), 1,234 waits (its error not measured)"
     errors = {"total_wait_s": {"low": -0.094, "high": 0.033, "runs": 2}, "waits": {"low": -0.755, "high": -0.649, "runs": 2}}
-    said = estimates.estimate_words({"total_wait_s": 1.62, "waits": 1234.4, "errors": errors},
-                                    {"total_wait_s": "s", "waits": "waits"})
+    said = estimate_words.estimate_words({"total_wait_s": 1.62, "waits": 1234.4, "errors": errors},
+                                         {"total_wait_s": "s", "waits": "waits"})
     assert said == "about 1.620 s (make bench: 9% low to 3% high), 1,234 waits (make bench: 65–76% low)"
 
 
@@ -64,4 +65,4 @@ def test_each_estimated_count_has_its_error_from_make_bench_where_it_measures_it
         assert name in {f for f, _, _ in accuracy.COUNTS}, name
         if name in kept:
             assert estimates.measured_error(probe, figure) == kept[name]
-    assert estimates.estimate_words(None, {"waits": "waits"}) == ""
+    assert estimate_words.estimate_words(None, {"waits": "waits"}) == ""

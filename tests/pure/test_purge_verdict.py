@@ -14,7 +14,7 @@ from conftest import REPO, innostall
 from innostall.format import journal as fmt
 from innostall.analysis.wording import phases as phase_words
 from innostall.analysis.wording.phase_list import PHASES_SHOWN
-from innostall.analysis import diff, metrics, phases, purge, purge_time, recording, report_tables, summary, views
+from innostall.analysis import diff, metrics, phases, purge_history, purge_time, recording, report_tables, summary, views
 from innostall.analysis.checks import verdict_check
 from recordings import purge_journal, view
 
@@ -33,7 +33,7 @@ def story(rec) -> dict:
 
 def test_pinned_is_the_history_added_since_the_oldest_view_opened():
     nan = math.nan
-    pinned, free = purge.split_history(
+    pinned, free = purge_history.split_history(
         history=[1500, 2000, 2600, 2600, 3000], all_empty=[False, False, False, True, False],
         keys=[(7, 0.5)] * 4 + [None], at_open=[1000] * 4 + [None], views_recorded=True)
     assert pinned[:3] == [500, 1000, 1600]  # history − 1000, the rest purgeable
@@ -41,21 +41,21 @@ def test_pinned_is_the_history_added_since_the_oldest_view_opened():
     assert (pinned[3], free[3]) == (2600, 0)  # a whole interval found nothing: all pinned
     assert (pinned[4], free[4]) == (0, 3000)  # the view is gone, no other seen
     # the history when the view opened can exceed today's: never more purgeable than all
-    assert purge.split_history([800], [False], [(7, 0.5)], [1000], True) == ([0], [800])
+    assert purge_history.split_history([800], [False], [(7, 0.5)], [1000], True) == ([0], [800])
     # unknown history stays unknown
-    p, f = purge.split_history([nan], [True], [(7, 0.5)], [1000], True)
+    p, f = purge_history.split_history([nan], [True], [(7, 0.5)], [1000], True)
     assert math.isnan(p[0]) and math.isnan(f[0])
 
 
 def test_purgeable_never_grows_while_the_same_view_stays_oldest():
-    pinned, free = purge.split_history(
+    pinned, free = purge_history.split_history(
         history=[5000, 5200, 5400], all_empty=[True, False, False], keys=[(7, -3.0)] * 3,
         at_open=[None] * 3, views_recorded=True)
     assert free == [0, 0, 0] and pinned == [5000, 5200, 5400]
 
 
 def test_a_view_opened_before_the_recording_pins_all_only_once_purge_finds_nothing():
-    pinned, free = purge.split_history(
+    pinned, free = purge_history.split_history(
         history=[5000, 5200], all_empty=[False, True], keys=[(7, -30.0)] * 2,
         at_open=[None, None], views_recorded=True)
     assert math.isnan(pinned[0]) and math.isnan(free[0])  # unknown, not 0
@@ -63,7 +63,7 @@ def test_a_view_opened_before_the_recording_pins_all_only_once_purge_finds_nothi
 
 
 def test_without_read_views_no_view_seen_says_nothing():
-    pinned, _ = purge.split_history([3000], [False], [None], [None], views_recorded=False)
+    pinned, _ = purge_history.split_history([3000], [False], [None], [None], views_recorded=False)
     assert math.isnan(pinned[0])
 
 
@@ -112,9 +112,9 @@ def test_short_runs_join_their_neighbour_unless_decisive():
 def test_the_bound_is_the_largest_share_of_batch_time():
     split = purge_time.time_split({"total": 1000, "cpu": 200, "io": 630, "latch": 50})
     assert split == {"cpu": 200, "io": 630, "latch": 50, "other": 120}
-    assert purge_time.bound_words(split) == "I/O-bound (63% of batch time reading pages)"
+    assert phase_words.bound_text(*purge_time.bound(split)) == "I/O-bound (63% of batch time reading pages)"
     assert purge_time.time_split({"total": 100, "cpu": 80, "io": 40, "latch": 0})["other"] == 0  # clipped
-    assert purge_time.time_split({"total": 0}) is None and purge_time.bound_words(None) == ""
+    assert purge_time.time_split({"total": 0}) is None and purge_time.bound(None) is None
 
 
 def test_while_workers_run_the_coordinators_wait_is_theirs():
@@ -213,7 +213,7 @@ def test_history_not_yet_read_is_unknown_not_zero(tmp_path):
     s = story(rec)
     assert (s["history"]["first"], s["history"]["known_from_s"]) == (7000, 4.0)
     assert s["history"]["pinned"] == 7030  # every batch found nothing
-    table = purge.purge_table(rec)
+    table = purge_history.purge_table(rec)
     assert table["history"].iloc[:3].isna().all()
     assert report_tables.interval_table(rec, ["history_length"])["history_length"].iloc[:3].isna().all()
     assert [p["verdict"] for p in s["phases"]] == ["pinned"]
@@ -355,7 +355,7 @@ def test_a_real_snapshot_pins_purge_then_its_commit_lets_it_catch_up():
     assert view_["tid"] == truth["tid"] and abs(view_["age_s"] - truth["held_s"]) <= 1
     # the server's own figure, read just before the commit, at most a second after our last
     # pinned snapshot: ours is lower by at most what a second and a half of updates add
-    table = purge.purge_table(rec)
+    table = purge_history.purge_table(rec)
     rising = table.loc[pinned["from_s"] + 0.5:pinned["to_s"], "growth_per_s"].max()
     assert 0 <= truth["history_before_commit"] - s["history"]["max"] <= 1.5 * rising
     assert catch_up["detail"].startswith(f"catching up: history {s['history']['max']:,} → ")
@@ -392,7 +392,7 @@ def test_history_is_unknown_where_the_governor_detached_its_probes(tmp_path):
     steps += [{"purge_batches": 1, "purge_empty_batches": 1, "governor.attached_ns.history": 0}
               for _ in range(5)]
     rec = load(tmp_path, purge_journal(steps))
-    history = purge.purge_table(rec)["history"]
+    history = purge_history.purge_table(rec)["history"]
     assert history.iloc[:3].tolist() == [500, 500, 800]
     assert history.iloc[3:].isna().all()
     s = story(rec)["history"]

@@ -5,9 +5,8 @@ the time watched is no cause."""
 from __future__ import annotations
 
 from conftest import REPO
-from innostall.analysis import purge_time, recording, summary
+from innostall.analysis import phase_figures, purge_time, recording, summary
 from innostall.analysis.checks import verdict_check
-from innostall.analysis.wording import phases as phase_words
 
 # MariaDB 11.4.5 at the default budget: the catch-up after a 20-s snapshot, its batches'
 # time watched 11% by the sleep tracepoint (purge_sleeps sampled)
@@ -31,7 +30,7 @@ def test_a_phase_watched_less_than_half_names_no_bound():
 def test_the_checker_catches_a_bound_named_from_unwatched_time(monkeypatch):
     assert verdict_check.check(str(CATCH_UP)) == []
     # the words' bound as it was before the rule: from whatever the tracepoint watched
-    monkeypatch.setattr(phase_words, "rows_bound", lambda rows: purge_time.bound(
+    monkeypatch.setattr(phase_figures, "rows_bound", lambda rows: purge_time.bound(
         purge_time.purge_split(purge_time.coordinator_split(rows), purge_time.worker_split(rows))))
     problems = verdict_check.check(str(CATCH_UP))
     assert any("catching_up" in p and "bound is" in p for p in problems), problems

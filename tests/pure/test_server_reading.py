@@ -5,7 +5,7 @@ server's column on its own and holds every move and 'held P of H' to it."""
 from __future__ import annotations
 
 from conftest import REPO
-from innostall.analysis import purge
+from innostall.analysis import purge_history
 from innostall.analysis.checks import verdict_check
 from innostall.analysis.recording import load
 from innostall.analysis.summary import summary
@@ -44,8 +44,8 @@ def test_the_probes_last_value_inside_an_interval_is_not_its_snapshot():
     """The recording holds the issue's case: the probe's last value and the server's reading
     at one snapshot tens of thousands apart; the catch-up ends at the server's 0."""
     rec = load(CATCH_UP)
-    table = purge.purge_table(rec)
-    probe_last = purge.known_history(table["history_length"], table["history_reads"])
+    table = purge_history.purge_table(rec)
+    probe_last = purge_history.known_history(table["history_length"], table["history_reads"])
     own = server_state(rec)["history"].reindex(table.index)
     assert (abs(probe_last - own) > 10_000).any()
     catch_up = next(p for p in summary(rec)["purge"]["phases"] if p["verdict"] == "catching_up")
@@ -64,11 +64,11 @@ def test_the_checker_holds_the_words_to_the_servers_column_not_the_tables(monkey
     """With the report's table blind to the server's reading (the words then end at the
     probe's stale value), the checker, reading the column on its own, says so."""
     assert verdict_check.check(str(CATCH_UP)) == []
-    blind = purge.history_in_memory
+    blind = purge_history.history_in_memory
 
     def nothing_read(rec, index):
         return blind(rec, index) * float("nan")
-    monkeypatch.setattr(purge, "history_in_memory", nothing_read)
+    monkeypatch.setattr(purge_history, "history_in_memory", nothing_read)
     problems = verdict_check.check(str(CATCH_UP))
     assert any("history" in p and "its intervals say" in p for p in problems), problems
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 
 import recordings
-from innostall.analysis import purge, recording, redo, summary
+from innostall.analysis import purge_history, recording, redo, summary
 from innostall.collector.server.state import Place, places_of
 from recordings import purge_journal
 
@@ -134,7 +134,7 @@ def test_the_history_at_a_snapshot_is_the_servers_own_reading_and_the_probe_only
     steps = [{"history": probed, "purge_batches": 1, "governor.attached_ns.history": 10**9},
              {"purge_batches": 1, **detached}, {"purge_batches": 1, **detached}]
     states = [{"history": read}, {"history": 900}, {"history": 1300}]
-    table = purge.purge_table(load(tmp_path, with_state(purge_journal(steps), states)))
+    table = purge_history.purge_table(load(tmp_path, with_state(purge_journal(steps), states)))
     assert table["history_end"].tolist() == [read, 900, 1300]  # the server's reading wherever it has one
     assert table["history"].iloc[0] == max(probed, read)  # a level is the interval's peak, its snapshot included
     assert table["history_peaked"].tolist() == [True, False, False]

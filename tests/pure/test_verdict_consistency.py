@@ -17,7 +17,7 @@ from markupsafe import escape
 import recording_check
 import recordings
 from conftest import REPO
-from innostall.analysis import purge, recording, summary, views
+from innostall.analysis import purge_history, recording, summary, views
 from innostall.analysis.checks import verdict_check
 from innostall.analysis.wording import numbers
 from innostall.analysis.wording.numbers import shorten
@@ -174,7 +174,7 @@ def test_no_synthetic_recording_is_contradicted_by_its_report(tmp_path, make):
 def swallowed(tmp_path) -> tuple[dict, object]:
     """The report the user met: the pinned phase runs on through the catch-up, in the old words."""
     directory = write(tmp_path, with_peaks(purge_journal(issue_steps()[0]), issue_steps()[1]))
-    table = purge.purge_table(recording.load(str(directory)))
+    table = purge_history.purge_table(recording.load(str(directory)))
     pinned = told(directory)["purge"]["phases"][1]
     return {**pinned, "to_s": 30.0}, table
 
@@ -202,7 +202,7 @@ def test_a_level_over_intervals_whose_history_was_unknown_says_so(tmp_path):
     [phase] = told(directory)["purge"]["phases"]
     assert phase["detail"] == "idle: no purge batch ran, no history (read in 4 of 7 intervals)"
     assert verdict_check.check(str(directory)) == []
-    table = purge.purge_table(recording.load(str(directory)))
+    table = purge_history.purge_table(recording.load(str(directory)))
     unsaid = {**phase, "detail": "idle: no purge batch ran, no history"}
     assert any("not saying it was unknown in 3 of its 7 intervals" in p
                for p in verdict_check.phase_problems(unsaid, table))
@@ -370,7 +370,7 @@ def test_waits_for_a_free_page_are_said_in_the_phase_and_a_finding_the_checker_h
     assert any(f.startswith("Threads waited 12.0 s for a free page in the buffer pool (18 waits)")
                for f in said["findings"])
     assert verdict_check.check(str(directory)) == []
-    table = purge.purge_table(recording.load(str(directory)))
+    table = purge_history.purge_table(recording.load(str(directory)))
     tampered = {**phase, "detail": phase["detail"].replace("18 waits", "19 waits")}
     assert verdict_check.phase_problems(tampered, table) != []
 
