@@ -29,16 +29,15 @@ import pandas as pd
 from innostall.format.journal import SERVER_STATE
 from innostall.format.writer_tables import APPLIER_ROLE
 
+from .applier_counts import applier_deltas, applier_totals
 from .cost import EXACT, coverage, group_of
 from .interval_columns import Columns
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
 from .replica_time import (BOUND, BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
-                           WATCHED_ENOUGH, applier_deltas, applier_totals, seen_throughout, time_split, verdict_of)
+                           WATCHED_ENOUGH, seen_throughout, time_split, verdict_of)
 from .report_tables import counter_names, interval_lengths
 from .timeline import per_interval
-from .wording.replica import phase_detail
-from .wording.replica_lag import lag_rise
 from .work_latch_figures import heaviest, owned_between, work_latches
 
 # The replica's own lag (Seconds_Behind_Master/Source), read over SQL each interval
@@ -60,7 +59,7 @@ def attached_counter(rec: Recording) -> str | None:
 def applier_table(rec: Recording) -> pd.DataFrame:
     """One row per interval (index t_s, its end; every interval of the recording, those
     without applier counters at 0): the applier's counters' deltas with its events in
-    progress (replica_time.applier_deltas), length_s and attached
+    progress (applier_counts.applier_deltas), length_s and attached
     (the share of the interval its probes were attached, 1.0 where never sampled) and
     attached_s (those seconds)."""
     sampled = attached_counter(rec)
@@ -160,14 +159,15 @@ def start_s(table: pd.DataFrame, a: int) -> float:
     return round(began_s(table, a), 3)
 
 
-def phases(table: pd.DataFrame, threads: int, sampled: bool,
+def phases(table: pd.DataFrame, threads: int, sampled: bool, phase_words: Callable[[str, dict], str],
            latch_between: Callable[[float, float], dict | None] = lambda a, b: None,
            whole: tuple[str, ...] = ()) -> list[dict]:
     """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
-    figures}; a latch-bound phase's figures name the latch its intervals waited on most
-    (latch_between(from, to): {name, wait_s}), the others' None. whole: the waiting parts
-    whose probes were attached throughout (WHOLE_PARTS), whose time an unwatched phase
-    still tells (figures.counted_whole_s)."""
+    figures}, detail being phase_words(verdict, figures) (wording.replica.phase_detail: the
+    words are made from the figures alone); a latch-bound phase's figures name the latch
+    its intervals waited on most (latch_between(from, to): {name, wait_s}), the others'
+    None. whole: the waiting parts whose probes were attached throughout (WHOLE_PARTS),
+    whose time an unwatched phase still tells (figures.counted_whole_s)."""
     if table.empty:
         return []
     c = Columns(table)
@@ -179,7 +179,7 @@ def phases(table: pd.DataFrame, threads: int, sampled: bool,
         f["latch"] = latch_between(began_s(table, a), float(table.index[b])) if v == BOUND["latch"] else None
         f["counted_whole_s"] = {part: f["split_s"][part] for part in whole} if f["split_s"] else None
         found.append({"from_s": start_s(table, a), "to_s": round(float(table.index[b]), 3), "verdict": v,
-                      "detail": phase_detail(v, f), "figures": f})
+                      "detail": phase_words(v, f), "figures": f})
     return found
 
 
@@ -199,9 +199,26 @@ def as_ms(split: dict | None) -> dict:
     return {p: (round(split[p] / 1e6, 1) if split else None) for p in PARTS}
 
 
+LAG_GREW_MIN_S = 2  # seconds of lag: a rise smaller than this is a replica keeping up
+
+
+def lag_rise(readings: list[tuple[float, float]]) -> dict | None:
+    """The largest rise of the lag to its peak: {from, from_s, to, to_s}, from the last
+    lowest reading before the first peak; None when it never grew LAG_GREW_MIN_S."""
+    if not readings:
+        return None
+    peak_at = max(range(len(readings)), key=lambda i: (readings[i][1], -i))
+    before = readings[:peak_at + 1]
+    low_at = min(range(len(before)), key=lambda i: (before[i][1], -i))
+    (from_s, low), (to_s, high) = readings[low_at], readings[peak_at]
+    if high - low < LAG_GREW_MIN_S:
+        return None
+    return {"from": int(low), "from_s": round(from_s, 3), "to": int(high), "to_s": round(to_s, 3)}
+
+
 def lag(rec: Recording) -> dict:
     """{lag_s_max, lag_s_max_at_s, lag_s_last, lag_note, lag_rise}: the replica's lag as it
-    reported it at each snapshot, and its largest rise (wording.replica_lag.lag_rise); the
+    reported it at each snapshot, and its largest rise (lag_rise); the
     figures None, and the note why, where it was not read."""
     rows = rec.counters[rec.counters["name"] == LAG]
     if rows.empty:
@@ -214,10 +231,11 @@ def lag(rec: Recording) -> dict:
             "lag_rise": lag_rise(readings)}
 
 
-def replica_summary(rec: Recording) -> dict | None:
+def replica_summary(rec: Recording, phase_words: Callable[[str, dict], str]) -> dict | None:
     """What summary() gives under replica; None when the applier_event probe was not
     attached, or no event was applied (the server is no replica, or its replication was
-    stopped): then nothing is said of a replica."""
+    stopped): then nothing is said of a replica. phase_words(verdict, figures): a phase's
+    words (the section passes wording.replica.phase_detail, a floor above these figures)."""
     totals = applier_totals(rec)
     events = totals[EVENTS]
     if not rec.probe_attached("applier_event") or not (events or totals[BUSY]):
@@ -241,7 +259,7 @@ def replica_summary(rec: Recording) -> dict | None:
             # every latch wait inside its events, split or not, and the latches it waited on most
             "latches": work_latches(rec, APPLIER_ROLE)},
         **lag(rec),
-        "phases": phases(applier_table(rec), max(1, len(threads)), attached_counter(rec) is not None,
+        "phases": phases(applier_table(rec), max(1, len(threads)), attached_counter(rec) is not None, phase_words,
                          lambda a, b: heaviest(owned_between(rec, APPLIER_ROLE, a, b)), whole_parts(rec))}
 
 

@@ -26,10 +26,10 @@ import pandas as pd
 from innostall.format.writer_tables import APPLIER_ROLE
 
 from . import check_numbers as vc
+from ..applier_counts import applier_deltas, applier_totals
 from ..cost import EXACT, coverage
 from ..replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
-                           VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE, applier_deltas, applier_totals,
-                           seen_throughout)
+                           VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE, seen_throughout)
 from ..wording.phase_list import shown_phases
 from .replica_lag_check import lag_finding_holds, own_rise
 from .replica_lag_check import span_list as replica_lag_spans
@@ -60,7 +60,7 @@ def attached_name(rec) -> str | None:
 
 def counts(rec) -> pd.DataFrame:
     """The applier's counters' deltas by interval end (t_s), each interval of the recording,
-    with the events in progress at each snapshot (replica_time.applier_deltas: the
+    with the events in progress at each snapshot (applier_counts.applier_deltas: the
     measurement's own definition, which the words must follow)."""
     table = applier_deltas(rec)
     sampled = attached_name(rec)

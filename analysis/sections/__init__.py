@@ -10,4 +10,12 @@ heading; the undo reads have their figures and findings only).
 
 Their one order, which every view follows, is summary.SECTIONS: kept here, it would put this
 package a floor between the summary and each section (scripts/import_floors.py), and import
-every section wherever one is imported."""
+every section wherever one is imported.
+
+The floors (scripts/import_floors.py analysis), lowest first: the recording and its
+per-interval columns, and how numbers are written; each domain's figures (cost, pinning,
+purge_time, phases, replica_time's neighbours) and the words, which are functions of
+figures and import no figure module above the first floor; the figures composed of those
+(purge_history, phase_figures, replica, redo, estimates); the sections, which put a domain's
+figures and words together (the purge section as purge.purge_story does; the replica's
+passes its phases' words in); the summary; the views, export, diff and the checkers."""

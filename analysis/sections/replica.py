@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..cost import sampled_note
 from ..recording import Recording
 from ..replica import replica_summary
-from ..wording.replica import replica_findings, replica_lines
+from ..wording.replica import phase_detail, replica_findings, replica_lines
 from .lines import finding_lines
 
 KEYS = ("replica",)
@@ -14,7 +14,7 @@ LEADS = True  # told first, in the text and the findings: the lag is what a repl
 
 
 def figures(rec: Recording) -> dict:
-    return {"replica": replica_summary(rec)}
+    return {"replica": replica_summary(rec, phase_detail)}
 
 
 def findings(rec: Recording, told: dict) -> list[str]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..cost import EXACT
 from ..recording import Recording
-from ..replica_time import (BOUND, DOING, PARTS, UNSPLIT, UNWATCHED, WAITS, WATCHED_ENOUGH, applier_totals, time_split,
-                            waiting_part)
+from ..applier_counts import applier_totals
+from ..replica_time import BOUND, DOING, PARTS, UNSPLIT, UNWATCHED, WAITS, WATCHED_ENOUGH, time_split, waiting_part
 from .numbers import count, duration
 from .replica_lag import lag_finding
 from .work_latch_words import heaviest_latch_words, work_latch_lines

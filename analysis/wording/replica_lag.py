@@ -4,28 +4,12 @@ in the ones that were watched, and which were too little watched to say. A part'
 of a few milliseconds watched is no story, so the finding starts from the lag, which the
 server itself read at every snapshot.
 
-The figures (lag_rise) are the summary's (replica.replica_summary: `lag_rise`), the words
+The figures (lag_rise) are the summary's (replica.lag_rise: `lag_rise`), the words
 are made from them and the phases alone; replica_check.py re-derives both."""
 from __future__ import annotations
 
 from ..replica_time import BOUND, DOING, PARTS
 from .numbers import count, duration
-
-LAG_GREW_MIN_S = 2  # seconds of lag: a rise smaller than this is a replica keeping up
-
-
-def lag_rise(readings: list[tuple[float, float]]) -> dict | None:
-    """The largest rise of the lag to its peak: {from, from_s, to, to_s}, from the last
-    lowest reading before the first peak; None when it never grew LAG_GREW_MIN_S."""
-    if not readings:
-        return None
-    peak_at = max(range(len(readings)), key=lambda i: (readings[i][1], -i))
-    before = readings[:peak_at + 1]
-    low_at = min(range(len(before)), key=lambda i: (before[i][1], -i))
-    (from_s, low), (to_s, high) = readings[low_at], readings[peak_at]
-    if high - low < LAG_GREW_MIN_S:
-        return None
-    return {"from": int(low), "from_s": round(from_s, 3), "to": int(high), "to_s": round(to_s, 3)}
 
 
 def overlapping(phases: list[dict], from_s: float, to_s: float) -> list[dict]:

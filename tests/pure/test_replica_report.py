@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 import recordings
-from innostall.analysis import recording, replica, replica_time, summary, views, window
+from innostall.analysis import applier_counts, recording, replica, replica_time, summary, views, window
 from innostall.analysis.checks import replica_check, verdict_check
 from innostall.analysis.wording.replica import WHY
 from innostall.collector.recorder import replica_metrics
@@ -430,7 +430,7 @@ def test_an_event_stalled_on_a_row_lock_is_told_in_the_intervals_it_lasted(tmp_p
     records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"], "appliers": SQL_THREAD})
     directory = recordings.write(tmp_path / "rec", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
     rec = recording.load(str(directory))
-    table = replica_time.applier_deltas(rec)
+    table = applier_counts.applier_deltas(rec)
     assert list(table["applier_ns"] / S) == [0, 0, 0, 1.0, 1.0, 1.0, 1.0, 0, 0, 0]
     assert list((table["applier_row_lock_ns"] / S).round(6)) == [0, 0, 0, 0.9, 1.0, 1.0, 0.9, 0, 0, 0]
     said = summary.summary(rec)["replica"]
@@ -439,7 +439,7 @@ def test_an_event_stalled_on_a_row_lock_is_told_in_the_intervals_it_lasted(tmp_p
         [(0.0, 3.0, "idle"), (3.0, 7.0, "row-lock-bound"), (7.0, 10.0, "idle")]
     assert verdict_check.check(str(directory)) == []
     # a window from 5 s counts the stall from there: its level then is no growth of the window's
-    windowed = replica_time.applier_deltas(window.window(rec, "5", None))
+    windowed = applier_counts.applier_deltas(window.window(rec, "5", None))
     assert list(windowed["applier_ns"] / S) == [1.0, 1.0, 0, 0, 0]
     assert list((windowed["applier_row_lock_ns"] / S).round(6)) == [1.0, 0.9, 0, 0, 0]
 
