@@ -15,8 +15,31 @@ def per_interval(rec, names: list[str]) -> pd.DataFrame:
     names = list(names)
     if not hasattr(rec, "derived"):
         return summed_per_interval(rec.counters, names)
-    table = rec.derived(("per_interval", *names), (rec.counters,), lambda: summed_per_interval(rec.counters, names))
+    table = rec.derived(("per_interval", *names), (rec.counters,), lambda: picked_per_interval(
+        rec.derived(("per_interval",), (rec.counters,), lambda: every_counter_per_interval(rec.counters)),
+        rec.counters, names))
     return table.copy()
+
+
+def every_counter_per_interval(counters: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each counter's sum per interval (0 where it has no row), and where it has a row: one
+    groupby for the dozens of name lists a report asks for (each its own groupby cost 10 ms)."""
+    grouped = counters.groupby(["t_s", "name"], observed=True)["value"]
+    return grouped.sum().unstack("name", fill_value=0), grouped.size().unstack("name", fill_value=0) > 0
+
+
+def picked_per_interval(every: tuple[pd.DataFrame, pd.DataFrame], counters: pd.DataFrame,
+                        names: list[str]) -> pd.DataFrame:
+    """summed_per_interval(counters, names), cut from every_counter_per_interval's tables:
+    the intervals where one of the names has a row, a cell without a row NaN until filled
+    (as unstack leaves it, through float64 where there is one)."""
+    sums, seen = every
+    present = [name for name in dict.fromkeys(names) if name in sums.columns]
+    if not present:
+        return summed_per_interval(counters, names)
+    rows = seen[present].any(axis=1)
+    table = sums.loc[rows, present].where(seen.loc[rows, present])
+    return table.reindex(columns=names, fill_value=0).fillna(0).astype("int64")
 
 
 def summed_per_interval(counters: pd.DataFrame, names: list[str]) -> pd.DataFrame:
