@@ -58,7 +58,15 @@ def purge_table(rec: Recording) -> pd.DataFrame:
     """One row per interval (index t_s, its end): the purge counters' deltas, the history
     (its level, and history_end, the history at the interval's end; NaN where unknown),
     its trend, the batch time split, the oldest open read view (view_* columns, NaN/None
-    when none was recorded), and pinned/purgeable history."""
+    when none was recorded), and pinned/purgeable history. Made once per recording (the
+    purge section, the timeline chart and the checker each ask for it), a copy each time."""
+    if not hasattr(rec, "derived"):
+        return purge_table_of(rec)
+    inputs = (rec.counters, rec.hists, rec.meta, rec.gauges_before, rec.window, *rec.tables.values())
+    return rec.derived(("purge_table",), inputs, lambda: purge_table_of(rec)).copy()
+
+
+def purge_table_of(rec: Recording) -> pd.DataFrame:
     table = per_interval(rec, [
         "purge_batches", "purge_empty_batches", "purge_pages", "purge_records", "dml_delays",
         "dml_delay_us", "deep_walks", "block_wait_ns", "other_latch_wait_ns", "history_length",
