@@ -113,7 +113,8 @@ def pytest_collection_modifyitems(config, items):
 # same test was 4-7 times its CPU on a 2-core machine beside other loads (load average 9-11),
 # and a limit that flaps is no limit. A test that waits (sleeps, polls) without spending CPU
 # is held to PURE_WALL_S, loose for the same reason. Heavy tests (a browser, Go, the fuzz's
-# long run) are make test's, not held.
+# long run, a fixture's binary decoded, the host's libc read, xz over many lines, a CLI run as
+# its own process on purpose: each marked with its reason) are make test's, not held.
 PURE_LIMIT_S, PURE_WALL_S = 1.0, 30.0
 # Those over the limit, as file::test under tests/pure/, each with its reason: measured with
 # the call phase's CPU over 0.75 s in one of three runs beside other loads (which add up to a
@@ -124,13 +125,8 @@ ANALYSIS = "the whole analysis of a synthetic recording, often twice (the report
 STORED = "reads a stored real recording (tests/data) whole and holds every figure to it"
 HOSTILE = "a case reports a mutated recording through several commands (text, JSON, HTML, export)"
 WATCH = "watch runs the analysis over its kept minutes, its verdict through report --json as a process"
-CLI = "runs the CLI as its own process on purpose (its exit code): Python's start and the imports"
-BINARY = "decodes a fixture server's binary (tens of MB) and its code with Capstone"
 DEBUGINFO = ("matches a fixture's separate debug file to its build (debuglink CRC, build id): on a fresh "
              "machine, where nothing is cached yet, 1.6 s and 10.9 s of CPU (fresh-check, 2026-11-29)")
-LIBC = "reads the host's libc (.eh_frame, readelf) or a fixture's debug symbols"
-XZ = "writes a journal of many segments and compresses them with xz"
-FUZZ = "fingerprints 20,000 random texts, each twice: the fuzz's reach"
 SLOW_PURE = {
     "test_diff.py::test_cli_diff_of_recordings_with_three_times_the_activity": ANALYSIS,
     "test_diff.py::test_new_counters_appear_only_in_b": ANALYSIS,
@@ -139,35 +135,19 @@ SLOW_PURE = {
         ANALYSIS,
     "test_debuginfo.py::test_without_build_id_the_debuglink_crc_decides": DEBUGINFO,
     "test_debuginfo.py::test_a_debug_file_of_another_build_is_refused": DEBUGINFO,
-    "test_discovery.py::test_core_set_and_version_step_resolve_at_the_versions_own_variants": BINARY,
-    "test_discovery.py::test_free_page_wait_is_its_call_site_as_objdump_reads_it": BINARY,
     "test_export.py::test_export_of_a_recording_with_walks": ANALYSIS,
-    "test_faults_offline.py::test_metrics_on_an_address_other_hosts_reach_must_be_asked_for": CLI,
-    "test_fingerprint.py::test_any_text_fingerprints_without_failing_and_fingerprints_to_itself": FUZZ,
     "test_hostile_recordings.py::test_case": HOSTILE,
     "test_hostile_saves.py::test_a_counters_table_of_0_rows_is_damage_not_a_traceback": HOSTILE,
     "test_hostile_saves.py::test_case": HOSTILE,
     "test_html.py::test_cli_writes_the_page_in_one_step": ANALYSIS,
     "test_html.py::test_unwritable_page_is_one_line": ANALYSIS,
-    "test_idle_cpu.py::test_a_cached_frame_table_gives_the_settings_it_was_written_with": LIBC,
-    "test_idle_cpu.py::test_a_damaged_or_half_written_cached_table_is_not_used": LIBC,
-    "test_journal_segments.py::test_redact_rolls_a_long_journal_as_the_recorder_does": XZ,
-    "test_journal_segments.py::test_the_recorders_journal_compresses_off_its_path_and_counts_what_is_on_disk": XZ,
-    "test_latch_holders.py::test_hidden_wait_function_is_the_one_debug_symbols_name": LIBC,
-    "test_latch_holders.py::test_libc_frame_table_matches_readelf": LIBC,
-    "test_latch_holders.py::test_page_index_bounds_the_search": LIBC,
     "test_latch_table_rows.py::test_a_watch_saves_the_tables_merged_since_its_attach": WATCH,
-    "test_layouts.py::test_a_catalog_offset_the_code_contradicts_is_refused": BINARY,
-    "test_live_metrics.py::test_bad_metrics_options_are_one_line": CLI,
-    "test_log_code.py::test_mysql_8_0_15s_log_offsets_from_its_own_code": BINARY,
     "test_long_recordings.py::test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so": ANALYSIS,
     "test_long_recordings.py::test_a_long_recordings_latch_table_has_a_bounded_number_of_rows": ANALYSIS,
     "test_long_recordings.py::test_the_heap_debounce_merges_as_the_passes_did": ANALYSIS,
-    "test_watch_verdict_phases.py::test_the_child_process_prints_them_as_json_and_says_a_bad_directory_in_one_line": CLI,
     "test_purge_verdict.py::test_a_connection_whose_views_follow_one_another_reads_true_to_the_checker": ANALYSIS,
     "test_purge_watched.py::test_the_checker_catches_a_bound_named_from_unwatched_time": ANALYSIS,
     "test_sampled_batches.py::test_the_checker_catches_a_count_said_as_the_whole": ANALYSIS,
-    "test_recording_format.py::test_missing_directory_from_the_cli": CLI,
     "test_replica_report.py::test_a_burst_in_an_idle_stretch_stays_idle_but_a_busy_flapping_one_is_named_by_its_split":
         ANALYSIS,
     "test_replica_report.py::test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_latch":
@@ -183,7 +163,6 @@ SLOW_PURE = {
     "test_replica_watched.py::test_the_checker_catches_a_lag_finding_the_counters_deny": ANALYSIS,
     "test_replica_watched.py::test_the_finding_starts_from_the_lag_and_where_it_grew": ANALYSIS,
     "test_replica_watched.py::test_the_lag_finding_tells_the_waits_seen_whole_in_a_span_too_little_watched": ANALYSIS,
-    "test_segment_faults.py::test_a_small_segment_expanding_to_many_lines_is_read_only_as_far_as_its_size": XZ,
     "test_server_reading.py::test_how_to_learn_more_is_a_note_under_the_verdict_never_in_its_sentence": ANALYSIS,
     "test_server_reading.py::test_the_checker_holds_the_words_to_the_servers_column_not_the_tables": ANALYSIS,
     "test_server_state_offline.py::test_the_flush_finding_and_its_check": ANALYSIS,

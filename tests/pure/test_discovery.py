@@ -12,6 +12,7 @@ from innostall.collector.discovery import call_sites, discover, target
 from innostall.errors import UserError
 
 
+@pytest.mark.heavy  # decodes each fixture server's binary (tens of MB) with Capstone: ~3.5 s of CPU in all
 @pytest.mark.parametrize("name", unrooted(BINARIES))
 def test_core_set_and_version_step_resolve_at_the_versions_own_variants(name):
     """Every fixture any user may fetch, nothing as a fallback (MySQL 9.7.4's drifted
@@ -105,6 +106,7 @@ def test_latch_layout_by_version_and_its_absence():
     assert discover.layout(stub("mariadb", "10.3.20"))["members"]["sizeof(trx_sys_t.rseg_history_len)"] == 4
 
 
+@pytest.mark.heavy  # decodes a fixture server's binary (tens of MB) with Capstone
 def test_free_page_wait_is_its_call_site_as_objdump_reads_it():
     """MariaDB 11.4.5's wait for a free page is probed at buf_LRU_get_free_block's call of
     pthread_cond_timedwait on &buf_pool.done_free, not in libc (issue 44): the offsets are

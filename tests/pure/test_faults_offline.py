@@ -26,6 +26,7 @@ def test_bad_numbers_are_refused_before_anything_is_created(tmp_path, args):
     assert not out.exists()
 
 
+@pytest.mark.heavy  # runs `innostall record` as its own process, twice a case: ~0.65 s of CPU a case
 @pytest.mark.parametrize("addr", ["0.0.0.0", "::", "192.0.2.7"])
 def test_metrics_on_an_address_other_hosts_reach_must_be_asked_for(tmp_path, addr):
     """The endpoint has no authentication: only loopback unless --metrics-expose says so."""

@@ -220,6 +220,7 @@ def random_text(rnd: random.Random) -> str:
     return "".join(chr(rnd.randrange(0x110000)) for _ in range(rnd.randint(0, 30)))
 
 
+@pytest.mark.heavy  # fingerprints 20,000 random texts, each twice: the fuzz's reach
 def test_any_text_fingerprints_without_failing_and_fingerprints_to_itself():
     rnd = random.Random(20261125)
     for _ in range(20000):

@@ -20,6 +20,7 @@ def host_libc() -> libc.Libc:
     return libc.Libc(HOST_LIBC, libc.ElfImage(HOST_LIBC), bias=0x7F0000000000)
 
 
+@pytest.mark.heavy  # reads the host's libc's frame table: ~1.9 s of CPU
 def test_a_cached_frame_table_gives_the_settings_it_was_written_with(tmp_path):
     lib = host_libc()
     path = libc.cached_table_path(lib, str(tmp_path))
@@ -30,6 +31,7 @@ def test_a_cached_frame_table_gives_the_settings_it_was_written_with(tmp_path):
     assert libc.cached_settings(lib, path) == written
 
 
+@pytest.mark.heavy  # reads the host's libc's frame table: ~1.9 s of CPU
 def test_a_damaged_or_half_written_cached_table_is_not_used(tmp_path):
     lib = host_libc()
     path = libc.cached_table_path(lib, str(tmp_path))

@@ -96,6 +96,7 @@ def test_the_report_of_a_rolled_recording_is_the_plain_ones(source, tmp_path):
     pd.testing.assert_frame_equal(whole.latch_timeline, parts.latch_timeline)
 
 
+@pytest.mark.heavy  # writes a journal of many segments and compresses them with xz: ~2.6 s of CPU
 def test_the_recorders_journal_compresses_off_its_path_and_counts_what_is_on_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(journal_files, "SEGMENT_BYTES", 4000)
     records = synthetic_journal(60, walks=True, latches=True)
@@ -112,6 +113,7 @@ def test_the_recorders_journal_compresses_off_its_path_and_counts_what_is_on_dis
     assert len(read.records) == len([r for r in records if r["type"] != "latch_tables"]) + 1
 
 
+@pytest.mark.heavy  # writes a journal of many segments and compresses them with xz
 def test_redact_rolls_a_long_journal_as_the_recorder_does(source, tmp_path, monkeypatch):
     monkeypatch.setattr(journal_files, "SEGMENT_BYTES", 2000)
     records = [json.loads(line) for line in journal_files.every_line(str(source))]

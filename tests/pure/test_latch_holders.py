@@ -14,6 +14,7 @@ from innostall.collector.discovery import libc
 from innostall.format.roles import ROLES, role_of
 
 
+@pytest.mark.heavy  # reads the host's libc's .eh_frame, and readelf's: ~1.7 s of CPU
 def test_libc_frame_table_matches_readelf():
     """The unwinder's table against binutils' reading of the same .eh_frame."""
     path = next((p for p in ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"]
@@ -64,6 +65,7 @@ def test_every_role_has_a_name_and_a_frame_pattern():
     assert all(re.compile(by_name) and re.compile(by_frames) for _, by_name, by_frames in ROLES)
 
 
+@pytest.mark.heavy  # reads the host's libc and a fixture's debug symbols: ~2 s of CPU
 def test_hidden_wait_function_is_the_one_debug_symbols_name():
     """Without symbols, __lll_lock_wait is found as pthread_mutex_lock's unexported callee
     that makes the futex call: the debug file (libc6-dbg), where there is one, agrees."""
@@ -74,6 +76,7 @@ def test_hidden_wait_function_is_the_one_debug_symbols_name():
     assert libc.hidden_callee(lib, "pthread_mutex_lock").vaddr == named.vaddr
 
 
+@pytest.mark.heavy  # reads the host's libc's .eh_frame: ~1.5 s of CPU
 def test_page_index_bounds_the_search():
     """The row in force at any pc lies in the rows its page's entries bound, as the BPF
     search assumes (probes/unwind.bpf.h, cfi_row_at)."""

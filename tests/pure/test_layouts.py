@@ -48,6 +48,7 @@ def test_a_separate_debug_file_gives_the_layout_of_a_stripped_binary():
     assert layouts.from_dwarf(tgt.elf, tgt.debug)["members"]["buf_page_t.frame"] == 48
 
 
+@pytest.mark.heavy  # decodes a fixture server's binary (tens of MB) with Capstone: ~1 s of CPU
 def test_a_binary_without_dwarf_keeps_the_catalog():
     tgt = fixture_target("mysql-8.0.15", "dist/bin/mysqld")
     assert layouts.from_dwarf(tgt.elf, tgt.debug) is None
@@ -82,6 +83,7 @@ def test_the_code_reads_what_the_dwarf_says(name):
     assert check.found == (members["trx_sys_t.rseg_history_len"],) and check.agrees
 
 
+@pytest.mark.heavy  # decodes a fixture server's binary (tens of MB) with Capstone: ~1 s of CPU
 def test_a_catalog_offset_the_code_contradicts_is_refused(monkeypatch):
     """8.0.15 given 8.0.22's offset (0x1e8): the code says 0x1f0, so the member is refused and
     the probes that read it are missing, saying why; nothing reads a wrong offset."""

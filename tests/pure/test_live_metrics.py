@@ -14,6 +14,7 @@ from innostall.collector.recorder.live_metrics import LiveMetrics
 from prometheus_text import parse, value
 
 
+@pytest.mark.heavy  # runs `innostall record` as its own process, three times
 def test_bad_metrics_options_are_one_line(tmp_path):
     for args, message in [(["--metrics-textfile", str(tmp_path / "x.txt")], "must end in .prom"),
                           (["--metrics-textfile", str(tmp_path / "no" / "x.prom")], "no such directory"),

@@ -58,6 +58,7 @@ def test_sn_is_framed_into_the_lsn_as_the_server_frames_it():
     assert log_code.sn_to_lsn(10 * data) == 10 * log_code.LOG_BLOCK_SIZE + log_code.LOG_BLOCK_HDR_SIZE
 
 
+@pytest.mark.heavy  # decodes a fixture server's binary (tens of MB) with Capstone: ~1.2 s of CPU
 @pytest.mark.parametrize("name", ["mysql-8.0.15"])
 def test_mysql_8_0_15s_log_offsets_from_its_own_code(name):
     """8.0.15 inlines log_get_lsn and has no SN_LOCKED: sn from log_buffer_reserve alone,

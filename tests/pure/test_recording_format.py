@@ -75,6 +75,7 @@ def test_truncated_parquet_is_read_from_the_journal_or_is_one_line(tmp_path):
     assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.heavy  # runs the CLI as its own process on purpose (its exit code): ~1 s of CPU
 def test_missing_directory_from_the_cli(tmp_path):
     result = subprocess.run(INNOSTALL + ["report", str(tmp_path / "nope")],
                             capture_output=True, text=True)

@@ -60,6 +60,7 @@ def test_a_segment_twice_is_named_and_read_once(segmented, tmp_path, copied):
     assert rec.counters.equals(recording.load(str(segmented)).counters)
 
 
+@pytest.mark.heavy  # compresses 5 million journal lines with xz: ~3 s of CPU
 def test_a_small_segment_expanding_to_many_lines_is_read_only_as_far_as_its_size(segmented, tmp_path, monkeypatch):
     monkeypatch.setattr(journal_files, "MIN_XZ_LINES", 1000)
     rec_dir = shutil.copytree(segmented, tmp_path / "rec")

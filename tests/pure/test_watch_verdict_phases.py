@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 from innostall.analysis import recording, summary, window
 from innostall.analysis.purge_phases import purge_phases
@@ -21,6 +23,7 @@ def test_the_phases_are_the_reports():
     assert [p["verdict"] for p in told].count("pinned") == 1  # the stored story: one pin
 
 
+@pytest.mark.heavy  # runs the child process on purpose (watch's), twice: Python's start and the analysis's imports, ~1.8 s of CPU
 def test_the_child_process_prints_them_as_json_and_says_a_bad_directory_in_one_line(tmp_path):
     ran = subprocess.run([sys.executable, "-m", "innostall.analysis.purge_phases", str(PIN_CATCH_UP)],
                          capture_output=True, text=True, check=True)
