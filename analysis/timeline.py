@@ -37,8 +37,12 @@ def picked_per_interval(every: tuple[pd.DataFrame, pd.DataFrame], counters: pd.D
     present = [name for name in dict.fromkeys(names) if name in sums.columns]
     if not present:
         return summed_per_interval(counters, names)
-    rows = seen[present].any(axis=1)
-    table = sums.loc[rows, present].where(seen.loc[rows, present])
+    held = seen[present].to_numpy()
+    rows = held.any(axis=1)
+    table = sums[present] if rows.all() else sums.loc[rows, present]
+    if not held[rows].all():  # a cell without a row: NaN, as unstack leaves it (pandas' where costs ms)
+        table = table.where(seen.loc[rows, present])
+    # reindex also makes the columns a plain Index, as summed_per_interval's are
     return table.reindex(columns=names, fill_value=0).fillna(0).astype("int64")
 
 
