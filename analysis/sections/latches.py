@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from innostall.names import is_address_name, leaf_path
 
-from ..holders import named_holders, top_holders
+from ..holders import top_holders
 from ..recording import Recording
 from ..wording.numbers import shorten
 
@@ -39,12 +39,25 @@ def latch_holders_of(rec: Recording, name: str, top: int = 3) -> list[dict]:
     """Who held the latch while others waited: the wakers' stacks, weighted by the waiting
     they ended, with their role. Holders are matched by name, so none for `unknown`, which
     may be several latches."""
-    mine = named_holders(rec.latch_holders, name)
-    if mine.empty:
+    if name == "unknown":
         return []
-    mine = mine.groupby(["stack", "role"], as_index=False)["wait_us"].sum().nlargest(top, "wait_us")
-    return [{"stack": h.stack, "wait_ms": round(float(h.wait_us) / 1000, 3), "role": h.role}
-            for h in mine.itertuples()]
+    by_name = rec.derived(("latch_holders_of",), (rec.latch_holders,), lambda: holdings_by_name(rec.latch_holders))
+    return [{"stack": stack, "wait_ms": round(float(wait_us) / 1000, 3), "role": role}
+            for stack, role, wait_us in by_name.get(name, [])[:top]]
+
+
+def holdings_by_name(holders) -> dict[str, list[tuple]]:
+    """A latch's name: its holders' stacks and roles with the wait_us they caused, heaviest
+    first, ties in their order (named_holders' rows summed by stack and role, once for all)."""
+    if holders is None or not len(holders) or "name" not in holders:
+        return {}
+    sums = holders.groupby(["name", "stack", "role"], observed=True)["wait_us"].sum()
+    by_name: dict[str, list[tuple]] = {}
+    for (name, stack, role), wait_us in sums.items():
+        by_name.setdefault(name, []).append((stack, role, wait_us))
+    for held in by_name.values():
+        held.sort(key=lambda h: h[2], reverse=True)  # stable, as nlargest keeps ties
+    return by_name
 
 
 def unstacked_waits(rec: Recording) -> dict | None:
