@@ -253,6 +253,8 @@ def replica_summary(rec: Recording, phase_words: Callable[[str, dict], str]) -> 
             "events_per_s": round(events / duration, 3) if duration else None,
             "busy_s": round(busy / 1e9, 3),
             "split_ms": as_ms(split),
+            # the waits for the redo log split_ms.redo took (applier_redo_waits; 0 before it was kept)
+            "redo_waits": rec.counter_total("applier_redo_waits"),
             # the share of the applier's time the split covers, when it is not all of it
             "split_watched_pct": round(100 * watched / busy, 3) if busy and watched < busy else None,
             "coverage": coverage(rec, "applier_event"),

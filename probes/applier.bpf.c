@@ -151,6 +151,7 @@ int BPF_KRETPROBE(applier_event_exit)
 			counter_add(CNT_APPLIER_ROW_LOCK_NS, span->row_lock_ns);
 			counter_add(CNT_APPLIER_COMMIT_WAIT_NS, span->commit_ns);
 			counter_add(CNT_APPLIER_REDO_NS, span->redo_ns);
+			counter_add(CNT_APPLIER_REDO_WAITS, span->redo_waits);
 		}
 		thread_add(tid, 1, wall_ns);
 	}
@@ -225,8 +226,10 @@ static __always_inline int wait_end(enum applier_wait kind)
 	if (!span || !span->wait_since || span->wait_kind != kind) /* an inner wait of another kind */
 		return 0;
 	span->wait_since = 0;
-	if (span->asleep_ns > span->wait_asleep) /* its sleep only: the log's write is CPU */
+	if (span->asleep_ns > span->wait_asleep) { /* its sleep only: the log's write is CPU */
 		span->redo_ns += span->asleep_ns - span->wait_asleep;
+		span->redo_waits++; /* a call that found the log written already is no wait */
+	}
 	return 0;
 }
 

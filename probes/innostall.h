@@ -71,7 +71,8 @@
  * their wall time; applier_split_ns the time of those the sleep tracepoint watched whole,
  * split into time not asleep (cpu), page reads, latch waits, row-lock waits, waits for
  * the commit order and for the redo log to be written up to its commit (applier_redo_ns;
- * the rest asleep for other reasons: a binary-log sync, say).
+ * the rest asleep for other reasons: a binary-log sync, say); applier_redo_waits, how many
+ * waits (calls of log_write_up_to that slept) applier_redo_ns took.
  * applier_open_* are the events being applied at the snapshot and their time so far, each
  * part as its counter above (set by the loader from applier_start): the report adds an
  * interval's growth of them to its counters, so a long event's time falls in the
@@ -206,7 +207,8 @@
 	X(CNT_APPLIER_OPEN_REDO_NS, "applier_open_redo_ns", "gauge", "ns")        \
 	X(CNT_LATCH_WAITS_UNSTACKED, "latch_waits_unstacked", "count", "waits")    \
 	X(CNT_LATCH_UNSTACKED_NS, "latch_unstacked_ns", "total", "ns")            \
-	X(CNT_MUTEX_WAITS_UNSTACKED, "mutex_waits_unstacked", "count", "waits")
+	X(CNT_MUTEX_WAITS_UNSTACKED, "mutex_waits_unstacked", "count", "waits")    \
+	X(CNT_APPLIER_REDO_WAITS, "applier_redo_waits", "count", "waits")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -372,7 +374,7 @@ struct purge_span {
 	__u64 wait_since; /* when such a wait began; 0 outside one */
 	__u64 wait_asleep; /* asleep_ns when it began: the redo wait counts its sleep only */
 	__u32 wait_kind; /* which: enum applier_wait (below), while wait_since is set */
-	__u32 pad;
+	__u32 redo_waits; /* an applier's waits for the redo log inside it that slept, ended */
 	__u64 taken_ns, taken_asleep; /* an applier's row-lock and commit-order waits inside it, and
 				       * their sleep: counted by role at their end (struct role_wait),
 				       * so left out of the span's own time */

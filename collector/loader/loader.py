@@ -35,10 +35,11 @@ def schema() -> Schema:
 def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
           duration_s: float | None, stderr, settings: dict[str, int] | None = None,
           layout: list[str] | None = None, budget_ppm: int = 0,
-          extra: list[str] | None = None) -> subprocess.Popen:
+          extra: list[str] | None = None, fed: bool = False) -> subprocess.Popen:
     """settings: `const volatile` globals of the BPF programs, e.g. deep_walk_threshold.
     layout: MEMBER=VALUE of the server's struct layout the latch programs read.
-    budget_ppm: what the probes may cost, in millionths of the server's CPU; 0: no limit."""
+    budget_ppm: what the probes may cost, in millionths of the server's CPU; 0: no limit.
+    fed: a signal is fed on its standard input (a pipe then, proc.stdin; state_signals.h)."""
     cmd = [loader_path(), "--binary", binary, "--interval-ms", str(int(interval_s * 1000)),
            "--budget-ppm", str(budget_ppm)]
     if pid:
@@ -54,7 +55,7 @@ def start(binary: str, pid: int | None, attach: list[str], interval_s: float,
     cmd += extra or []
     # Its own session: a terminal's Ctrl-C reaches only us, and we end it cleanly.
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                            start_new_session=True)
+                            stdin=subprocess.PIPE if fed else None, start_new_session=True)
 
 
 def snapshots(proc: subprocess.Popen):

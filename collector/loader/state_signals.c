@@ -5,10 +5,13 @@
  * nothing (read_server, as read_views.c reads; never a write), where keeping the
  * groups that explain them attached all the time would cost more than the budget. So the
  * governor reads them every SIGNAL_EVERY_NS and opens the groups a signal names at once,
- * holding them while it keeps moving and SIGNAL_HOLD_NS after. */
+ * holding them while it keeps moving and SIGNAL_HOLD_NS after. What the server says only
+ * over SQL (a replica's lag) the recorder decides and feeds on standard input (read_fed). */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "state_signals.h"
 #include "read_views.h"
 
@@ -42,7 +45,7 @@ static bool parse_u64(const char *s, char **end, __u64 *out)
 
 bool state_signals_add(struct state_signals *signals, const char *spec)
 {
-	static const char *kinds[] = { "level", "count", "climb" };
+	static const char *kinds[] = { "level", "count", "climb", "on" };
 	struct state_signal *s;
 	const char *eq = strchr(spec, '='), *colon;
 	__u64 size, count, stride, group;
@@ -55,13 +58,16 @@ bool state_signals_add(struct state_signals *signals, const char *spec)
 	memset(s, 0, sizeof(*s));
 	memcpy(s->name, spec, eq - spec);
 	colon = strchr(eq + 1, ':');
-	for (k = 0; k < 3 && colon; k++)
+	for (k = 0; k < 4 && colon; k++)
 		if ((size_t)(colon - eq - 1) == strlen(kinds[k]) && !strncmp(eq + 1, kinds[k], colon - eq - 1))
 			break;
-	if (!colon || k == 3)
+	if (!colon || k == 4)
 		return false;
 	s->kind = k;
-	if (!parse_u64(colon + 1, &end, &s->address) || *end != ':' ||
+	s->fed = !strncmp(colon + 1, "stdin:", 6);
+	if (s->fed)
+		end = (char *)colon + 6; /* at the colon after it */
+	if ((!s->fed && (!parse_u64(colon + 1, &end, &s->address) || *end != ':')) ||
 	    !parse_u64(end + 1, &end, &size) || *end != ':' || (size != 4 && size != 8) ||
 	    !parse_u64(end + 1, &end, &count) || *end != ':' || !count ||
 	    !parse_u64(end + 1, &end, &stride) || *end != ':' || (count > 1 && stride < size) ||
@@ -80,8 +86,62 @@ bool state_signals_add(struct state_signals *signals, const char *spec)
 	} while (*end == ',');
 	if (*end)
 		return false;
+	signals->fed_open |= s->fed;
 	signals->n++;
 	return true;
+}
+
+/* A fed line, NAME=VALUE: the value of the fed signal so named; others are left alone (a
+ * feeder newer than this loader may feed more). */
+static void take_fed_line(struct state_signals *signals, const char *line)
+{
+	const char *eq = strchr(line, '=');
+	char *end;
+	__u64 value;
+	int i;
+
+	if (!eq || !parse_u64(eq + 1, &end, &value) || *end)
+		return;
+	for (i = 0; i < signals->n; i++)
+		if (signals->signal[i].fed && strlen(signals->signal[i].name) == (size_t)(eq - line) &&
+		    !strncmp(signals->signal[i].name, line, eq - line))
+			signals->signal[i].fed_value = value;
+}
+
+/* What the feeder wrote on standard input since the last read, never waiting for it: poll
+ * first, as standard input may be a terminal another program shares (O_NONBLOCK would be
+ * its too). When the input ends (the feeder gone), each fed signal falls back to 0: nothing
+ * says any more that its groups are needed. */
+static void read_fed(struct state_signals *signals)
+{
+	struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
+	char buf[512];
+	ssize_t got, i;
+	int k;
+
+	while (signals->fed_open && poll(&in, 1, 0) > 0) {
+		got = in.revents & (POLLIN | POLLHUP) ? read(STDIN_FILENO, buf, sizeof(buf)) : -1;
+		if (got <= 0) {
+			signals->fed_open = false;
+			for (k = 0; k < signals->n; k++)
+				signals->signal[k].fed_value = 0;
+			return;
+		}
+		for (i = 0; i < got; i++) {
+			if (buf[i] != '\n') {
+				/* a longer line is no line of ours: counted past the end, taken as none */
+				if (signals->pending_len < sizeof(signals->pending))
+					signals->pending[signals->pending_len] = buf[i];
+				signals->pending_len += signals->pending_len < sizeof(signals->pending);
+				continue;
+			}
+			if (signals->pending_len < sizeof(signals->pending)) {
+				signals->pending[signals->pending_len] = 0;
+				take_fed_line(signals, signals->pending);
+			}
+			signals->pending_len = 0;
+		}
+	}
 }
 
 /* The signal's value now, false if its memory cannot be read. */
@@ -141,6 +201,8 @@ static bool moved(struct state_signal *s, __u64 value)
 		s->past[(s->reads - 1) % CLIMB_LAG] = value; /* the slot of the read CLIMB_LAG before */
 		s->rises = s->reads > CLIMB_LAG && value > s->past[s->reads % CLIMB_LAG] ? s->rises + 1 : 0;
 		return s->rises >= CLIMB_READS;
+	case SIGNAL_ON:
+		return value > s->floor;
 	}
 	return false;
 }
@@ -165,10 +227,13 @@ __u32 state_signals_poll(struct state_signals *signals, unsigned long long now, 
 	signals->last_poll_ns = now;
 	if (now >= signals->next_read_ns && signals->pid > 0) {
 		signals->next_read_ns = now + SIGNAL_EVERY_NS;
+		read_fed(signals);
 		for (i = 0; i < signals->n; i++) {
 			struct state_signal *s = &signals->signal[i];
 
-			if (!read_signal(signals->pid, s, &value)) {
+			if (s->fed)
+				value = s->fed_value;
+			else if (!read_signal(signals->pid, s, &value)) {
 				signals->failed_reads++;
 				continue;
 			}

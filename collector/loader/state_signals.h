@@ -2,7 +2,9 @@
 /* Signals from the server's own state, read from its memory several times a second (never
  * written), that tell the governor a stall has begun and which sampled groups explain it
  * (state_signals.c). The recorder finds each signal's place in the build's DWARF
- * (collector/server/signals.py) and passes it with --signal. */
+ * (collector/server/signals.py) and passes it with --signal. A signal may instead be fed
+ * on the loader's standard input (lines NAME=VALUE), for what the server says only over SQL:
+ * a replica falling behind (collector/server/replica_lag.py). */
 #ifndef __INNOSTALL_STATE_SIGNALS_H
 #define __INNOSTALL_STATE_SIGNALS_H
 
@@ -18,11 +20,14 @@ enum signal_kind {
 	SIGNAL_COUNT, /* moves when it grows well faster than when calm: a counter of waits */
 	SIGNAL_CLIMB, /* moves when it has been above its level a second before for several
 		       * seconds: the history climbing */
+	SIGNAL_ON, /* moves while above its floor: a decision made by whoever feeds it */
 };
 
 struct state_signal {
 	char name[32];
 	enum signal_kind kind;
+	bool fed; /* its value is the last one fed on standard input, not read from memory */
+	__u64 fed_value; /* ... that one */
 	__u64 address; /* count words of size bytes, stride apart, added up */
 	__u32 size, count, stride;
 	__u64 modulo; /* the value is the sum modulo this (0: none): a count packed below a step */
@@ -48,10 +53,14 @@ struct state_signals {
 	struct state_signal signal[MAX_SIGNALS];
 	unsigned long long next_read_ns, last_poll_ns;
 	unsigned long long failed_reads;
+	bool fed_open; /* a signal is fed and its input has not ended */
+	char pending[128]; /* a fed line not yet ended */
+	size_t pending_len;
 };
 
-/* Parse NAME=KIND:ADDRESS:SIZE:COUNT:STRIDE:MODULO:DIVISOR:FLOOR:GROUP[,GROUP...] (KIND level, count or
- * climb; numbers in decimal or 0x hex); false if it does not parse. */
+/* Parse NAME=KIND:ADDRESS:SIZE:COUNT:STRIDE:MODULO:DIVISOR:FLOOR:GROUP[,GROUP...] (KIND level, count,
+ * climb or on; numbers in decimal or 0x hex; ADDRESS stdin: fed as NAME=VALUE lines there, SIZE
+ * to DIVISOR then unused); false if it does not parse. */
 bool state_signals_add(struct state_signals *signals, const char *spec);
 /* The groups the signals want open at now (a bit per group number), reading the server's
  * memory when a read is due; held time is counted for those the caller holds (holding). */

@@ -186,7 +186,8 @@ def start_loader(target: Target, out_dir: str, asked: Asked, prepared: Prepared,
                                 layout=layout_args(prepared.struct_layout, prepared.schema),
                                 budget_ppm=round((asked.budget_pct or 0) * 10000),
                                 extra=signal_args + (["--unwind-table", prepared.cfi_path] if prepared.cfi_path else [])
-                                + (["--home-cgroup", group.home_procs] if starting else []))
+                                + (["--home-cgroup", group.home_procs] if starting else []),
+                                fed=any(":stdin:" in arg for arg in signal_args))
     except (UserError, OSError) as e:
         raise abandon(out_dir, prepared, e)
     if starting:
@@ -202,21 +203,31 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     state_places, meta["server_state"] = state_plan(target)
     meta["governor"] = {"budget_pct": asked.budget_pct, "groups": prepared.groups,
                         "attachments": prepared.attachments}
+    # the replica's lag, read over SQL from before the loader starts, which it feeds whether
+    # the replica is falling behind (replica_lag.LagReader.feed)
+    lag = replica_lag(target, probes, asked, prepared.replicating)
     # the server's state that opens groups at once (state_signals.c); none without a budget
-    signal_args, meta["governor"]["signals"] = signal_plan(target, prepared.groups if asked.budget_pct else [])
+    signal_args, meta["governor"]["signals"] = signal_plan(target, prepared.groups if asked.budget_pct else [],
+                                                           fed=lag is not None)
     try:
-        store.write_meta(out_dir, {**meta, "complete": False})
-        reserve_room(out_dir)
-    except (UserError, OSError) as e:
-        raise abandon(out_dir, prepared, e)
-    proc = start_loader(target, out_dir, asked, prepared, starting, group, stopping, signal_args)
+        try:
+            store.write_meta(out_dir, {**meta, "complete": False})
+            reserve_room(out_dir)
+        except (UserError, OSError) as e:
+            raise abandon(out_dir, prepared, e)
+        proc = start_loader(target, out_dir, asked, prepared, starting, group, stopping, signal_args)
+    except UserError:
+        if lag:
+            lag.close()
+        raise
+    if proc.stdin:
+        lag.feed(proc.stdin)
     views, meta["read_views_from_memory"] = open_views_of(target)
     names, meta["sql"] = sql_access(target, probes, asked.sql_dsn, asked.use_sql, asked.keep_literals,
                                     views_from_memory=views is not None)
     namer, meta["latch_names"] = latch_namer(target, probes, asked.sql_dsn, asked.use_sql)
     in_force = server_settings(target, asked)
     state = joined_state(target, asked, state_places, meta)
-    lag = replica_lag(target, probes, asked, prepared.replicating)
     journal = WatchJournal(out_dir, asked.watch, meta) if asked.watch else Journal(out_dir)
     meta["max_size"] = prepared.max_bytes
     live = live_metrics(asked.metrics, prepared.schema, meta)
@@ -237,6 +248,8 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
             views.close()
         if lag:
             lag.close()
+        if proc.stdin:
+            proc.stdin.close()  # the loader's fed signals fall back to 0
         if namer:
             namer.memory.close()
         if live:

@@ -20,6 +20,10 @@ steady load has row-lock waits of its own (state_signals.c).
   history          the history list above its level a second before at each read for 3 s
                    (the gauge collector/server/state.py reads): purge is not keeping up;
                    opens purge's record, sleep and worker groups
+  replica_behind   not read from memory but fed to the loader by the recorder, which reads
+                   the replica's lag over SQL (collector/server/replica_lag.py): 1 while the
+                   lag is above 0 and climbed since it was last 0; opens the applier's group.
+                   Any build, DWARF or not, where innostall can log in and the server replicates
 
 A build without DWARF (every MySQL build Oracle ships) has the history alone, on MySQL 8.0+,
 through trx_sys at the offset its code confirms (state.history_place), and the recording
@@ -51,8 +55,11 @@ SIGNALS = (
     Signal("free_page_waits", "count", ("latch", "undo_read")),
     Signal("log_room_waits", "count", ("redo", "latch")),
     Signal("history", "climb", ("purge_record", "purge_sleeps", "purge_worker")),
+    Signal("replica_behind", "on", ("applier",)),
 )
+FED = {"replica_behind"}  # fed on the loader's standard input, from SQL (state_signals.h)
 NO_DWARF = "the build has no DWARF (its debug file would give it)"
+NOT_FED = "the replica's lag is not read over SQL in this recording (no login, --no-sql, or no replica)"
 
 
 @dataclass(frozen=True)
@@ -110,10 +117,14 @@ def code_words(target) -> dict[str, Word]:
     return {"history": Word(base + place.offset, place.size)} if base else {}
 
 
-def signal_plan(target, groups: list[str]) -> tuple[list[str], dict]:
+def fed_spec(signal: Signal, numbers: list[int]) -> str:
+    return f"{signal.name}={signal.kind}:stdin:8:1:0:0:0:{signal.floor}:{','.join(map(str, numbers))}"
+
+
+def signal_plan(target, groups: list[str], fed: bool = False) -> tuple[list[str], dict]:
     """The loader's --signal arguments for a running target whose sampling groups are
     groups (numbered from 1), and what meta.json says of them: {"read": [{name, kind,
-    groups}], "missing": {name: why}}."""
+    groups}], "missing": {name: why}}. fed: whether the recorder feeds the FED signals."""
     found = layouts.answer(target.elf, target.debug) if target.pid and target.elf else None
     bias = target.runtime_address(0) if found else None
     words = words_of(found, bias) if found and bias is not None else {}
@@ -122,7 +133,15 @@ def signal_plan(target, groups: list[str]) -> tuple[list[str], dict]:
     args, read, missing = [], [], {}
     for signal in SIGNALS:
         word, numbers = words.get(signal.name), [groups.index(g) + 1 for g in signal.groups if g in groups]
-        if word is None:
+        if signal.name in FED and fed and numbers:
+            args += ["--signal", fed_spec(signal, numbers)]
+            read.append({"name": signal.name, "kind": signal.kind, "fed": True,
+                         "groups": [g for g in signal.groups if g in groups]})
+            continue
+        if signal.name in FED:  # not fed: said only where its groups are (a replica's), not of a primary
+            if numbers:
+                missing[signal.name] = NOT_FED
+        elif word is None:
             missing[signal.name] = NO_DWARF if found is None else "its place is not in the build's DWARF"
         elif not numbers:
             missing[signal.name] = "none of the groups it opens is sampled in this recording"
