@@ -36,8 +36,14 @@ def state_table(rec: Recording) -> pd.DataFrame:
     not read), redo_bytes (the LSN's growth since the reading before; NaN at the first),
     checkpoint_age (at the snapshot), age_peak (the highest since the snapshot before) and
     sync_age (the point where writers wait: max_modified_age_sync where the build has one,
-    else max_checkpoint_age)."""
-    counters = rec.counters
+    else max_checkpoint_age). Made once per counters table (the redo section, its findings
+    and the HTML's chart each ask), a copy each time."""
+    if not hasattr(rec, "derived"):
+        return state_table_of(rec.counters)
+    return rec.derived(("state_table",), (rec.counters,), lambda: state_table_of(rec.counters)).copy()
+
+
+def state_table_of(counters: pd.DataFrame) -> pd.DataFrame:
     # picked by the names the table has, not by each row's name as text (8 hours: 1.3 s)
     names = [n for n in counters["name"].unique() if str(n).startswith(SERVER_STATE)]
     rows = counters[counters["name"].isin(names)]
