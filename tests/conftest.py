@@ -183,10 +183,7 @@ SLOW_PURE = {
     "test_verdict_consistency.py::test_the_finding_names_the_hot_block_as_the_latch_table_does": ANALYSIS,
     "test_verdict_consistency.py::test_the_sessions_own_recordings_are_found_and_checked": ANALYSIS,
     "test_watch.py::test_a_history_trigger_saves_the_minutes_around_it_and_the_verdict_names_the_snapshot": WATCH,
-    "test_watch.py::test_a_latch_wait_longer_than_the_trigger_fires_once": WATCH,
     "test_watch.py::test_purge_pinned_by_the_verdict_of_the_kept_minutes": WATCH,
-    "test_watch.py::test_sigusr1_saves_at_the_next_snapshot": WATCH,
-    "test_watch.py::test_the_cool_down_and_the_cap": WATCH,
 }
 
 

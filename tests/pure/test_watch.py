@@ -13,7 +13,7 @@ import pytest
 
 from innostall.analysis import recording, summary, views, window
 from innostall.analysis.purge_phases import purge_phases
-from innostall.collector.recorder import watch
+from innostall.collector.recorder import store, watch
 from innostall.errors import UserError
 
 from recordings import meta, purge_journal, view
@@ -47,6 +47,34 @@ def watched(tmp_path, records: list[dict], triggers: watch.Triggers, on_line=Non
     return watch.finish_watch(journal, described)
 
 
+RUN_IDLE = watch.idle.run_idle
+PHASES_CHILD = [sys.executable, "-m", "innostall.analysis.purge_phases"]
+TABLES_CHILD = [sys.executable, "-m", "innostall.collector.recorder.store"]
+
+
+def children_in_this_process(cmd: list[str]) -> tuple[int, str]:
+    """What the watch's children print and exit with, computed here: the verdict's (python -m
+    innostall.analysis.purge_phases DIR: a child per verdict asked, ten in this story, spent
+    ~12 s of CPU starting Python and importing pandas) and a save's tables' (python -m
+    innostall.collector.recorder.store DIR: ~0.8 s of CPU a save). That the phases' child
+    prints exactly this, and one line for a bad directory, is test_watch_verdict_phases.py's;
+    the tables' child runs as a process in the history trigger's test."""
+    if cmd[:3] == TABLES_CHILD:
+        assert len(cmd) == 4
+        try:
+            store.write_tables(cmd[3])
+        except Exception:  # the child's traceback and its exit status
+            return 1, ""
+        return 0, ""
+    if cmd[:3] != PHASES_CHILD:
+        return RUN_IDLE(cmd)
+    assert len(cmd) == 4
+    try:
+        return 0, json.dumps(purge_phases(cmd[3]))
+    except UserError:
+        return 1, ""
+
+
 def test_a_history_trigger_saves_the_minutes_around_it_and_the_verdict_names_the_snapshot(tmp_path):
     said = watched(tmp_path, story(), watch.Triggers(history_above=3000, before_s=10, after_s=8))
     saved = said["watch"]["saved"]
@@ -74,7 +102,8 @@ def test_nothing_fires_below_the_thresholds_and_nothing_is_saved(tmp_path):
         recording.load(str(tmp_path))
 
 
-def test_the_cool_down_and_the_cap(tmp_path):
+def test_the_cool_down_and_the_cap(tmp_path, monkeypatch):
+    monkeypatch.setattr(watch.idle, "run_idle", children_in_this_process)
     records = story() + [{**r, "mono_ns": r["mono_ns"] + 40 * 10**9} for r in story()[1:]]
     said = watched(tmp_path, records, watch.Triggers(history_above=3000, before_s=5, after_s=3, cooldown_s=2, keep=2))
     assert [s["at_s"] for s in said["watch"]["saved"]] == [24.0, 29.0]  # saved to 27, quiet to 29, still pinned
@@ -86,7 +115,8 @@ def test_the_cool_down_and_the_cap(tmp_path):
         recording.load(str(tmp_path / "long"))
 
 
-def test_sigusr1_saves_at_the_next_snapshot(tmp_path):
+def test_sigusr1_saves_at_the_next_snapshot(tmp_path, monkeypatch):
+    monkeypatch.setattr(watch.idle, "run_idle", children_in_this_process)
     def signal_at(record, journal):
         if record["type"] == "interval" and record["mono_ns"] == 9 * 10**9:
             os.kill(os.getpid(), signal.SIGUSR1)
@@ -96,7 +126,8 @@ def test_sigusr1_saves_at_the_next_snapshot(tmp_path):
     assert signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL  # given back at the watch's end
 
 
-def test_a_latch_wait_longer_than_the_trigger_fires_once(tmp_path):
+def test_a_latch_wait_longer_than_the_trigger_fires_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(watch.idle, "run_idle", children_in_this_process)
     def latches(longest_ns: int, t_ns: int) -> dict:
         return {"type": "latches", "mono_ns": t_ns - 500,
                 "latches": [[1, 77, 1, 5, 9_000_000, longest_ns, 0, [0, 5], "block 8:4 sbtest/sbtest1 PRIMARY", "block"]]}
@@ -111,30 +142,12 @@ def test_a_latch_wait_longer_than_the_trigger_fires_once(tmp_path):
                                                   "above 30 ms")
 
 
-RUN_IDLE = watch.idle.run_idle
-PHASES_CHILD = [sys.executable, "-m", "innostall.analysis.purge_phases"]
-
-
-def phases_in_this_process(cmd: list[str]) -> tuple[int, str]:
-    """What the watch's child process prints (python -m innostall.analysis.purge_phases DIR),
-    computed here: a child per verdict asked, ten in this story, spent ~12 s of CPU starting
-    Python and importing pandas. That the child prints exactly this, and one line for a bad
-    directory, is test_watch_verdict_phases.py's. Other children (the saves' tables) run."""
-    if cmd[:3] != PHASES_CHILD:
-        return RUN_IDLE(cmd)
-    assert len(cmd) == 4
-    try:
-        return 0, json.dumps(purge_phases(cmd[3]))
-    except UserError:
-        return 1, ""
-
-
 def test_purge_pinned_by_the_verdict_of_the_kept_minutes(tmp_path, monkeypatch):
     def answered(record, journal):  # as if each report came back before the next snapshot
         if journal.verdict and journal.verdict.thread:
             journal.verdict.thread.join()
 
-    monkeypatch.setattr(watch.idle, "run_idle", phases_in_this_process)
+    monkeypatch.setattr(watch.idle, "run_idle", children_in_this_process)
     said = watched(tmp_path, story(), watch.Triggers(verdict="pinned", verdict_every_s=4, before_s=10, after_s=3),
                    on_line=answered)
     saved = said["watch"]["saved"]
