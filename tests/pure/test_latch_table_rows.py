@@ -13,6 +13,7 @@ from innostall.format import journal as fmt
 from innostall.format.latch_table_rows import MergedTables, holds_changed_rows
 
 from recordings import meta, purge_journal
+from watch_children import children_in_this_process
 
 
 def tables_line(mono_ns: int, changed: bool, **tables) -> dict:
@@ -87,7 +88,8 @@ def test_stacks_that_fold_alike_are_summed_and_each_changed_row_moves_its_sum():
     assert holders == [[0xabc, 2, "purge", 5, 50, "mysqld;other"]]
 
 
-def test_a_watch_saves_the_tables_merged_since_its_attach(tmp_path):
+def test_a_watch_saves_the_tables_merged_since_its_attach(tmp_path, monkeypatch):
+    monkeypatch.setattr(watch.idle, "run_idle", children_in_this_process)  # the save's tables
     records = purge_journal([{"history": 100 + 800 * i} for i in range(12)])
     end = records.pop()
     at = [r["mono_ns"] for r in records if r["type"] == "interval"]

@@ -7,16 +7,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 
 import pytest
 
 from innostall.analysis import recording, summary, views, window
-from innostall.analysis.purge_phases import purge_phases
-from innostall.collector.recorder import store, watch
+from innostall.collector.recorder import watch
 from innostall.errors import UserError
 
 from recordings import meta, purge_journal, view
+from watch_children import children_in_this_process
 
 SNAPSHOT = view(4321, 20.5, 100, connection_id=17, user="app", statement="SELECT SUM(k) FROM sbtest1")
 
@@ -45,34 +44,6 @@ def watched(tmp_path, records: list[dict], triggers: watch.Triggers, on_line=Non
             if journal.done:
                 break
     return watch.finish_watch(journal, described)
-
-
-RUN_IDLE = watch.idle.run_idle
-PHASES_CHILD = [sys.executable, "-m", "innostall.analysis.purge_phases"]
-TABLES_CHILD = [sys.executable, "-m", "innostall.collector.recorder.store"]
-
-
-def children_in_this_process(cmd: list[str]) -> tuple[int, str]:
-    """What the watch's children print and exit with, computed here: the verdict's (python -m
-    innostall.analysis.purge_phases DIR: a child per verdict asked, ten in this story, spent
-    ~12 s of CPU starting Python and importing pandas) and a save's tables' (python -m
-    innostall.collector.recorder.store DIR: ~0.8 s of CPU a save). That the phases' child
-    prints exactly this, and one line for a bad directory, is test_watch_verdict_phases.py's;
-    the tables' child runs as a process in the history trigger's test."""
-    if cmd[:3] == TABLES_CHILD:
-        assert len(cmd) == 4
-        try:
-            store.write_tables(cmd[3])
-        except Exception:  # the child's traceback and its exit status
-            return 1, ""
-        return 0, ""
-    if cmd[:3] != PHASES_CHILD:
-        return RUN_IDLE(cmd)
-    assert len(cmd) == 4
-    try:
-        return 0, json.dumps(purge_phases(cmd[3]))
-    except UserError:
-        return 1, ""
 
 
 def test_a_history_trigger_saves_the_minutes_around_it_and_the_verdict_names_the_snapshot(tmp_path):
