@@ -140,7 +140,6 @@ SLOW_PURE = {
     "test_hostile_saves.py::test_a_counters_table_of_0_rows_is_damage_not_a_traceback": HOSTILE,
     "test_hostile_saves.py::test_case": HOSTILE,
     "test_html.py::test_cli_writes_the_page_in_one_step": ANALYSIS,
-    "test_html.py::test_unwritable_page_is_one_line": ANALYSIS,
     "test_long_recordings.py::test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so": ANALYSIS,
     "test_long_recordings.py::test_a_long_recordings_latch_table_has_a_bounded_number_of_rows": ANALYSIS,
     "test_long_recordings.py::test_the_heap_debounce_merges_as_the_passes_did": ANALYSIS,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import recordings
-from conftest import INNOSTALL, REPO
+from conftest import INNOSTALL, REPO, innostall
 from innostall.analysis import flamegraph, recording, summary, views
 from innostall.errors import UserError
 
@@ -132,8 +132,7 @@ def test_cli_writes_the_page_in_one_step(tmp_path):
 
 def test_unwritable_page_is_one_line(tmp_path):
     out = tmp_path / "missing-dir" / "report.html"
-    done = subprocess.run(INNOSTALL + ["report", str(REAL), "--html", str(out)],
-                          capture_output=True, text=True)
+    done = innostall("report", REAL, "--html", out)  # main() in this process: the script's is the test above
     assert done.returncode == 1
     assert done.stderr == f"innostall: {out}: cannot write the HTML report (No such file or directory)\n"
 
