@@ -49,6 +49,7 @@ def test_a_build_newer_than_checked_is_said_plainly():
     assert "not checked on a build of this family" in discover.version_note(stub("percona", "8.0.36-28"))
 
 
+@pytest.mark.heavy  # reads each fixture's binary (tens of MB) and runs objdump: 1.0 s of CPU for MySQL 8.0.15's
 @pytest.mark.parametrize("name", unrooted(BINARIES))
 def test_identifies_server_and_resolves_purge_batch(name):
     assert_identified_with_purge_batch(name)
