@@ -125,6 +125,7 @@ ANALYSIS = "the whole analysis of a synthetic recording, often twice (the report
 STORED = "reads a stored real recording (tests/data) whole and holds every figure to it"
 HOSTILE = "a case reports a mutated recording through several commands (text, JSON, HTML, export)"
 WATCH = "watch runs the analysis over its kept minutes, its verdict through report --json as a process"
+LAYERING = "parses every module of the package (159 files) for the imports it makes, inside functions too"
 DEBUGINFO = ("matches a fixture's separate debug file to its build (debuglink CRC, build id): on a fresh "
              "machine, where nothing is cached yet, 1.6 s and 10.9 s of CPU (fresh-check, 2026-11-29)")
 SLOW_PURE = {
@@ -140,6 +141,7 @@ SLOW_PURE = {
     "test_hostile_saves.py::test_a_counters_table_of_0_rows_is_damage_not_a_traceback": HOSTILE,
     "test_hostile_saves.py::test_case": HOSTILE,
     "test_html.py::test_cli_writes_the_page_in_one_step": ANALYSIS,
+    "test_layering.py::test_no_module_imports_a_later_stage": LAYERING,
     "test_long_recordings.py::test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so": ANALYSIS,
     "test_long_recordings.py::test_a_long_recordings_latch_table_has_a_bounded_number_of_rows": ANALYSIS,
     "test_long_recordings.py::test_the_heap_debounce_merges_as_the_passes_did": ANALYSIS,
