@@ -18,4 +18,5 @@ purge_time, phases, replica_time's neighbours) and the words, which are function
 figures and import no figure module above the first floor; the figures composed of those
 (purge_history, phase_figures, replica, redo, estimates); the sections, which put a domain's
 figures and words together (the purge section as purge.purge_story does; the replica's
-passes its phases' words in); the summary; the views, export, diff and the checkers."""
+passes its phases' words in); the summary; the views, export, diff, the checkers and
+load_frames (the package's __init__), which join the summary to what they give."""

@@ -7,7 +7,7 @@ recording's meta.json (schema.py), read here. Everything per table derives from 
                       stacks the recorder folds and the counts it sums (folded_tables.py)
     recording tables  the Parquet files: name, file, scope (per interval, per event, the
                       whole recording), columns and types, the empty table, the query views
-                      (analysis/query.py) and the frames (analysis/dataframes.py)
+                      (analysis/query.py) and the frames (load_frames, analysis/__init__.py)
 
 A recording table whose columns are its loader table's (with interval and t_s when per
 interval) is built here from the schema alone (generic_table); the others are built by
