@@ -249,7 +249,8 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
         if lag:
             lag.close()
         if proc.stdin:
-            proc.stdin.close()  # the loader's fed signals fall back to 0
+            with contextlib.suppress(OSError):  # the loader gone already
+                proc.stdin.close()  # its fed signals fall back to 0
         if namer:
             namer.memory.close()
         if live:
