@@ -19,9 +19,9 @@ from innostall.format.output_path import check_path
 
 from . import charts, cost, flamegraph, metrics, purge_history, redo, report_tables
 from .wording.estimate_words import estimate_words
-from .wording.numbers import shorten
+from .wording.numbers import STATEMENT_SHOWN, shorten
 from .wording.findings import purge_headline
-from .wording.phases import STATEMENT_SHOWN, who
+from .wording.phases import who
 from .pinning import statements_note
 from .recording import Recording
 from .recording_facts import ended_by, warnings

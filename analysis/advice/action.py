@@ -7,6 +7,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 
+def said(summary: dict, start: str, holding: str = "") -> list[str]:
+    """The report's findings that begin so (and hold those words), verbatim: the evidence an
+    action quotes."""
+    return [f for f in summary.get("findings") or [] if f.startswith(start) and holding in f]
+
+
 @dataclass(frozen=True)
 class Expect:
     """What verify compares between the recording as it is and the one with the change:

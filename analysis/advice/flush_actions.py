@@ -3,16 +3,11 @@
 I/O where threads waited for a free page."""
 from __future__ import annotations
 
-from .action import Action, Advice, Expect
+from .action import Action, Advice, Expect, said
 from .server_settings import family_of, in_force, number, online
 
 MIB = 2**20
 WAITED_S = 0.1  # the wait a finding says (wording/findings.py's STALL_SAID_S): less is no advice
-
-
-def said(summary: dict, start: str, holding: str = "") -> list[str]:
-    """The report's findings that begin so (and hold those words), verbatim."""
-    return [f for f in summary.get("findings") or [] if f.startswith(start) and holding in f]
 
 
 def redo_capacity(meta: dict) -> tuple[str, int | None]:

@@ -5,8 +5,7 @@ table, the index and the page, and applies nothing itself."""
 from __future__ import annotations
 
 from ..wording.numbers import duration
-from .action import Action, Advice, Expect
-from .flush_actions import said
+from .action import Action, Advice, Expect, said
 
 HOT_SHARE = 0.5  # of all latch waiting on one block: a hot spot, not a busy pool
 WAITED_S = 0.1

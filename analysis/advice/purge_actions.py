@@ -4,8 +4,7 @@ behind; a purge lag that bounds the history where DML outruns purge. And the com
 would not help: more purge threads while a read view pins the history (seed 000)."""
 from __future__ import annotations
 
-from ..wording.numbers import count, growth, seconds, shorten
-from ..wording.phases import STATEMENT_SHOWN
+from ..wording.numbers import STATEMENT_SHOWN, count, growth, seconds, shorten
 from .action import Action, Advice, Expect, NotHelping
 from .server_settings import in_force, number, online
 

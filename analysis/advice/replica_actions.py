@@ -4,8 +4,7 @@ where it waits on row locks, and then that the commit's flush would not help (se
 from __future__ import annotations
 
 from ..wording.numbers import duration
-from .action import Action, Advice, Expect, NotHelping
-from .flush_actions import said
+from .action import Action, Advice, Expect, NotHelping, said
 from .server_settings import family_of, in_force, number
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from innostall.names import ARROW
 
 ELLIPSIS = "…"
+STATEMENT_SHOWN = 80  # characters of a view's statement in a sentence (all of it in JSON)
 
 
 def count(n: float) -> str:

@@ -13,7 +13,7 @@ import math
 from innostall.names import leaf_first, path
 
 from ..interval_columns import WATCHED_ENOUGH
-from .numbers import at, between, count, growth, seconds, shorten
+from .numbers import STATEMENT_SHOWN, at, between, count, growth, seconds, shorten
 
 EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
 # Writers' waits for the log to make room, or threads' waits on the latches of pages being
@@ -21,7 +21,6 @@ EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
 # which its words call it flush-bound: a tenth of its time is a stall a DBA feels in the
 # load's latency.
 FLUSH_BOUND_SHARE = 0.1
-STATEMENT_SHOWN = 80  # characters of a view's statement in the verdict (all of it in JSON)
 # how each part of purge's time split (purge_time.SPLIT) names a phase that it bounds
 BOUND_WORDS = {"cpu": ("CPU-bound", "on CPU"), "io": ("I/O-bound", "reading pages"),
                "latch": ("latch-bound", "waiting on latches"),
