@@ -5,6 +5,7 @@ import copy
 import hashlib
 import os
 import stat
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -121,20 +122,25 @@ def load(path: str) -> Recording:
     last reading: reading and checking its tables costs ~0.15 s of CPU, and the report, the
     checker and `diff` each read the same one (a test suite does it hundreds of times)."""
     before = contents(path)
-    if before is not None and before in READ_LATELY:
-        READ_LATELY.move_to_end(before)
-        return copied(READ_LATELY[before])
+    with READING_KEPT:  # a watch's verdict may be read in a thread of its own
+        kept = READ_LATELY.get(before) if before is not None else None
+        if kept is not None:
+            READ_LATELY.move_to_end(before)
+    if kept is not None:
+        return copied(kept)
     rec = read(path)
     if before is not None and contents(path) == before:  # not rewritten while it was read
-        READ_LATELY[before] = copied(rec)
-        while len(READ_LATELY) > KEPT_READINGS:
-            READ_LATELY.popitem(last=False)
+        with READING_KEPT:
+            READ_LATELY[before] = copied(rec)
+            while len(READ_LATELY) > KEPT_READINGS:
+                READ_LATELY.popitem(last=False)
     return rec
 
 
 # The last readings of small recordings, by contents(path); each handed out as a copy, which
 # its reader may change as it likes.
 READ_LATELY: OrderedDict[tuple, Recording] = OrderedDict()
+READING_KEPT = threading.Lock()
 KEPT_READINGS = 8
 KEPT_BYTES = 4 * 2**20  # of files: a recording of minutes (a test's, a watch's) is a few hundred KB
 LIMITED = (table_bounds, journal_lines, journal_files, meta_shape, safe_text_limits)
