@@ -29,6 +29,7 @@ from recordings import meta, synthetic
 from test_hostile_recordings import check, run_each, snapshot
 from test_journal_segments import rolled
 from test_watch import story
+from watch_children import children_in_this_process
 
 CASES, CASES_HEAVY = 6, 216  # 2 of each base in make check (each case runs six commands); 222 in make test
 SECONDS_PER_CASE = 30  # six commands; the slowest case takes a few seconds
@@ -48,10 +49,13 @@ def bases(tmp_path_factory) -> dict[str, Path]:
     watched = root / "watch"
     watched.mkdir()
     described = meta(walks=False)
-    with watch.WatchJournal(str(watched), watch.Triggers(history_above=3000, before_s=8, after_s=4), described) as w:
-        for record in story():
-            w.write(json.dumps(record) + "\n", record)
-    said = watch.finish_watch(w, described)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(watch.idle, "run_idle", children_in_this_process)  # the save's tables: no child Python
+        with watch.WatchJournal(str(watched), watch.Triggers(history_above=3000, before_s=8, after_s=4),
+                                described) as w:
+            for record in story():
+                w.write(json.dumps(record) + "\n", record)
+        said = watch.finish_watch(w, described)
     return {"plain": plain, "segmented": segmented, "save": watched / said["watch"]["saved"][0]["directory"]}
 
 
