@@ -14,6 +14,7 @@ coordinator, which it times, does all of purge's work."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -21,12 +22,15 @@ from conftest import fixture
 from innostall.collector.discovery import discover, target
 from innostall.collector.recorder import recorder
 from innostall.analysis import recording
+from polling import settled
+from procmem import stop_own_recording
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11"]
 WORKERS_UNTIMED = {"mysql-8.0.15", "mariadb-10.2.11"}
 PROBES = ["purge_batch", "purge_worker", "undo_read", "block_lock_s", "block_lock_x",
           "block_lock_sx", "latch_sleep"]
 SHARES = ("cpu", "io", "latch")
+RECORD_S = 8  # at most: the recording ends once purge has drained the load's history (drained)
 
 
 def release(snapshot) -> None:
@@ -39,6 +43,29 @@ def release(snapshot) -> None:
     snapshot.commit()
     with snapshot.cursor() as cur:
         cur.execute("UPDATE sbtest1 SET k = k + 1 WHERE id = 1")  # autocommit
+
+
+def history(srv, conn) -> int:
+    return srv.metric(conn, "trx_rseg_history_len")
+
+
+def drained(srv, released: threading.Event) -> None:
+    """Ctrl-C to the recording once purge has worked through the history the load left: the
+    server's history down to a hundredth of what it was at the snapshot's commit, and no
+    undo page purged for a second since. What would come after is idle batches, counted only
+    as far as the cut-off time; a catch-up that does not end so within RECORD_S (or a history
+    the server keeps) ends with the duration, as before."""
+    conn = srv.connect()
+    released.wait(60)
+    peak, deadline = history(srv, conn), time.monotonic() + RECORD_S
+    while history(srv, conn) > peak // 100:
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
+    _, idle = settled(lambda: srv.metric(conn, "purge_undo_log_pages"), quiet_s=1,
+                      timeout_s=max(deadline - time.monotonic(), 0), every_s=0.1)
+    if idle:
+        stop_own_recording()
 
 
 def catch_up(srv, pool: str, out: str) -> tuple[dict, int]:
@@ -56,18 +83,25 @@ def catch_up(srv, pool: str, out: str) -> tuple[dict, int]:
     load = srv.sysbench("oltp_update_non_index", 8, "--threads=4", "--rand-type=uniform")
     assert load.wait(timeout=60) == 0, load.stderr.read()
     metrics = srv.connect()
-    seen = {}
+    seen, released = {}, threading.Event()
 
     def on_event(snap):
         seen[snap["type"]] = srv.metric(metrics, "buffer_page_read_undo_log")
         if snap["type"] == "attached":
-            threading.Thread(target=release, args=(snapshot,)).start()
+            threading.Thread(target=lambda: (release(snapshot), released.set())).start()
 
     tgt = target.from_pid(srv.pid)
     probes = [p for p in discover.resolve(tgt, PROBES) if p.ok]
-    # exact: the split is compared, so no share may be sampled away
-    recorder.record(tgt, probes, out, duration_s=8, on_event=on_event, budget_pct=None)
+    ending = threading.Thread(target=drained, args=(srv, released), daemon=True)
+    ending.start()
+    try:
+        # exact: the split is compared, so no share may be sampled away
+        recorder.record(tgt, probes, out, duration_s=RECORD_S, on_event=on_event, budget_pct=None)
+    finally:
+        released.set()
+        ending.join(timeout=RECORD_S + 5)
     rec = recording.load(out)
+    print(f"{srv.name}, a {pool} pool: recorded {rec.duration_s:.1f} s of at most {RECORD_S}")
     total = {kind: rec.counter_total(f"purge_batch_{kind}_ns") + rec.counter_total(f"purge_worker_{kind}_ns")
              for kind in SHARES}
     total["wall"] = rec.counter_total("purge_batch_ns")
