@@ -165,3 +165,17 @@ def test_the_lag_finding_tells_the_waits_seen_whole_in_a_span_too_little_watched
     monkeypatch.setattr(replica_lag, "whole_words", lambda phases: real(phases).replace("4.2 s", "2.1 s"))
     assert any("The replica fell behind" in p and "its tables say otherwise" in p
                for p in verdict_check.check(str(directory)))
+
+
+def test_a_quiet_phase_that_took_in_a_short_watched_busy_run_is_unwatched_and_reads_true():
+    """A replica run of verify's at the default budget (tests/data/replica-quiet-unwatched,
+    MariaDB 11.4.5, the commit's flush at 2): the applier busy 2 s, watched 85% and 52% of
+    them, then 4 quiet intervals attached 28% each. The short busy run joins the longer quiet
+    one (phases.debounce), so the whole 6 s is one unwatched phase attached 55% of its time:
+    its words say it was too little watched, which its quiet intervals were, and the checker
+    holds them so (it once read 'too little watched' against the phase's 55% alone)."""
+    out = str(REPO / "tests" / "data" / "replica-quiet-unwatched")
+    [phase] = summary.summary(recording.load(out))["replica"]["phases"]
+    assert phase["verdict"] == "unwatched" and phase["figures"]["attached_share"] >= WATCHED_ENOUGH
+    assert "too little watched to say what held it back" in phase["detail"]
+    assert verdict_check.check(out) == []
