@@ -26,6 +26,7 @@ from .pinning import statements_note
 from .recording import Recording
 from .recording_facts import ended_by, warnings
 from .wording.phase_list import tally
+from .wording import redo_words
 from . import verdict_view
 from .replica_timeline import replica_series
 from .sections import replica as replica_section
@@ -271,7 +272,7 @@ def context(rec: Recording, summary: dict) -> dict:
         "summary_rows": summary_rows(rec, summary),
         "throughput": throughput_chart(rec),
         "flushing": flush_chart(rec),
-        "flushing_lines": redo.redo_body(summary),
+        "flushing_lines": redo_words.redo_body(summary),
         # the text's section, without its blank line and title
         "replica_lines": replica_section.text_lines(summary, replica_section.shown(rec), [])[2:],
         "flushing_note": (summary["server_state"].get("note") if not summary["server_state"].get("read") else None),

@@ -5,7 +5,8 @@ redo.redo_summary), their findings and the section's text lines."""
 from __future__ import annotations
 
 from ..recording import Recording
-from ..redo import redo_lines, redo_summary
+from ..redo import redo_summary
+from ..wording.redo_words import redo_lines
 from ..wording.findings import (batch_findings, flush_findings, free_page_findings, log_room_findings,
                                 purge_redo_findings)
 from .lines import finding_lines

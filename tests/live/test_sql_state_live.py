@@ -32,7 +32,8 @@ import pytest
 
 from conftest import INNOSTALL, innostall, stop_load
 from innostall.analysis import recording
-from innostall.analysis.redo import redo_lines, redo_summary
+from innostall.analysis.redo import redo_summary
+from innostall.analysis.wording.redo_words import redo_lines
 from innostall.collector.discovery import discover
 from innostall.collector.discovery.target import from_pid
 from innostall.collector.recorder import recorder

@@ -91,7 +91,7 @@ def test_a_loop_cut_short_is_no_vector():
 
 
 def test_the_report_says_the_segments_pages_came_from_the_builds_code():
-    from innostall.analysis.redo import sources_words
+    from innostall.analysis.wording.redo_words import sources_words
 
     state = {"read": ["lsn", "undo_pages"], "from_code": {"trx_rseg_t": "from srv_mon_process_existing_counter"},
              "sources": {"lsn": "memory", "checkpoint_lsn": "memory", "undo_pages": "memory"}}

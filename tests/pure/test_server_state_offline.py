@@ -7,6 +7,7 @@ import struct
 
 import recordings
 from innostall.analysis import purge_history, recording, redo, summary
+from innostall.analysis.wording import redo_words
 from innostall.collector.server.state import Place, places_of
 from recordings import purge_journal
 
@@ -88,7 +89,7 @@ def test_redo_checkpoint_age_and_pages(tmp_path):
     assert s["undo_space"] is None  # not read: nothing said
     assert s["buffer_pool"] == {"dirty_pages_max": 130, "dirty_pages_max_at_s": 4.0, "dirty_pages_last": 30,
                                 "free_pages_min": 870, "data_pages_max": 500}
-    lines = redo.redo_lines(s)
+    lines = redo_words.redo_lines(s)
     assert "  redo written 10.0 MiB from 1.0 to 6.0 s (2.0 MiB/s, at most 2.0 MiB/s in the interval ending 2.0 s)" in lines
     assert "  it reached the async flush point in intervals totalling 2.0 s, the sync point in 1.0 s" in lines
 
@@ -101,7 +102,7 @@ def test_undo_logs_over_the_recording(tmp_path):
     assert s["undo_space"] == {"pages_max": 900, "pages_max_at_s": 2.0, "pages_first": 300, "pages_last": 450,
                                "page_size": 16384, "bytes_max": 900 * 16384, "cached_pages_max": None,
                                "cached_pages_max_at_s": None, "cached_pages_last": None, "cached_last_of": None}
-    lines = redo.redo_lines(s)
+    lines = redo_words.redo_lines(s)
     assert "  undo logs: at most 900 pages, 14.1 MiB (at 2.0 s); 300 at the first reading, 450 at the last" in lines
     assert not any("in the buffer pool" in line for line in lines)  # the pool was not walked: nothing said
 
@@ -117,7 +118,7 @@ def test_undo_pages_cached_are_told_at_the_walks_that_counted_them(tmp_path):
     assert (u["cached_pages_max"], u["cached_pages_max_at_s"], u["cached_pages_last"], u["cached_last_of"]) == \
         (700, 2.0, 650, 800)
     assert "  undo log pages in the buffer pool: at most 700 (at 2.0 s), 650 at the last count, when the rollback " \
-        "segments held 800" in redo.redo_lines(s)
+        "segments held 800" in redo_words.redo_lines(s)
 
 
 def test_without_the_state_the_report_says_why(tmp_path):
@@ -125,7 +126,7 @@ def test_without_the_state_the_report_says_why(tmp_path):
     note = "the build has no DWARF (its debug file would give it)"
     s = summary.summary(load(tmp_path, purge_journal(steps), {"read": [], "note": note}))
     assert (s["redo"], s["checkpoint"], s["buffer_pool"], s["undo_space"]) == (None, None, None, None)
-    assert redo.redo_lines(s) == ["", f"Redo and flushing: not recorded ({note})"]
+    assert redo_words.redo_lines(s) == ["", f"Redo and flushing: not recorded ({note})"]
 
 
 def test_the_history_at_a_snapshot_is_the_servers_own_reading_and_the_probe_only_its_peak(tmp_path):

@@ -76,7 +76,7 @@ def test_every_gauge_sql_reads_is_one_the_report_knows():
 
 
 def test_the_report_says_where_the_figures_came_from():
-    from innostall.analysis.redo import sources_words
+    from innostall.analysis.wording.redo_words import sources_words
     assert sources_words({"read": ["lsn"], "sources": {"lsn": "memory"}}) == "read from its memory at each snapshot"
     assert sources_words({"read": ["lsn"]}) == "read from its memory at each snapshot"  # before sources were kept
     assert "read by SQL" in sources_words({"read": ["lsn", "history"], "sources": {"lsn": "sql", "history": "sql"}})
