@@ -19,45 +19,35 @@ def latch_waiters(rec: Recording, name: str, kind: str, top: int = 3) -> list[di
     """The stacks that waited longest on a latch: its rows of the waits summed by latch and
     stack once per recording (a filter, a groupby and nlargest per latch cost ~4 ms, on
     tables of tens of rows), heaviest first, ties in the stacks' order as nlargest keeps them."""
-    by_latch = rec.derived(("latch_waiters",), (rec.latch_stacks,), lambda: waits_by_latch(rec.latch_stacks))
+    by_latch = rec.derived(("latch_waiters",), (rec.latch_stacks,),
+                           lambda: summed_heaviest_first(rec.latch_stacks, ["name", "kind"], ["stack"]))
     return [{"stack": stack, "wait_ms": round(float(wait_us) / 1000, 3)}
             for stack, wait_us in by_latch.get((name, kind), [])[:top]]
 
 
-def waits_by_latch(stacks) -> dict[tuple, list[tuple]]:
-    """(name, kind): its stacks and their summed wait_us, heaviest first."""
-    sums = stacks.groupby(["name", "kind", "stack"], observed=True)["wait_us"].sum()
-    by_latch: dict[tuple, list[tuple]] = {}
-    for (name, kind, stack), wait_us in sums.items():
-        by_latch.setdefault((name, kind), []).append((stack, wait_us))
-    for waits in by_latch.values():
-        waits.sort(key=lambda w: w[1], reverse=True)  # stable: ties stay in the stacks' order
-    return by_latch
+def summed_heaviest_first(table, keys: list[str], parts: list[str]) -> dict[tuple, list[tuple]]:
+    """table's wait_us summed by keys and parts once for all, as {keys' values: [(*parts'
+    values, wait_us)]}, heaviest first, ties in the parts' order (as nlargest keeps them)."""
+    sums = table.groupby([*keys, *parts], observed=True)["wait_us"].sum()
+    by_key: dict[tuple, list[tuple]] = {}
+    for index, wait_us in sums.items():
+        by_key.setdefault(index[:len(keys)], []).append((*index[len(keys):], wait_us))
+    for rows in by_key.values():
+        rows.sort(key=lambda row: row[-1], reverse=True)  # stable
+    return by_key
 
 
 def latch_holders_of(rec: Recording, name: str, top: int = 3) -> list[dict]:
     """Who held the latch while others waited: the wakers' stacks, weighted by the waiting
     they ended, with their role. Holders are matched by name, so none for `unknown`, which
     may be several latches."""
-    if name == "unknown":
+    holders = rec.latch_holders
+    if name == "unknown" or holders is None or not len(holders) or "name" not in holders:
         return []
-    by_name = rec.derived(("latch_holders_of",), (rec.latch_holders,), lambda: holdings_by_name(rec.latch_holders))
+    by_name = rec.derived(("latch_holders_of",), (holders,),
+                          lambda: summed_heaviest_first(holders, ["name"], ["stack", "role"]))
     return [{"stack": stack, "wait_ms": round(float(wait_us) / 1000, 3), "role": role}
-            for stack, role, wait_us in by_name.get(name, [])[:top]]
-
-
-def holdings_by_name(holders) -> dict[str, list[tuple]]:
-    """A latch's name: its holders' stacks and roles with the wait_us they caused, heaviest
-    first, ties in their order (named_holders' rows summed by stack and role, once for all)."""
-    if holders is None or not len(holders) or "name" not in holders:
-        return {}
-    sums = holders.groupby(["name", "stack", "role"], observed=True)["wait_us"].sum()
-    by_name: dict[str, list[tuple]] = {}
-    for (name, stack, role), wait_us in sums.items():
-        by_name.setdefault(name, []).append((stack, role, wait_us))
-    for held in by_name.values():
-        held.sort(key=lambda h: h[2], reverse=True)  # stable, as nlargest keeps ties
-    return by_name
+            for stack, role, wait_us in by_name.get((name,), [])[:top]]
 
 
 def unstacked_waits(rec: Recording) -> dict | None:

@@ -37,19 +37,17 @@ FEED_SIGNAL = "replica_behind"  # the loader's fed signal (collector/server/sign
 FEED_EVERY_S = 0.25  # how often the lag is asked while the loader is fed: a SHOW ... STATUS, under a ms
 
 
-def lag_of(columns: list[str], rows: list[tuple]) -> int | None:
-    """The largest lag over the channels that report one (None: none does, e.g. stopped)."""
-    at = [i for i, name in enumerate(columns) if name in LAG_COLUMNS]
-    lags = [int(row[i]) for row in rows for i in at if row[i] is not None]
-    return max(lags) if lags else None
-
-
-def lag_beyond_delay(columns: list[str], rows: list[tuple]) -> int | None:
-    """The largest lag over the channels, each less its own SQL_Delay (None: none reports one)."""
+def lag_of(columns: list[str], rows: list[tuple], beyond_delay: bool = False) -> int | None:
+    """The largest lag over the channels that report one (None: none does, e.g. stopped);
+    beyond_delay: each less its own SQL_Delay, the lag no one meant."""
     at = [i for i, name in enumerate(columns) if name in LAG_COLUMNS]
     delay = columns.index(DELAY_COLUMN) if DELAY_COLUMN in columns else None
-    lags = [max(0, int(row[i]) - (int(row[delay] or 0) if delay is not None else 0))
-            for row in rows for i in at if row[i] is not None]
+
+    def lag(row: tuple, i: int) -> int:
+        if not beyond_delay:
+            return int(row[i])
+        return max(0, int(row[i]) - (int(row[delay] or 0) if delay is not None else 0))
+    lags = [lag(row, i) for row in rows for i in at if row[i] is not None]
     return max(lags) if lags else None
 
 
@@ -98,7 +96,7 @@ class LagReader:
     def keep(self, columns: list[str], rows: list[tuple]) -> None:
         lag = lag_of(columns, rows)
         self.latest = {} if lag is None else {"replica_lag_s": lag}
-        self.tell(self.behind.see(lag_beyond_delay(columns, rows)))
+        self.tell(self.behind.see(lag_of(columns, rows, beyond_delay=True)))
 
     def feed(self, pipe) -> None:
         """Tell pipe (the loader's standard input, text) replica_behind=1 or 0 at each change,

@@ -4,7 +4,7 @@ the applier's redo wait per wait verify judges a sampled applier by (analysis/ad
 import io
 from types import SimpleNamespace
 
-from innostall.collector.server.replica_lag import FEED_EVERY_S, FEED_SIGNAL, Behind, LagReader, lag_beyond_delay, lag_of
+from innostall.collector.server.replica_lag import FEED_EVERY_S, FEED_SIGNAL, Behind, LagReader, lag_of
 from innostall.analysis.advice.judge import figure_of
 from innostall.collector.server.signals import NOT_FED, signal_plan
 
@@ -38,10 +38,10 @@ def test_a_lag_that_never_climbed_or_replication_stopped_opens_nothing():
 
 def test_the_lag_beyond_a_delay_set_on_purpose():
     columns = ["Connection_name", "Seconds_Behind_Master", "SQL_Delay"]
-    assert lag_beyond_delay(columns, [("a", 3605, 3600), ("b", 2, 0)]) == 5
-    assert lag_beyond_delay(columns, [("a", 3598, 3600)]) == 0
-    assert lag_beyond_delay(["Seconds_Behind_Source"], [(4,)]) == 4
-    assert lag_beyond_delay(columns, [("a", None, 0)]) is None
+    assert lag_of(columns, [("a", 3605, 3600), ("b", 2, 0)], beyond_delay=True) == 5
+    assert lag_of(columns, [("a", 3598, 3600)], beyond_delay=True) == 0
+    assert lag_of(["Seconds_Behind_Source"], [(4,)], beyond_delay=True) == 4
+    assert lag_of(columns, [("a", None, 0)], beyond_delay=True) is None
 
 
 def test_the_loader_is_told_at_each_change_only():
