@@ -29,6 +29,7 @@ PARTS = ("on_cpu", "latch", "row_lock", "io", "redo", "commit_order", "other")
 MEASURED = {"on_cpu": "applier_cpu_ns", "latch": "applier_latch_ns", "row_lock": "applier_row_lock_ns",
             "io": "applier_io_ns", "redo": "applier_redo_ns", "commit_order": "applier_commit_wait_ns"}
 COUNTERS = (EVENTS, BUSY, WATCHED, *MEASURED.values())
+SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
 # The events being applied at each snapshot, their time so far (the loader's gauges): an
 # interval's growth of them is the time its unfinished events took in it. Added to the
 # counters (which take an event's whole time when it ends), a stall inside one long event

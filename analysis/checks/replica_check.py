@@ -33,7 +33,8 @@ from ..replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SH
 from ..wording.phase_list import shown_phases
 from .replica_lag_check import lag_finding_holds, own_rise
 from .replica_lag_check import span_list as replica_lag_spans
-from ..wording.replica import FINDING_SHARE, SHOWN_SHARE
+from ..replica_time import SHOWN_SHARE
+from ..wording.replica import FINDING_SHARE
 
 DURATION = r"({N}) (s|ms|µs)"
 UNITS = {"s": 1.0, "ms": 1e3, "µs": 1e6}

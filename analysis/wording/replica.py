@@ -10,12 +10,12 @@ from __future__ import annotations
 from ..cost import EXACT
 from ..recording import Recording
 from ..applier_counts import applier_totals
-from ..replica_time import BOUND, DOING, PARTS, UNSPLIT, UNWATCHED, WAITS, WATCHED_ENOUGH, time_split, waiting_part
+from ..replica_time import (BOUND, DOING, PARTS, SHOWN_SHARE, UNSPLIT, UNWATCHED, WAITS, WATCHED_ENOUGH, time_split,
+                            waiting_part)
 from .numbers import count, duration
 from .replica_lag import lag_finding
 from .work_latch_words import heaviest_latch_words, work_latch_lines
 
-SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
 THREADS_SHOWN = 8  # applier threads listed in the text; JSON lists them all
 FINDING_SHARE = 0.25  # a waiting part from which a finding says why the applier waited
 PART_LABELS = {"on_cpu": "on CPU", "latch": "latch waits", "row_lock": "row-lock waits", "io": "page reads",

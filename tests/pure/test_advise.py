@@ -159,3 +159,23 @@ def test_a_replica_lag_of_whole_seconds_the_advice_quotes_is_one_the_report_says
     advice = advise(told, meta)
     assert all("up to 1 s here" in a.expected for a in advice.actions)
     assert advice_problems(told, advice.as_json()) == []
+
+
+def test_a_redo_wait_too_small_for_the_phases_words_is_not_quoted_by_the_commit_flush_not_helping():
+    """A phase's words name a part from 1% of the time watched: a row-lock-bound replica that
+    waited 10 ms for the redo log (0.2% of 6.4 s) was told 'for the redo log at commit 10 ms',
+    a figure its report never printed (the suite's checker, a live row-lock recording)."""
+    detail = ("row-lock-bound: the applier applied 40 events (6.2/s), busy 6.4 s of 6.5 s (98%): 94% of it "
+              "waiting on row locks (6.0 s), 5% on CPU (0.3 s)")
+    split = {"row_lock": 6.0, "on_cpu": 0.35, "redo": 0.0104}
+    phase = {"from_s": 0.0, "to_s": 6.5, "verdict": "row-lock-bound", "detail": detail,
+             "figures": {"watched_s": 6.4, "split_s": split, "shares": {"row_lock": 0.94, "on_cpu": 0.05,
+                                                                        "redo": 0.0}}}
+    told = {"replica": {"phases": [phase]}, "findings": []}
+    meta = {"target": {"family": "mariadb", "version": "11.4.5"}, "server_variables": {"at_start": {}}}
+    advice = advise(told, meta)
+    [wrong] = advice.not_helping
+    assert "less than a hundredth of it" in wrong.why and "10 ms" not in wrong.why
+    assert advice_problems(told, advice.as_json()) == []
+    phase["figures"]["shares"]["redo"], split["redo"] = 0.04, 0.258
+    assert "for the redo log at commit 258 ms" in advise(told, meta).not_helping[0].why
