@@ -2,29 +2,20 @@
 
 A sampled group was attached only part of the time: its counts are those of that part
 (coverage = time attached / recording time), and its histograms are of that part's events.
-A group attached all along is exact."""
+A group attached all along is exact (sampling.EXACT); which group a probe was in, and the
+share from the group's attached time, are sampling.py's, on plain values."""
 from __future__ import annotations
 
 from .recording import Recording
-
-EXACT = 0.995  # coverage from which a group counts as attached all along
-
-
-def group_of(rec: Recording, probe: str) -> str:
-    """The sampling group a probe was attached in ("" = never sampled)."""
-    for attachment in rec.meta.get("governor", {}).get("attachments", []):
-        if probe in attachment["probes"]:
-            return attachment["group"]
-    return ""
+from .sampling import EXACT, covered, group_of
 
 
 def coverage(rec: Recording, probe: str) -> float:
     """Share of the recording the probe was attached: 1.0 unless it was sampled."""
-    group = group_of(rec, probe)
+    group = group_of(rec.meta, probe)
     if not group or not rec.duration_s:
         return 1.0
-    attached_ns = rec.counter_total(f"governor.attached_ns.{group}")
-    return round(min(1.0, attached_ns / (rec.duration_s * 1e9)), 4)
+    return covered(group, rec.counter_total(f"governor.attached_ns.{group}"), rec.duration_s)
 
 
 def sampled_note(rec: Recording, probe: str) -> str:

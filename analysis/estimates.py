@@ -22,10 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .cost import EXACT, coverage, group_of
 from .recording import Recording
-from .report_tables import interval_lengths
-from .timeline import per_interval
+from .sampling import EXACT, covered, group_of
+from .timeline import interval_lengths, per_interval
 
 MIN_SHARE = 0.02  # of an interval watched, below which it is not scaled on its own
 MEASURED_ERRORS = Path(__file__).with_name("measured_errors.json")
@@ -38,9 +37,9 @@ BENCH_FIGURES = {("version_walk", "reads"): "version walks", ("purge_record", "r
 def attached_share(rec: Recording, probe: str) -> pd.Series | None:
     """The share of each interval the probe's group was attached (index: interval end);
     None when it was never sampled."""
-    group = group_of(rec, probe)
+    group = group_of(rec.meta, probe)
     name = f"governor.attached_ns.{group}"
-    if not group or coverage(rec, probe) >= EXACT:
+    if not group or covered(group, rec.counter_total(name), rec.duration_s) >= EXACT:
         return None
     attached = per_interval(rec, [name])[name]
     lengths = interval_lengths(attached.to_frame())

@@ -1,37 +1,16 @@
 """The page cleaners' batches (probes flush_batch, flush_lru_batch; probes/flush_batch.bpf.c):
 per list, how many batches wrote pages, how many pages and in how long, and their latency.
 Only what was written counts: a call that found nothing to write (MariaDB 10.5+ returns at
-once when another batch is running or nothing is due) is counted apart."""
+once when another batch is running or nothing is due) is counted apart.
+
+This module keeps the lists and what is said of the batches' figures: how they are told
+(batch_lines) and when they make a finding (slow_batch_findings), functions of the figures
+alone. The figures are read from the recording with the rest of flushing's
+(redo.flush_batches), so that the redo section's words and the findings, which import this
+module, stay a floor below them (scripts/import_floors.py)."""
 from __future__ import annotations
 
-from .histogram import stats
-from .recording import Recording
-
 LISTS = {"list": "flush list", "lru": "LRU list"}
-
-
-def flush_batches(rec: Recording) -> dict | None:
-    """{list: {batches, pages, seconds, pages_per_batch}, lru: the same or None when not
-    measured, empty, slowest_s (the longest batch), latency_us: {p50, p99, max}, pages_per_batch: {p50, p99, max}}; None
-    when no batch probe was attached. MySQL and MariaDB 10.2 run both lists' batches in one
-    function, which flush_batch times by their type; later MariaDB has one for each."""
-    if not rec.probe_attached("flush_batch"):
-        return None
-    both = next((p["symbol"] or "" for p in rec.meta.get("probes", []) if p["name"] == "flush_batch"), "")
-    lru_measured = rec.probe_attached("flush_lru_batch") or "buf_flush_do_batch" in both
-    found = {"empty": rec.counter_total("flush_batches_empty"),
-             "slowest_s": round(rec.counter_total("flush_batch_max_ns") / 1e9, 6),
-             "latency_us": stats(rec.hist("flush_batch_latency")),
-             "pages_per_batch": stats(rec.hist("flush_batch_pages"))}
-    for name in LISTS:
-        batches, pages = rec.counter_total(f"flush_{name}_batches"), rec.counter_total(f"flush_{name}_pages")
-        if name == "lru" and not lru_measured:
-            found[name] = None
-            continue
-        found[name] = {"batches": batches, "pages": pages,
-                       "seconds": round(rec.counter_total(f"flush_{name}_batch_ns") / 1e9, 6),
-                       "pages_per_batch": round(pages / batches, 1) if batches else None}
-    return found
 
 
 def batch_lines(batches: dict | None) -> list[str]:

@@ -28,6 +28,7 @@ from .recording_facts import ended_by, warnings
 from .wording.phase_list import tally
 from .wording import redo_words
 from . import verdict_view
+from .replica import applier_table
 from .replica_timeline import replica_series
 from .sections import replica as replica_section
 from .window import trigger_words, window_words
@@ -113,7 +114,7 @@ def timeline_chart(rec: Recording, told: dict, replica: dict | None) -> Markup |
         return None
     story, extra = report_tables.story_series(table), []
     if replica:
-        lanes, extra = replica_series(rec, story.index)
+        lanes, extra = replica_series(rec, applier_table(rec), story.index)
         story = story.join(lanes)
     fig = charts.timeline_figure(story, report_tables.view_spans(rec, told["pinned_by"]), told["phases"], extra)
     return Markup(charts.fragment(fig, "purge-timeline"))

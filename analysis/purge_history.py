@@ -1,7 +1,7 @@
 """Purge over time: the per-interval table of the history list, the read view that pins it
 and purge's work, and what the report says of it besides its phases (story_of). The
 recording's phases are phases.py's, their figures phase_figures.py's, their words
-wording/phases.py's; purge.purge_story puts them together.
+wording/phases.py's; summary.purge_story (and purge.purge_story) put them together.
 
 Purgeable and pinned history. Purge may remove an undo log only when no read view can still
 need it. Each batch starts from the purge view, a copy of the oldest read view open at that
@@ -40,14 +40,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from .cost import group_of
 from .phases import TREND_WINDOW
 from .pinning import is_known, oldest_views, pinning_views, statements_kept, view_keys
 from .purge_time import as_ms, coordinator_split, watched_pct, watched_split_columns, worker_split
 from .recording import Recording
-from .timeline import per_interval
+from .sampling import group_of
+from .timeline import interval_lengths, per_interval
 from .wording.phases import verdict_notes
-from .report_tables import counter_names, interval_lengths, server_levels
+from .report_tables import counter_names, server_levels
 
 WATCHED_WHOLE = 0.99  # attached this share of an interval: a read it lacks was not made
 
@@ -153,7 +153,7 @@ def batches_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
     may detach it (its group of its own: MySQL's coordinator, woken at each commit while a
     view pins the history, runs hundreds of empty batches a second); None where it never
     is. A batch it did not watch is not counted: an interval watched in part has a floor."""
-    return attached_share(rec, table, group_of(rec, "purge_batch"))
+    return attached_share(rec, table, group_of(rec.meta, "purge_batch"))
 
 
 def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
@@ -162,7 +162,7 @@ def history_watched(rec: Recording, table: pd.DataFrame) -> pd.Series | None:
     program of its own (MySQL, MariaDB 10.2-10.5: the batch programs read the member at
     each batch's entry and return), it is read while the batches are watched."""
     own = any("history_length" in a["probes"] for a in rec.meta.get("governor", {}).get("attachments", []))
-    return attached_share(rec, table, group_of(rec, "history_length" if own else "purge_batch"))
+    return attached_share(rec, table, group_of(rec.meta, "history_length" if own else "purge_batch"))
 
 
 def trend(history: pd.Series, window: int = TREND_WINDOW) -> pd.Series:

@@ -19,7 +19,8 @@ import pandas as pd
 from innostall.format.journal import SERVER_STATE
 
 from .cost import coverage
-from .flush_batches import flush_batches
+from .flush_batches import LISTS
+from .histogram import stats
 from .recording import Recording
 
 STATE = ("lsn", "checkpoint_lsn", "log_capacity", "max_checkpoint_age", "async_flush_age",
@@ -200,7 +201,7 @@ def flushing(rec: Recording) -> dict | None:
     each {waits, wait_s, by_role_s: {role: s}, stacks: [{stack, role, waits, wait_s}],
     open_at_end: {waits, wait_s}} (waits and time from the counters, so a window's own;
     roles and stacks from the flush_waits table, the whole recording's), None where its probe
-    was not attached; and the page cleaners' batches (flush_batches.py). None when none of
+    was not attached; and the page cleaners' batches (flush_batches). None when none of
     it was measured."""
     found = {"log_room": flush_waits(rec, "log_room_wait", "log room", "log_room"),
              "free_page": flush_waits(rec, "free_page_wait", "free page", "free_page"),
@@ -208,6 +209,30 @@ def flushing(rec: Recording) -> dict | None:
     if found["log_room"]:
         found["log_room"]["cleaners"] = cleaners_part(rec)
     return found if any(found.values()) else None
+
+
+def flush_batches(rec: Recording) -> dict | None:
+    """{list: {batches, pages, seconds, pages_per_batch}, lru: the same or None when not
+    measured, empty, slowest_s (the longest batch), latency_us: {p50, p99, max}, pages_per_batch: {p50, p99, max}}; None
+    when no batch probe was attached. MySQL and MariaDB 10.2 run both lists' batches in one
+    function, which flush_batch times by their type; later MariaDB has one for each."""
+    if not rec.probe_attached("flush_batch"):
+        return None
+    both = next((p["symbol"] or "" for p in rec.meta.get("probes", []) if p["name"] == "flush_batch"), "")
+    lru_measured = rec.probe_attached("flush_lru_batch") or "buf_flush_do_batch" in both
+    found = {"empty": rec.counter_total("flush_batches_empty"),
+             "slowest_s": round(rec.counter_total("flush_batch_max_ns") / 1e9, 6),
+             "latency_us": stats(rec.hist("flush_batch_latency")),
+             "pages_per_batch": stats(rec.hist("flush_batch_pages"))}
+    for name in LISTS:
+        batches, pages = rec.counter_total(f"flush_{name}_batches"), rec.counter_total(f"flush_{name}_pages")
+        if name == "lru" and not lru_measured:
+            found[name] = None
+            continue
+        found[name] = {"batches": batches, "pages": pages,
+                       "seconds": round(rec.counter_total(f"flush_{name}_batch_ns") / 1e9, 6),
+                       "pages_per_batch": round(pages / batches, 1) if batches else None}
+    return found
 
 
 def cleaners_part(rec: Recording) -> dict | None:

@@ -26,23 +26,20 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from innostall.format.journal import SERVER_STATE
 from innostall.format.writer_tables import APPLIER_ROLE
 
 from .applier_counts import applier_deltas, applier_totals
-from .cost import EXACT, coverage, group_of
+from .cost import coverage
 from .interval_columns import Columns
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
-from .replica_time import (BOUND, BUSY, COUNTERS, EVENTS, IDLE, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
+from .replica_time import (BOUND, BUSY, COUNTERS, EVENTS, IDLE, LAG, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
                            WATCHED_ENOUGH, seen_throughout, time_split, verdict_of)
-from .report_tables import counter_names, interval_lengths
-from .timeline import per_interval
+from .report_tables import counter_names
+from .sampling import EXACT, group_of
+from .timeline import interval_lengths, per_interval
 from .work_latch_figures import heaviest, owned_between, work_latches
 
-# The replica's own lag (Seconds_Behind_Master/Source), read over SQL each interval
-# (collector/server/replica_lag.py); absent where innostall could not log in.
-LAG = f"{SERVER_STATE}replica_lag_s"
 LAG_NOTE = "not read: innostall reads it over SQL, and could not log in (or was told --no-sql)"
 
 
@@ -51,7 +48,7 @@ LAG_NOTE = "not read: innostall reads it over SQL, and could not log in (or was 
 def attached_counter(rec: Recording) -> str | None:
     """The cost governor's account of the applier's sampling group, in recordings where it
     sampled it; None where its probes were attached throughout."""
-    group = group_of(rec, "applier_event")
+    group = group_of(rec.meta, "applier_event")
     name = f"governor.attached_ns.{group}"
     return name if group and name in counter_names(rec) else None
 
@@ -163,7 +160,7 @@ def phases(table: pd.DataFrame, threads: int, sampled: bool, phase_words: Callab
            latch_between: Callable[[float, float], dict | None] = lambda a, b: None,
            whole: tuple[str, ...] = ()) -> list[dict]:
     """The recording cut into phases, in time order: {from_s, to_s, verdict, detail,
-    figures}, detail being phase_words(verdict, figures) (wording.replica.phase_detail: the
+    figures}, detail being phase_words(verdict, figures) (sections.replica.phase_detail: the
     words are made from the figures alone); a latch-bound phase's figures name the latch
     its intervals waited on most (latch_between(from, to): {name, wait_s}), the others'
     None. whole: the waiting parts whose probes were attached throughout (WHOLE_PARTS),
@@ -235,7 +232,7 @@ def replica_summary(rec: Recording, phase_words: Callable[[str, dict], str]) -> 
     """What summary() gives under replica; None when the applier_event probe was not
     attached, or no event was applied (the server is no replica, or its replication was
     stopped): then nothing is said of a replica. phase_words(verdict, figures): a phase's
-    words (the section passes wording.replica.phase_detail, a floor above these figures)."""
+    words (the summary passes sections.replica.phase_detail, a floor above these figures)."""
     totals = applier_totals(rec)
     events = totals[EVENTS]
     if not rec.probe_attached("applier_event") or not (events or totals[BUSY]):

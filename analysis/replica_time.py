@@ -23,13 +23,19 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from innostall.format.journal import SERVER_STATE
+
 # the counters the applier's probes keep, per interval (probes/innostall.h)
 EVENTS, BUSY, WATCHED = "applier_events", "applier_ns", "applier_split_ns"
 PARTS = ("on_cpu", "latch", "row_lock", "io", "redo", "commit_order", "other")
 MEASURED = {"on_cpu": "applier_cpu_ns", "latch": "applier_latch_ns", "row_lock": "applier_row_lock_ns",
             "io": "applier_io_ns", "redo": "applier_redo_ns", "commit_order": "applier_commit_wait_ns"}
 COUNTERS = (EVENTS, BUSY, WATCHED, *MEASURED.values())
+# The replica's own lag (Seconds_Behind_Master/Source), read over SQL each interval
+# (collector/server/replica_lag.py); absent where innostall could not log in.
+LAG = f"{SERVER_STATE}replica_lag_s"
 SHOWN_SHARE = 0.01  # a part of the watched time a phase's words name; JSON has every part
+FINDING_SHARE = 0.25  # a waiting part from which a finding says why the applier waited
 # The events being applied at each snapshot, their time so far (the loader's gauges): an
 # interval's growth of them is the time its unfinished events took in it. Added to the
 # counters (which take an event's whole time when it ends), a stall inside one long event

@@ -12,7 +12,7 @@ from innostall.names import leaf_first, leaf_path, path
 from .histogram import slot_bounds, stats
 from .wording.numbers import shorten
 from .recording import Recording
-from .timeline import per_interval
+from .timeline import interval_lengths, per_interval
 
 PURGE_COUNTERS = ["purge_batches", "purge_empty_batches", "purge_pages"]
 PURGE_RATES = {"purge_batches": "batches/s", "purge_empty_batches": "empty batches/s",
@@ -82,12 +82,6 @@ def interval_table(rec: Recording, names: list[str] | None = None) -> pd.DataFra
     counter delta, or per gauge its level (NA while unknown); all counters unless names
     are given."""
     return gauge_levels(rec, per_interval(rec, counter_names(rec) if names is None else names))
-
-
-def interval_lengths(table: pd.DataFrame) -> pd.Series:
-    """Seconds each interval lasted: the first one starts at the attach (t = 0)."""
-    ends = table.index.to_series()
-    return ends.diff().fillna(ends).where(lambda s: s > 0)
 
 
 def per_second(table: pd.DataFrame) -> pd.DataFrame:

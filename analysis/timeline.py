@@ -22,6 +22,13 @@ def per_interval(rec, names: list[str]) -> pd.DataFrame:
     return table.copy()
 
 
+def interval_lengths(table: pd.DataFrame) -> pd.Series:
+    """Seconds each interval lasted (table indexed by interval end): the first one starts at
+    the attach (t = 0)."""
+    ends = table.index.to_series()
+    return ends.diff().fillna(ends).where(lambda s: s > 0)
+
+
 class EveryCounter:
     """Each counter's sum per interval (0 where it has no row) and where it has a row, as
     arrays: one groupby for the dozens of name lists a report asks for (each its own groupby

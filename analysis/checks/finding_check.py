@@ -13,7 +13,8 @@ import pandas as pd
 from .. import estimates
 from . import replica_check
 from .check_numbers import NUMBER, said
-from ..cost import EXACT, coverage
+from ..cost import coverage
+from ..sampling import EXACT
 from ..timeline import per_interval
 from ..wording.estimate_words import error_words
 from ..wording.findings import HOT_SPOT_WAITS, WRITE_BOUND_SHARE

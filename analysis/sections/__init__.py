@@ -1,5 +1,6 @@
 """The report's sections, one module each: each gives, from the recording, its figures (its
-keys of `report --json`'s summary, KEYS), its findings (read from those figures) and what
+keys of `report --json`'s summary, KEYS; figures(rec), or figures(rec, handed) for the three
+the summary hands theirs: summary.HANDED), its findings (read from those figures) and what
 its lines show beyond them (shown: sampled notes, histograms, kept stacks); its text lines
 are made from those three, never from the recording (summary.report reads it once,
 text.text_of renders). A section that LEADS (the replica's: on a replica its story comes
@@ -13,10 +14,12 @@ package a floor between the summary and each section (scripts/import_floors.py),
 every section wherever one is imported.
 
 The floors (scripts/import_floors.py analysis), lowest first: the recording and its
-per-interval columns, and how numbers are written; each domain's figures (cost, pinning,
-purge_time, phases, replica_time's neighbours) and the words, which are functions of
-figures and import no figure module above the first floor; the figures composed of those
-(purge_history, phase_figures, replica, redo, estimates); the sections, which put a domain's
-figures and words together (the purge section as purge.purge_story does; the replica's
-passes its phases' words in); the summary; the views, export, diff, the checkers and
-load_frames (the package's __init__), which join the summary to what they give."""
+per-interval columns, how numbers are written and what the cost governor's sampling means
+(sampling.py); each domain's figures (cost, pinning, purge_time, phases, estimates,
+replica_time's neighbours) and the words, which are functions of figures and import no
+figure module above the first floor; the figures composed of those (purge_history,
+phase_figures, replica, redo) beside the sections, which put a domain's figures and words
+together: a section whose figures are so composed is handed them by the summary
+(summary.HANDED; the replica's with its phases' words passed in), importing them would set
+it a floor higher; the summary, the page and the text; the views, export, diff, the
+checkers and load_frames (the package's __init__), which join the summary to what they give."""

@@ -1,17 +1,17 @@
 """The purge section: its batches, the history and what pinned it, where its time went,
 the DML it delayed (figures under purge in the summary), its findings and its text lines.
-The phases and the verdict are phases.py's, phase_figures.py's and wording/phases.py's."""
+The phases and the verdict are phases.py's, phase_figures.py's and wording/phases.py's; the
+story they make (summary.purge_story) is handed to figures by the summary."""
 from __future__ import annotations
 
 from innostall.format.writer_tables import PURGE_ONLY
 from innostall.names import leaf_path
 
-from ..cost import EXACT, coverage, sampled_note
+from ..cost import coverage, sampled_note
 from ..estimates import estimated_figures
 from ..pinning import statements_note
-from ..phase_figures import phase_list
-from ..purge_history import purge_table, story_of
 from ..recording import Recording
+from ..sampling import EXACT
 from ..timeline import per_interval, sparkline
 from ..wording.findings import purge_findings, purge_headline, throttle_findings
 from ..wording.numbers import seconds, shorten
@@ -22,10 +22,8 @@ from .lines import estimate_line, finding_lines, histogram, latency_summary, log
 KEYS = ("purge",)
 
 
-def figures(rec: Recording) -> dict:
-    # purge.purge_story's parts, put together here: importing it would set this section a
-    # floor higher (scripts/import_floors.py)
-    table = purge_table(rec)
+def figures(rec: Recording, story: dict) -> dict:
+    """story: purge_history.story_of over the recording's phases (summary.purge_story)."""
     return {"purge": {
         "batches": rec.counter_total("purge_batches"),
         "empty_batches": rec.counter_total("purge_empty_batches"),
@@ -38,7 +36,7 @@ def figures(rec: Recording) -> dict:
         "records_estimated": estimated_figures(rec, "purge_record", {"records": (["purge_records"], 1)}),
         "dml_delay_coverage": coverage(rec, "dml_delay"),
         **batches_sampled(rec),
-        **story_of(rec, table, phase_list(table, rec.probe_attached("purge_batch"))),
+        **story,
         "latches": work_latches(rec, PURGE_ONLY),
     }}
 

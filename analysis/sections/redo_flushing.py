@@ -1,11 +1,10 @@
 """The redo and flushing section: the redo written and by whom, the checkpoint age against
 the server's flush points, the buffer pool's dirty and free pages, the undo tablespaces, the
 writers' waits for log room and free pages, the page cleaners' batches (figures:
-redo.redo_summary), their findings and the section's text lines."""
+redo.redo_summary, which the summary hands it), their findings and the section's text lines."""
 from __future__ import annotations
 
 from ..recording import Recording
-from ..redo import redo_summary
 from ..wording.redo_words import redo_lines
 from ..wording.findings import (batch_findings, flush_findings, free_page_findings, log_room_findings,
                                 purge_redo_findings)
@@ -14,8 +13,9 @@ from .lines import finding_lines
 KEYS = ("redo", "checkpoint", "buffer_pool", "undo_space", "pages_dirtied", "flushing", "server_state")
 
 
-def figures(rec: Recording) -> dict:
-    return redo_summary(rec)
+def figures(rec: Recording, summary: dict) -> dict:
+    """summary: redo.redo_summary's (the summary makes it)."""
+    return summary
 
 
 def findings(rec: Recording, told: dict) -> list[str]:

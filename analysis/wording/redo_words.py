@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from innostall.names import leaf_path
 
-from ..cost import EXACT
 from ..flush_batches import batch_lines
+from ..sampling import EXACT
 
 FRAMES_SHOWN = 4  # of the heaviest waiting stacks, in the text: where the writer waited, leaf first
 

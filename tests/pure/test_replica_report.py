@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import recordings
 from innostall.analysis import applier_counts, recording, replica, replica_time, summary, views, window
 from innostall.analysis.checks import replica_check, verdict_check
-from innostall.analysis.wording.replica import WHY
+from innostall.analysis.sections.replica import WHY
 from innostall.collector.recorder import replica_metrics
 from recordings import purge_journal
 

@@ -14,7 +14,7 @@ from innostall.analysis import applier_counts, cost, recording, summary, views
 from innostall.analysis.checks import figure_bounds_check, verdict_check
 from innostall.analysis.replica_time import BOUND, WATCHED_ENOUGH
 from innostall.analysis.sections import purge as purge_section
-from innostall.analysis.wording import replica as replica_words
+from innostall.analysis.sections import replica as replica_words
 from test_replica_report import APPLIER_PROBES, IDLE, S, SQL_THREAD, applied, with_open_event
 
 import recordings
@@ -121,6 +121,7 @@ def test_an_overhead_estimate_above_the_servers_cpu_is_said_in_seconds():
 
 
 def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections():
+    from innostall.analysis.replica import applier_table
     from innostall.analysis.replica_timeline import LAG_COLUMN, replica_series
     rec = recording.load(str(SAMPLED))
     told = summary.summary(rec)
@@ -129,7 +130,8 @@ def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections
     timeline = page[page.index('id="purge-timeline"'):]
     assert "Replica lag (s, as the replica reported it)" in timeline
     assert "Replica applier, ms\\u002fs: busy, and its watched time by part" in timeline  # "/" as the page's JSON has it
-    lanes, rows = replica_series(rec, rec.counters["t_s"].drop_duplicates().sort_values().iloc[1:].to_numpy())
+    index = rec.counters["t_s"].drop_duplicates().sort_values().iloc[1:].to_numpy()
+    lanes, rows = replica_series(rec, applier_table(rec), index)
     lag = rec.counters[rec.counters["name"] == "server.replica_lag_s"].groupby("t_s")["value"].last()
     assert lanes[LAG_COLUMN].max() == lag.max() and "waiting on row locks ms/s" in rows[1][1]
     report = views.text_report(rec)
