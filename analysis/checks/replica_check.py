@@ -196,23 +196,27 @@ def figure_problems(figures: dict, real: dict) -> list[str]:
     return found
 
 
+def quiet(real: dict) -> bool:
+    """A phase its appliers were too little busy in to be named by its split."""
+    return real["busy_share"] < QUIET_SHARE + MARGIN
+
+
 def too_little_watched(real: dict) -> bool:
     """What makes a phase unwatched: attached less than WATCHED_ENOUGH of it while its appliers
     were busy, or quiet with intervals of its own not watched whole. The second is a quiet
     stretch that took in a short busy run (phases.debounce): attached 55% of a 6-s phase, its
     busy seconds watched, its quiet ones 28% each, it is unwatched and says so."""
     pairs = zip(real["idle_rows"], real["attached_rows"])
-    quiet = real["busy_share"] < QUIET_SHARE + MARGIN  # else it is named by its split
     # attached less than WATCHED_ENOUGH of it: nothing may name a cause (within the margin)
     unwatched = real["attached_share"] is not None and real["attached_share"] < WATCHED_ENOUGH + MARGIN
-    return (quiet and any(idle and seen < WATCHED_WHOLE for idle, seen in pairs)) or (unwatched and real["busy_s"] > 0)
+    return (quiet(real) and any(idle and seen < WATCHED_WHOLE for idle, seen in pairs)) \
+        or (unwatched and real["busy_s"] > 0)
 
 
 def reason_problems(verdict: str, real: dict) -> list[str]:
     """A verdict with nothing in its intervals to stand on."""
     split, pairs = real["split_s"], list(zip(real["idle_rows"], real["attached_rows"]))
-    quiet = real["busy_share"] < QUIET_SHARE + MARGIN  # else it is named by its split
-    reasons = {"idle": quiet and any(idle and seen >= WATCHED_WHOLE for idle, seen in pairs),
+    reasons = {"idle": quiet(real) and any(idle and seen >= WATCHED_WHOLE for idle, seen in pairs),
                "unwatched": too_little_watched(real),
                "unsplit": real["busy_s"] > 0 and not split}
     if verdict in BOUND.values() and real["attached_share"] is not None \
