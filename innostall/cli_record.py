@@ -3,6 +3,7 @@ around triggers, collector/recorder/watch.py). They share every tracing option."
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -25,7 +26,7 @@ def trace(args, out_dir: str, watch=None) -> tuple[object, dict]:
 
     sql.take_password()
     # Loading numpy and pyelftools and reading the server's executable is bulk work: on idle CPU.
-    with idle.Start() as start:
+    with idle.Start(args.patience) as start:
         from innostall.collector.discovery import discover
         from innostall.collector.recorder import recorder
 
@@ -134,6 +135,23 @@ def add_record_parsers(sub) -> None:
     watch.set_defaults(func=cmd_watch)
 
 
+def patience(text: str) -> float:
+    """--patience: a finite number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds: {text!r}")
+    return value
+
+
+def idle_patience() -> float:
+    from innostall.collector.recorder import idle  # only the default: the module is light
+
+    return idle.PATIENCE_S
+
+
 def add_tracing_args(parser: argparse.ArgumentParser) -> None:
     add_target_args(parser)
     parser.add_argument("--duration", type=seconds_at_least(0.01),
@@ -161,6 +179,11 @@ def add_tracing_args(parser: argparse.ArgumentParser) -> None:
                        help="log in there to name the connections holding read views (default: "
                        "the server's own socket as root, if it lets us in; MYSQL_PWD for a password)")
     names.add_argument("--no-sql", action="store_true", help="never log in to the server")
+    parser.add_argument("--patience", type=patience, default=idle_patience(), metavar="S",
+                        help="how long innostall's own work before the attach and after the detach "
+                        "waits for CPU the server leaves, before sharing it (%(default)g; 0: never "
+                        "waits, for a test box where the start's seconds matter more than the server's "
+                        "throughput)")
     parser.add_argument("--keep-literals", action="store_true",
                         help="keep the statements' literal values (e-mails, tokens, ...); by default "
                         "statements are recorded as fingerprints, each literal replaced by ?")

@@ -11,7 +11,9 @@ saturated server's throughput at nice 0 and SCHED_IDLE alike).
 So that work runs in a cgroup of its own whose CPU class is idle (`cpu.idle`, Linux 5.15):
 as a whole it yields to every other group at once. A task there may wait as long as the
 machine stays saturated, so each stay is bounded (PATIENCE_S): past it the task goes back
-to the cgroup it came from and shares the CPU as before. The probes' own cost is paid in
+to the cgroup it came from and shares the CPU as before. A patience of 0 (record --patience 0,
+for a test box where a start's seconds count for more than the server's throughput) never
+waits: the work shares the CPU from the start. The probes' own cost is paid in
 the server's threads, whatever group innostall runs in; the loader leaves the idle group
 once its BPF object is loaded: calibration times traps, and the governor must close
 sampling windows on time.
@@ -84,13 +86,14 @@ class IdleGroup:
     """The idle cgroup, shared by every innostall on the host, and the cgroup this process
     came from (home). Moving a process between them is a write of its pid."""
 
-    def __init__(self, idle_dir: str, home_dir: str):
+    def __init__(self, idle_dir: str, home_dir: str, patience_s: float = PATIENCE_S):
         self.procs = os.path.join(idle_dir, "cgroup.procs")
         self.home_procs = os.path.join(home_dir, "cgroup.procs")
         self.dir = idle_dir
+        self.patience_s = patience_s  # each stay's, unless one says its own
 
     @classmethod
-    def create(cls) -> "IdleGroup | None":
+    def create(cls, patience_s: float = PATIENCE_S) -> "IdleGroup | None":
         """The idle group, made if need be: cpu.idle where the kernel has it, else the
         smallest CPU weight. None when the cpu controller's tree cannot be written."""
         found = cpu_cgroup_root()
@@ -108,7 +111,7 @@ class IdleGroup:
                 or write(os.path.join(idle_dir, "cpu.weight"), "1")
                 or write(os.path.join(idle_dir, "cpu.shares"), "2")):
             return None
-        return cls(idle_dir, os.path.join(mount, home.lstrip("/")))
+        return cls(idle_dir, os.path.join(mount, home.lstrip("/")), patience_s)
 
     def enter(self, pid: int | None = None) -> bool:
         return write(self.procs, str(pid or os.getpid()))
@@ -121,9 +124,9 @@ class IdleGroup:
         with contextlib.suppress(OSError):
             os.rmdir(self.dir)
 
-    def stay(self, pids: list[int], patience_s: float = PATIENCE_S) -> "Stay":
-        """pids in the idle group until the stay ends or patience_s is up."""
-        return Stay(self, pids, patience_s)
+    def stay(self, pids: list[int], patience_s: float | None = None) -> "Stay":
+        """pids in the idle group until the stay ends or patience_s (the group's) is up."""
+        return Stay(self, pids, self.patience_s if patience_s is None else patience_s)
 
 
 class Stay:
@@ -132,6 +135,7 @@ class Stay:
 
     def __init__(self, group: IdleGroup, pids: list[int], patience_s: float):
         self.group, self.pids = group, []
+        self.waits = patience_s > 0  # a patience of 0: nobody enters (the timer may not have fired yet)
         self.lock = threading.Lock()  # the timer ends the stay on a thread of its own
         self.timer = threading.Timer(patience_s, self.end)
         self.timer.daemon = True
@@ -141,7 +145,7 @@ class Stay:
 
     def add(self, pid: int) -> None:
         with self.lock:
-            if self.timer.is_alive() and self.group.enter(pid):
+            if self.waits and self.timer.is_alive() and self.group.enter(pid):
                 self.pids.append(pid)
 
     def end(self) -> None:
@@ -156,11 +160,12 @@ class Start:
     """innostall's start on idle CPU: this process in the idle group from now until the probes
     attach (the recorder ends the stay then; the loader joins it, and leaves by itself once
     its object is loaded), and the group kept for the tables at the end. Opened before the
-    server's executable is read, which is most of a start's own CPU."""
+    server's executable is read, which is most of a start's own CPU. patience_s: each
+    stay's longest wait (0: none, no stay for the start, and the loader is not sent home)."""
 
-    def __init__(self):
-        self.group = IdleGroup.create()
-        self.stay = self.group.stay([os.getpid()]) if self.group else None
+    def __init__(self, patience_s: float = PATIENCE_S):
+        self.group = IdleGroup.create(patience_s)
+        self.stay = self.group.stay([os.getpid()]) if self.group and patience_s > 0 else None
 
     def close(self) -> None:
         if self.stay:

@@ -74,3 +74,22 @@ def test_the_governor_leaves_the_idle_group_before_anything_is_attached(servers,
     # the latch probes' libc table was kept for the next start
     assert any(p.name.startswith("libc-cfi-") for p in cache.iterdir())
     shutil.rmtree(cache)
+
+
+def test_a_patience_of_0_never_enters_the_idle_group():
+    """record --patience 0: no stay for the start, and the tables' process shares the CPU at once."""
+    if os.geteuid() != 0:
+        pytest.skip("cgroups are root's")
+    if idle.IdleGroup.create() is None:
+        pytest.skip("no cpu controller to be had here")
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        with idle.Start(patience_s=0) as start:
+            assert start.stay is None
+            stay = start.group.stay([child.pid])
+            stay.add(os.getpid())
+            assert procs(start.group.procs) == set()
+            stay.end()
+    finally:
+        child.kill()
+        child.wait()
