@@ -64,7 +64,7 @@ import re
 from array import array
 
 from innostall.errors import UserError
-from innostall.format import shapes
+from innostall.format import safe_text, schema as schema_module, shapes, tables as tables_module
 from innostall.format.journal_lines import (JournalLines, SNAPSHOT_TYPES, read_journal_lines,  # noqa: F401
                                             read_records, records as journal_records)
 from innostall.format.roles import role_of
@@ -107,7 +107,27 @@ def schema_of(meta: dict) -> Schema:
         return format_1()
     if "schema" not in meta:
         raise UserError("damaged metadata (no measurement schema)")
-    return Schema.parse(meta["schema"])
+    return parsed_schema(meta["schema"])
+
+
+# The last schemas parsed, by what they were parsed from and the limits they were held to:
+# parsing and checking one costs ~4 ms, and a report, its checker and the writer of the
+# tables each parse the same one. A Schema is never changed once made.
+PARSED: dict[tuple, Schema] = {}
+PARSED_KEPT = 16
+LIMITING = (schema_module, tables_module, shapes, safe_text)
+
+
+def parsed_schema(raw: object) -> Schema:
+    key = (repr(raw), tuple((module.__name__, name, value) for module in LIMITING
+                            for name, value in vars(module).items() if name.isupper() and isinstance(value, int)))
+    schema = PARSED.get(key)
+    if schema is None:
+        schema = Schema.parse(raw)  # a schema refused is parsed (and refused) each time
+        if len(PARSED) >= PARSED_KEPT:
+            PARSED.clear()
+        PARSED[key] = schema
+    return schema
 
 
 def meta_fact(record: dict) -> dict:

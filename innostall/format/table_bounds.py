@@ -117,22 +117,26 @@ def typed(table: pd.DataFrame, empty: pd.DataFrame, where: str) -> pd.DataFrame:
         raise DamagedTable(f"{where}: damaged table (it lacks the column(s) {', '.join(missing)})")
     # a category's own categories are kept (a wait mode the schema does not name)
     types = {c: "category" if isinstance(t, pd.CategoricalDtype) else str(t) for c, t in empty.dtypes.items()}
-    unfit = [c for c, t in types.items() if not fits(table[c], t)]
+    # each column taken out once (a DataFrame's [] costs as much as the checks on a small table)
+    columns = {c: table[c] for c in types}
+    unfit = [c for c, t in types.items() if not fits(columns[c], t)]
     if unfit:
         raise DamagedTable(f"{where}: damaged table (values of the wrong type or out of range in {', '.join(unfit)})")
     try:
-        casts = {c: t for c, t in types.items() if table[c].dtype != t}
-        table = table[list(empty.columns)]
+        casts = {c: t for c, t in types.items() if columns[c].dtype != t}
+        if list(table.columns) != list(empty.columns):  # (a copy of the same columns costs a ms a table)
+            table = table[list(empty.columns)]
         if casts:  # (astype casts, and copies, every column even given none: 2 ms a table, 14 a recording)
             table = table.astype(casts)
+            columns.update((c, table[c]) for c in casts)
     except (ValueError, TypeError, OverflowError, pyarrow.ArrowException) as e:
         raise DamagedTable(f"{where}: damaged table (a column of the wrong type: {first_line(e)})")
     # the writer's floats are times and sums of times: never NaN or infinite; its texts are
     # never null but where a name may be unknown
-    out_of_range = [c for c, t in types.items() if t == "float64" and not np.isfinite(table[c].to_numpy()).all()]
-    out_of_range += [c for c, t in types.items() if t != "Int64" and c not in MAY_BE_NULL and table[c].isna().any()]
-    out_of_range += [c for c in NOT_NEGATIVE if c in table and (table[c] < 0).any()]
-    out_of_range += [c for c in ("slot",) if c in table and (table[c] >= MAX_SLOT).any()]
+    out_of_range = [c for c, t in types.items() if t == "float64" and not np.isfinite(columns[c].to_numpy()).all()]
+    out_of_range += [c for c, t in types.items() if t != "Int64" and c not in MAY_BE_NULL and columns[c].isna().any()]
+    out_of_range += [c for c in NOT_NEGATIVE if c in columns and (columns[c] < 0).any()]
+    out_of_range += [c for c in ("slot",) if c in columns and (columns[c] >= MAX_SLOT).any()]
     if {"interval", "t_s"} <= set(table.columns) and not one_time_per_interval(table):
         out_of_range.append("interval and t_s (an interval at two times, or two at one)")
     if out_of_range:

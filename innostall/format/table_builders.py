@@ -63,10 +63,15 @@ EMPTY: dict[tuple, pd.DataFrame] = {}
 def empty(name: str, schema: Schema) -> pd.DataFrame:
     """The table with its columns and types and no rows: built once per table, its columns
     and the wait modes (the only part of a schema a table's types depend on)."""
-    key = (name, schema.tables.recording[name].columns, tuple(schema.wait_modes))
+    key = empty_key(name, schema)
     if key not in EMPTY:
         EMPTY[key] = build(name, [], schema)
     return EMPTY[key].copy()
+
+
+def empty_key(name: str, schema: Schema) -> tuple:
+    """What an empty table's columns and types depend on: its columns and the wait modes."""
+    return name, schema.tables.recording[name].columns, tuple(schema.wait_modes)
 
 
 def generic_table(table: RecordingTable, schema: Schema, records: list[dict]) -> pd.DataFrame:
