@@ -1,7 +1,7 @@
 """Purge over time: the per-interval table of the history list, the read view that pins it
 and purge's work, and what the report says of it besides its phases (story_of). The
 recording's phases are phases.py's, their figures phase_figures.py's, their words
-wording/phases.py's; summary.purge_story (and purge.purge_story) put them together.
+wording/phases.py's; summary.purge_story puts them together.
 
 Purgeable and pinned history. Purge may remove an undo log only when no read view can still
 need it. Each batch starts from the purge view, a copy of the oldest read view open at that

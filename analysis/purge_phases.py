@@ -10,8 +10,8 @@ import sys
 
 from innostall.errors import UserError
 
-from .purge import purge_story
 from .recording import load
+from .summary import purge_story
 from .window import saved_window
 
 

@@ -28,8 +28,8 @@ SECTIONS = (purge, version_walks, undo, block_locks, latches, redo_flushing, rep
 
 def purge_story(rec: Recording) -> dict:
     """The purge section's story: the per-interval table (purge_history.purge_table) cut into
-    phases (phase_figures.phase_list), told by purge_history.story_of. purge.purge_story makes
-    the same for the watch's child process, which needs no more of the summary."""
+    phases (phase_figures.phase_list), told by purge_history.story_of; the watch's child
+    process (purge_phases.py) reads its phases alone."""
     table = purge_table(rec)
     return story_of(rec, table, phase_list(table, rec.probe_attached("purge_batch")))
 

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import stop_load
 from innostall.analysis import recording
-from innostall.analysis.purge import purge_story
+from innostall.analysis.summary import purge_story
 from innostall.collector.discovery import discover, target
 from innostall.collector.recorder import idle, recorder
 
