@@ -5,13 +5,25 @@ import argparse
 import math
 
 
-def positive(text: str) -> float:
+def number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+
+
+def positive(text: str) -> float:
+    value = number(text)
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
+    return value
+
+
+def seconds_or_none(text: str) -> float:
+    """A finite number of seconds, 0 or more (0: none, as record --patience 0 never waits)."""
+    value = number(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds: {text!r}")
     return value
 
 

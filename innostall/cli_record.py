@@ -3,12 +3,11 @@ around triggers, collector/recorder/watch.py). They share every tracing option."
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 
 from innostall.cli_options import (add_target_args, loopback, port_number, positive, resolve_target,
-                                   seconds_at_least, size)
+                                   seconds_at_least, seconds_or_none, size)
 from innostall.errors import UserError
 
 # purge's verdicts (analysis/phases.py VERDICTS), but the one a recording without purge's probe has
@@ -135,17 +134,6 @@ def add_record_parsers(sub) -> None:
     watch.set_defaults(func=cmd_watch)
 
 
-def patience(text: str) -> float:
-    """--patience: a finite number of seconds, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more seconds: {text!r}")
-    return value
-
-
 def idle_patience() -> float:
     from innostall.collector.recorder import idle  # only the default: the module is light
 
@@ -179,7 +167,7 @@ def add_tracing_args(parser: argparse.ArgumentParser) -> None:
                        help="log in there to name the connections holding read views (default: "
                        "the server's own socket as root, if it lets us in; MYSQL_PWD for a password)")
     names.add_argument("--no-sql", action="store_true", help="never log in to the server")
-    parser.add_argument("--patience", type=patience, default=idle_patience(), metavar="S",
+    parser.add_argument("--patience", type=seconds_or_none, default=idle_patience(), metavar="S",
                         help="how long innostall's own work before the attach and after the detach "
                         "waits for CPU the server leaves, before sharing it (%(default)g; 0: never "
                         "waits, for a test box where the start's seconds matter more than the server's "

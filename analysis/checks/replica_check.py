@@ -28,12 +28,12 @@ from innostall.format.writer_tables import APPLIER_ROLE
 from . import check_numbers as vc
 from ..applier_counts import applier_deltas, applier_totals
 from ..cost import coverage
-from ..replica_time import (BOUND, CAUSE_SHARE, DOING, MEASURED, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
-                           VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE, seen_throughout)
+from ..replica_time import (BOUND, CAUSE_SHARE, DOING, FINDING_SHARE, MEASURED, PARTS, QUIET_SHARE, SATURATED,
+                           SHOWN_SHARE, UNSPLIT, UNWATCHED, VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE,
+                           seen_throughout)
 from ..wording.phase_list import shown_phases
 from .replica_lag_check import lag_finding_holds, own_rise
 from .replica_lag_check import span_list as replica_lag_spans
-from ..replica_time import FINDING_SHARE, SHOWN_SHARE
 from ..sampling import EXACT
 
 DURATION = r"({N}) (s|ms|µs)"
