@@ -18,11 +18,11 @@ def part_s(phases: list[dict], part: str) -> float:
     return sum(p["figures"]["split_s"][part] for p in phases)
 
 
-def worst(phases: list[dict], part: str) -> tuple[float, float]:
-    """(the part's seconds, the seconds watched whole) in the phase where the part took most:
-    the figures one phase's words print, which the expected effect may quote."""
-    phase = max(phases, key=lambda p: p["figures"]["split_s"][part])
-    return phase["figures"]["split_s"][part], phase["figures"]["watched_s"]
+def worst(phases: list[dict], part: str) -> tuple[float, float, dict]:
+    """(the part's seconds, the seconds watched whole, all the phase's figures) in the phase
+    where the part took most: the figures one phase's words print, which advice may quote."""
+    figures = max(phases, key=lambda p: p["figures"]["split_s"][part])["figures"]
+    return figures["split_s"][part], figures["watched_s"], figures
 
 
 def lag_words(summary: dict) -> str:
@@ -34,7 +34,7 @@ def flush_less_at_commit(summary: dict, advice: Advice, meta: dict) -> None:
     redo = bound_phases(summary, "redo-bound")
     if not redo:
         return
-    waited, watched = worst(redo, "redo")
+    waited, watched, _ = worst(redo, "redo")
     settings = in_force(meta)
     flush = number(settings, "innodb_flush_log_at_trx_commit")
     workers_name = "slave_parallel_threads" if family_of(meta) == "mariadb" else "replica_parallel_workers"
@@ -90,8 +90,7 @@ def end_the_blocker(summary: dict, advice: Advice, meta: dict) -> None:
     locked = bound_phases(summary, "row-lock-bound")
     if not locked:
         return
-    waited, watched = worst(locked, "row_lock")
-    figures = max(locked, key=lambda p: p["figures"]["split_s"]["row_lock"])["figures"]
+    waited, watched, figures = worst(locked, "row_lock")
     # the phase's words name a part from a hundredth of the time watched: below, its figure
     # is one the report never printed (a replica's 10 ms of redo waits beside 6 s of row locks)
     redo = (f"for the redo log at commit {duration(figures['split_s']['redo'])}"
