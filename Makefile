@@ -68,9 +68,11 @@ test: build
 
 # tests/pure/ but the heavy ones (no server, no root, no browser, no Go; 20 hostile recordings):
 # the catalog lint, the views, the maths, spread over the machine's cores (pytest-xdist). A
-# pure test over a second of CPU fails (tests/conftest.py, SLOW_PURE).
+# pure test over a second of CPU fails (tests/conftest.py, SLOW_PURE). Bytecode is cached under
+# build/pycache even where the environment turns the cache off (PYTHONDONTWRITEBYTECODE): each
+# worker compiled every module and rewrote every test's asserts again, ~2 s of CPU a worker.
 check: build
-	$(VENV)/bin/python -m pytest -q -n auto -m "not heavy" tests/pure
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(BUILD)/pycache $(VENV)/bin/python -m pytest -q -n auto -m "not heavy" tests/pure
 
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh
