@@ -6,18 +6,19 @@ every POLL_S from a session of the test's own, through the recording, under a wr
 The recorder reads by SQL when a snapshot (stamped at monotonic time M by the loader)
 reaches it, and waits up to FRESH_WAIT_S for the answer, else takes the read the snapshot
 before asked for. So the figure it holds is the server's at some moment of
-[M - interval, M + FRESH_WAIT_S]. The LSN and the checkpoint LSN only grow: each must lie
-between the lowest and the highest the test saw in that window widened by POLL_S each side
-(the poll's step), under the load. The levels (dirty and free pages, the history) go up and
-down faster than any poll, so they are compared once the load has stopped (the recording
-goes on LOAD_S past it), at the snapshots whose window the server's figure held still
-through: there ours must be that figure exactly; where it did not hold still, ours must lie
-between the lowest and the highest the server showed in the window, as the LSN's: once the
-load has stopped a level moves one way through a second (the page cleaners only lower the
-dirty pages, purge only shortens the history; on the fresh root the dirty pages never held
-still through 8 quiet seconds). No tolerance beyond the window, which holds
-on any machine where one read takes less than an interval (measured: 14 ms at worst on the
-loaded 2-core fixture host; docs/overhead.md); no figure hard-coded: each is the server's."""
+[M - interval, M + FRESH_WAIT_S], which the test brackets by its last poll read before that
+window and its first poll begun after it. The LSN and the checkpoint LSN only grow: each
+must lie between the lowest and the highest of the bracket's polls. The levels (dirty and
+free pages, the history) can rise and fall back between two polls (a fresh root saw the
+dirty pages at 0, 5 read by us, 0), so they are compared only in a bracket through which
+the LSN held still: no redo written, so no page dirtied and no undo log added to the
+history or purged from it. Pages are then only cleaned or read in, so the history holds and
+the dirty and free pages can only fall (the LRU frees no page while the free list is longer
+than its scan depth, as a quiet fixture's is), and ours must lie between the bracket's
+lowest and highest. The load stops LOAD_S into the recording and the recording goes on
+QUIET_S past it, so such brackets come. No tolerance beyond the bracket, which holds on any
+machine where one read takes less than an interval (measured: 14 ms at worst on the loaded
+2-core fixture host; docs/overhead.md); no figure hard-coded: each is the server's."""
 from __future__ import annotations
 
 import json
@@ -55,7 +56,8 @@ MONITOR = {"lsn": r"^Log sequence number\s+(\d+)", "checkpoint_lsn": r"^Last che
 
 
 class Poller(threading.Thread):
-    """The server's figures from SHOW ENGINE INNODB STATUS every POLL_S: [(monotonic, {name: value})]."""
+    """The server's figures from SHOW ENGINE INNODB STATUS every POLL_S:
+    [(began, read, {name: value})], the figures being the server's at a moment in [began, read]."""
 
     def __init__(self, conn):
         super().__init__(daemon=True)
@@ -63,15 +65,30 @@ class Poller(threading.Thread):
 
     def run(self):
         while not self.stopping.wait(POLL_S):
+            began = time.monotonic()
             with self.conn.cursor() as cur:
                 cur.execute("SHOW ENGINE INNODB STATUS")
                 text = cur.fetchone()[2]
-            at = time.monotonic()
-            self.seen.append((at, {name: int(re.search(p, text, re.MULTILINE)[1]) for name, p in MONITOR.items()}))
+            figures = {name: int(re.search(p, text, re.MULTILINE)[1]) for name, p in MONITOR.items()}
+            self.seen.append((began, time.monotonic(), figures))
 
-    def between(self, name: str, start: float, end: float) -> tuple[int, int] | None:
-        values = [figures[name] for at, figures in self.seen if start - POLL_S <= at <= end + POLL_S]
-        return (min(values), max(values)) if values else None
+    def until(self, moment: float) -> None:
+        """Wait for a poll begun at `moment` or later."""
+        while self.is_alive() and not (self.seen and self.seen[-1][0] >= moment):
+            time.sleep(POLL_S)
+
+    def bracket(self, start: float, end: float) -> list[dict] | None:
+        """The polls from the last read before `start` to the first begun after `end`; None
+        when the test has no poll on one side."""
+        before = [i for i, (_, read, _) in enumerate(self.seen) if read <= start]
+        after = [i for i, (began, _, _) in enumerate(self.seen) if began >= end]
+        if not before or not after:
+            return None
+        return [figures for _, _, figures in self.seen[before[-1]:after[0] + 1]]
+
+    def around(self, name: str, at: float) -> list[tuple[float, int]]:
+        """The polls of the two seconds before `at` and the one after, as (seconds from at, value)."""
+        return [(round(read - at, 3), figures[name]) for _, read, figures in self.seen if at - 2 <= read <= at + 1]
 
 
 def snapshots(out: str) -> list[dict]:
@@ -116,6 +133,7 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, route, t
         with idle.Start(patience_s=0) as start:
             meta = recorder.record(tgt, probes, out, duration_s=LOAD_S + QUIET_S, interval_s=INTERVAL_S,
                                    use_sql=route == "sql", on_event=on_event, start=start)
+        poller.until(time.monotonic() + FRESH_WAIT_S)  # a poll after the last snapshot's window
     finally:
         stopper.cancel()
         if stopper.is_alive():
@@ -132,12 +150,15 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, route, t
     compared = {name: 0 for name in read}
     for rec in taken:
         at = rec["mono_ns"] / 1e9
+        polls = poller.bracket(at - INTERVAL_S, at + FRESH_WAIT_S)
+        assert polls, f"the test read no figure on each side of {at}"
+        lsn_held = polls[0]["lsn"] == polls[-1]["lsn"]
         for name in read:
-            window = poller.between(name, at - INTERVAL_S, at + FRESH_WAIT_S)
-            assert window, f"the test read no figure around {at}"
-            quiet = bool(stopped_at) and at - INTERVAL_S > stopped_at[0]
-            if name in GROWING or window[0] == window[1] or quiet:
-                assert window[0] <= rec["server"][name] <= window[1], (server_name, name, rec["server"][name], window)
+            if name in GROWING or lsn_held:
+                low, high = min(p[name] for p in polls), max(p[name] for p in polls)
+                assert low <= rec["server"][name] <= high, (
+                    server_name, name, rec["server"][name], (low, high), poller.around(name, at),
+                    stopped_at and round(stopped_at[0] - at, 3), [round(r["mono_ns"] / 1e9 - at, 3) for r in taken])
                 compared[name] += 1
         assert rec["server"]["checkpoint_lsn"] <= rec["server"]["lsn"]
     assert all(compared.values()), f"{server_name}: a level never compared at a snapshot: {compared}"
