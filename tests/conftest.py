@@ -30,14 +30,15 @@ INNOSTALL = [str(REPO / "build" / "venv" / "bin" / "innostall")]
 REPORT_SIDE = ("report", "export", "diff", "query", "redact")  # commands that only read recordings
 
 
-def innostall(*args: str, **kwargs) -> subprocess.CompletedProcess:
+def innostall(*args: str, in_process: bool = False, **kwargs) -> subprocess.CompletedProcess:
     """innostall ARGS as a user runs it: what it printed and its exit status. The commands
     that only read recordings run in this process, through the same main() the console
     script calls (tests/pure/test_html.py runs the script itself): a new Python importing pandas
     and pyarrow cost about 0.7 s a call, most of make check's time. The others (record,
-    probes) start, stop and trace processes, and run as their own process."""
+    probes) start, stop and trace processes, and run as their own process, unless in_process:
+    a command refused before it touches any process (probes of a file that is no server)."""
     args = [str(a) for a in args]
-    if not args or args[0] not in REPORT_SIDE or kwargs:
+    if not args or (args[0] not in REPORT_SIDE and not in_process) or kwargs:
         return subprocess.run(INNOSTALL + args, capture_output=True, text=True, **kwargs)
     from innostall.cli import main  # when first needed: it imports every stage
     out, err = io.StringIO(), io.StringIO()
