@@ -86,11 +86,7 @@ class Recording:
     def hist(self, names: str | list[str]) -> pd.Series:
         """Counts per log2 slot over the whole recording, of one histogram or several
         added up slot by slot."""
-        done, by_name = self._sums.get("hist", (None, None))
-        if done is not self.hists:
-            sums = self.hists.groupby(["name", "slot"], observed=True)["count"].sum()
-            by_name = {name: slots.droplevel("name") for name, slots in sums.groupby(level="name", observed=True)}
-            self._sums["hist"] = (self.hists, by_name)
+        by_name = self.derived(("hists_by_name",), (self.hists,), lambda: hists_by_name(self.hists))
         picked = [by_name[n] for n in dict.fromkeys([names] if isinstance(names, str) else names) if n in by_name]
         if not picked:
             return pd.Series([], dtype="int64", name="count", index=pd.Index([], dtype="int8", name="slot"))
@@ -199,9 +195,19 @@ def limits() -> tuple:
                  if name.isupper() and isinstance(value, (int, float)))
 
 
+def hists_by_name(hists: pd.DataFrame) -> dict[str, pd.Series]:
+    """Each histogram's counts per slot over the whole recording (Recording.hist)."""
+    sums = hists.groupby(["name", "slot"], observed=True)["count"].sum()
+    return {name: slots.droplevel("name") for name, slots in sums.groupby(level="name", observed=True)}
+
+
+# pandas 3 copies on write: a table's shallow copy, changed, copies its data first
+DEEP_COPIES = int(pd.__version__.split(".")[0]) < 3
+
+
 def copied(rec: Recording) -> Recording:
-    return Recording(rec.path, copy.deepcopy(rec.meta), rec.schema, rec.counters.copy(), rec.hists.copy(),
-                     {name: table.copy() for name, table in rec.tables.items()},
+    return Recording(rec.path, copy.deepcopy(rec.meta), rec.schema, rec.counters.copy(DEEP_COPIES),
+                     rec.hists.copy(DEEP_COPIES), {name: table.copy(DEEP_COPIES) for name, table in rec.tables.items()},
                      gauges_before=copy.deepcopy(rec.gauges_before), warnings=list(rec.warnings),
                      window=copy.deepcopy(rec.window))
 
