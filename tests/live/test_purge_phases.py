@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 
 import numpy as np
@@ -26,13 +27,19 @@ OPEN_AT, COMMIT_AT, SECONDS = 3, 11, 18
 def test_pinned_by_the_snapshot_then_catching_up(servers, server_name, tmp_path):
     srv = servers(server_name)
     out = tmp_path / "rec"
+    # The recording ends with the scenario (a Ctrl-C once it has exited), not at a fixed
+    # duration past it: it then holds the whole scenario, its pin and its catch-up, and
+    # nothing after it that any assertion reads.
     record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration",
-                                           str(SECONDS + 4), "-o", str(out)],
+                                           str(SECONDS + 60), "-o", str(out)],
                               stderr=subprocess.PIPE, text=True)
-    wait_for_line(out / "journal.jsonl", "attached")
-    markers = run_scenario([str(SCENARIOS / "long-snapshot.sh"), "--fixture", srv.name,
-                            "--seconds", str(SECONDS), "--open-at", str(OPEN_AT),
-                            "--commit-at", str(COMMIT_AT)], lambda t, text: None)
+    try:
+        wait_for_line(out / "journal.jsonl", "attached")
+        markers = run_scenario([str(SCENARIOS / "long-snapshot.sh"), "--fixture", srv.name,
+                                "--seconds", str(SECONDS), "--open-at", str(OPEN_AT),
+                                "--commit-at", str(COMMIT_AT)], lambda t, text: None)
+    finally:
+        record.send_signal(signal.SIGINT)
     assert record.wait(timeout=60) == 0, record.stderr.read()
     opened = next(text for _, text in markers if text.startswith("snapshot opened"))
     tid = int(re.search(r"tid=(\d+)", opened)[1])
