@@ -22,11 +22,12 @@ step() {  # step NAME CMD... : run CMD, quiet unless it fails
 # chromium, chromium-driver: the headless browser the HTML report is tested in;
 # debootstrap: the Debian sid root the mysql-9.7.4 fixture runs in; golang-go: `go tool pprof`,
 # which the tests read exported pprof profiles with; percona-toolkit: pt-fingerprint, which
-# tests/pure/test_fingerprint.py compares our statement fingerprints with.
+# tests/pure/test_fingerprint.py compares our statement fingerprints with; libfuse3-dev, fuse3:
+# scripts/slow_fs.c, the file system with read latency under scripts/slow-fs-server.sh's server.
 debs=(clang llvm libbpf-dev bpftool bpftrace libelf-dev zlib1g-dev pkg-config make gcc
       sysbench libaio1 libnuma1 libncurses6 libncurses5 mariadb-client-core mariadb-server-core openssl maven
       python3 python3-venv python3-pip binutils unzip chromium chromium-driver debootstrap golang-go
-      percona-toolkit)
+      percona-toolkit libfuse3-dev fuse3)
 
 # inferno-flamegraph (from the Rust crate registry) draws the SVG flame graphs. 0.11.13 with its lockfile
 # builds with Debian 12's rustc 1.63 as well as with current ones; so does dwarf-layouts (ours,
