@@ -37,9 +37,6 @@ class Recording:
     window: dict | None  # a window of the recording (window.py): where it lies in it
     # sums the views ask for dozens of times: (the table they were summed from, the sums)
     _sums: dict = field(init=False, repr=False, compare=False)
-    # a copy load handed out: the kept reading it was copied from, and each of its own inputs
-    # beside the reading's (derived: what one copy derives, the next takes)
-    _reading: tuple | None = field(init=False, repr=False, compare=False)
 
     def __init__(self, path: str, meta: dict, schema: Schema, counters: pd.DataFrame, hists: pd.DataFrame,
                  tables: dict[str, pd.DataFrame] | None = None, gauges_before: dict | None = None,
@@ -55,7 +52,7 @@ class Recording:
             if name not in self.tables:
                 self.tables[name] = table_builders.empty(name, schema)
         self.gauges_before, self.warnings, self.window = gauges_before or {}, warnings or [], window
-        self._sums, self._reading = {}, None
+        self._sums = {}
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables")
@@ -86,7 +83,11 @@ class Recording:
     def hist(self, names: str | list[str]) -> pd.Series:
         """Counts per log2 slot over the whole recording, of one histogram or several
         added up slot by slot."""
-        by_name = self.derived(("hists_by_name",), (self.hists,), lambda: hists_by_name(self.hists))
+        done, by_name = self._sums.get("hist", (None, None))
+        if done is not self.hists:
+            sums = self.hists.groupby(["name", "slot"], observed=True)["count"].sum()
+            by_name = {name: slots.droplevel("name") for name, slots in sums.groupby(level="name", observed=True)}
+            self._sums["hist"] = (self.hists, by_name)
         picked = [by_name[n] for n in dict.fromkeys([names] if isinstance(names, str) else names) if n in by_name]
         if not picked:
             return pd.Series([], dtype="int64", name="count", index=pd.Index([], dtype="int8", name="slot"))
@@ -98,23 +99,9 @@ class Recording:
         times a report (a test may put another table in one's place, and it is derived again)."""
         done, value = self._sums.get(key, ((), None))
         if len(done) != len(inputs) or any(a is not b for a, b in zip(done, inputs)):
-            kept = self._reading_of(inputs)
-            value = kept[0].derived(key, kept[1], make) if kept else make()
+            value = make()
             self._sums[key] = (inputs, value)
         return value
-
-    def _reading_of(self, inputs: tuple) -> tuple | None:
-        """(the kept reading, its inputs) where each input is one load handed this copy and
-        still equals the reading's: the report, the checker and `diff` each load the same
-        recording, and deriving its tables again was a third of a summary's time. The values
-        derived are never changed by those who ask for them (each takes a copy of a table)."""
-        if self._reading is None:
-            return None
-        kept, pairs = self._reading
-        theirs = [next((k for own, k in pairs if own is given), MISSING) for given in inputs]
-        if any(k is MISSING or not same_contents(given, k) for given, k in zip(inputs, theirs)):
-            return None
-        return kept, tuple(theirs)
 
     @property
     def duration_s(self) -> float:
@@ -140,13 +127,11 @@ def load(path: str) -> Recording:
         if kept is not None:
             READ_LATELY.move_to_end(before)
     if kept is not None:
-        return sharing(copied(kept), kept)
+        return copied(kept)
     rec = read(path)
     if before is not None and contents(path) == before:  # not rewritten while it was read
-        kept = copied(rec)
-        sharing(rec, kept)
         with READING_KEPT:
-            READ_LATELY[before] = kept
+            READ_LATELY[before] = copied(rec)
             while len(READ_LATELY) > KEPT_READINGS:
                 READ_LATELY.popitem(last=False)
     return rec
@@ -195,49 +180,11 @@ def limits() -> tuple:
                  if name.isupper() and isinstance(value, (int, float)))
 
 
-def hists_by_name(hists: pd.DataFrame) -> dict[str, pd.Series]:
-    """Each histogram's counts per slot over the whole recording (Recording.hist)."""
-    sums = hists.groupby(["name", "slot"], observed=True)["count"].sum()
-    return {name: slots.droplevel("name") for name, slots in sums.groupby(level="name", observed=True)}
-
-
-# pandas 3 copies on write: a table's shallow copy, changed, copies its data first
-DEEP_COPIES = int(pd.__version__.split(".")[0]) < 3
-
-
 def copied(rec: Recording) -> Recording:
-    return Recording(rec.path, copy.deepcopy(rec.meta), rec.schema, rec.counters.copy(DEEP_COPIES),
-                     rec.hists.copy(DEEP_COPIES), {name: table.copy(DEEP_COPIES) for name, table in rec.tables.items()},
+    return Recording(rec.path, copy.deepcopy(rec.meta), rec.schema, rec.counters.copy(), rec.hists.copy(),
+                     {name: table.copy() for name, table in rec.tables.items()},
                      gauges_before=copy.deepcopy(rec.gauges_before), warnings=list(rec.warnings),
                      window=copy.deepcopy(rec.window))
-
-
-MISSING = object()  # an input that is none of those load handed out (a table put in its place)
-
-
-def inputs_of(rec: Recording) -> list:
-    return [rec.counters, rec.hists, rec.meta, rec.gauges_before, rec.window, *rec.tables.values()]
-
-
-def sharing(rec: Recording, kept: Recording) -> Recording:
-    """rec, a copy of kept (or what kept was copied from), taking kept's derived values."""
-    rec._reading = (kept, list(zip(inputs_of(rec), inputs_of(kept))))
-    return rec
-
-
-def same_contents(a, b) -> bool:
-    """Whether a table or dict load handed out is still what it was (its reader may change
-    it as it likes, the derived values then made again)."""
-    if isinstance(a, pd.DataFrame):
-        return isinstance(b, pd.DataFrame) and a.equals(b) and a.columns.equals(b.columns)
-    return type(a) is type(b) and a == b
-
-
-def forget_derived() -> None:
-    """Drop what the kept readings derived: after a test patched the code that derives it."""
-    with READING_KEPT:
-        for kept in READ_LATELY.values():
-            kept._sums.clear()
 
 
 def read(path: str) -> Recording:

@@ -53,23 +53,6 @@ def innostall(*args: str, in_process: bool = False, **kwargs) -> subprocess.Comp
     return subprocess.CompletedProcess(INNOSTALL + args, code, out.getvalue(), err.getvalue())
 
 
-def forgetting_derived(method):
-    """A MonkeyPatch method that then drops what the kept readings derived (analysis/recording.py
-    derived): a table derived before a test patched the code deriving it, or while it was
-    patched, would be handed to the next load of the same recording."""
-    def patched(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            if "innostall.analysis.recording" in sys.modules:
-                sys.modules["innostall.analysis.recording"].forget_derived()
-    return patched
-
-
-for _name in ("setattr", "delattr", "setitem", "delitem", "undo"):
-    setattr(pytest.MonkeyPatch, _name, forgetting_derived(getattr(pytest.MonkeyPatch, _name)))
-
-
 TESTS = Path(__file__).resolve().parent
 LIVE = "live: under tests/live/: starts or attaches to a real server, or otherwise needs root"
 
