@@ -209,17 +209,16 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     # the server's state that opens groups at once (state_signals.c); none without a budget
     signal_args, meta["governor"]["signals"] = signal_plan(target, prepared.groups if asked.budget_pct else [],
                                                            fed=lag is not None)
-    try:
+    with contextlib.ExitStack() as unless_started:
+        if lag:
+            unless_started.callback(lag.close)  # once the loader runs, closed with the rest below
         try:
             store.write_meta(out_dir, {**meta, "complete": False})
             reserve_room(out_dir)
         except (UserError, OSError) as e:
             raise abandon(out_dir, prepared, e)
         proc = start_loader(target, out_dir, asked, prepared, starting, group, stopping, signal_args)
-    except UserError:
-        if lag:
-            lag.close()
-        raise
+        unless_started.pop_all()
     if proc.stdin:
         lag.feed(proc.stdin)
     views, meta["read_views_from_memory"] = open_views_of(target)
