@@ -44,7 +44,7 @@ import pytest
 
 from conftest import INNOSTALL, REPO, Server, stop_load
 from innostall.analysis import recording
-from test_record_purge import wait_for_line
+from test_record_purge import wait_for_line, wait_until_purge_idle
 
 REPLICA = REPO / "scripts" / "replica.sh"
 PAIRS = [("mariadb-11.4.5", 0), ("mariadb-11.4.5", 4), ("mysql-9.7.4", 4), ("mysql-8.0.15", 0), ("mysql-8.0.15", 4)]
@@ -69,10 +69,14 @@ def replica_sh(server: str, *args: str) -> str:
     return done.stdout
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def pair(servers, request):
     """(primary, replica), replicating with that many parallel workers; afterwards the
-    primary alone again, as the other tests expect it."""
+    primary alone again, as the other tests expect it. Set up once per module for each
+    (server, workers): a setup copies the primary's data and restarts both servers, and a
+    stop restarts the primary, seconds each, while every test reads the replica's counters
+    as differences over its own load (or from a fresh recording), which a replica that
+    applied an earlier test's load leaves as they were."""
     name, workers = request.param
     servers(name)  # fetched, loaded and started once per session
     try:
@@ -151,6 +155,9 @@ def row_locks(server: Server) -> tuple[int, int]:
 def test_the_replica_applies_and_its_appliers_are_named(pair, tmp_path):
     primary, replica = pair
     out = tmp_path / "rec"
+    # the replica's purge done with what an earlier test of this pair left it (the pair is
+    # the module's): its redo would be neither the appliers' nor this load's
+    wait_until_purge_idle(replica, replica.connect())
     record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(replica.pid), "--probes",
                                            "default,redo_write,purge_task", "--exact", "--duration", "120",
                                            "-o", str(out)], stderr=subprocess.PIPE, text=True)
