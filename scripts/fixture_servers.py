@@ -62,6 +62,12 @@ class Server:
             cur.execute("SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = %s", (name,))
             return int(cur.fetchone()[0])
 
+    def status(self, conn: pymysql.Connection, name: str) -> int:
+        """A global status variable (SHOW GLOBAL STATUS), as a number."""
+        with conn.cursor() as cur:
+            cur.execute("SHOW GLOBAL STATUS LIKE %s", (name,))
+            return int(cur.fetchone()[1])
+
     def sysbench(self, test: str, seconds: int, *extra: str) -> subprocess.Popen:
         """sysbench in the background, quiet but for its errors; end it with stop_load()."""
         # A session of its own, so that stop_load() ends fixture.sh and sysbench together.

@@ -59,15 +59,10 @@ def purge_calls_since(srv):
 def load_running(srv, timeout_s: float = 60) -> None:
     """Until the load's updates have begun (the server's Handler_update moves; MariaDB 11.4
     has no Innodb_rows_updated): the script is run under load, as before with a fixed 2 s."""
-    conn = srv.connect()
-
-    def updated() -> int:
-        with conn.cursor() as cur:
-            cur.execute("SHOW GLOBAL STATUS LIKE 'Handler_update'")
-            return int(cur.fetchone()[1])
-    start, deadline = updated(), time.monotonic() + timeout_s
-    while updated() == start and time.monotonic() < deadline:
-        time.sleep(0.1)
+    with srv.connect() as conn:
+        start, deadline = srv.status(conn, "Handler_update"), time.monotonic() + timeout_s
+        while srv.status(conn, "Handler_update") == start and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
 def counter(output: str, name: str) -> int:

@@ -72,12 +72,6 @@ def fill_table(conn) -> None:
             cur.execute("INSERT INTO fw.big (k, pad) SELECT k, pad FROM fw.big")
 
 
-def waits_counted(conn) -> int:
-    with conn.cursor() as cur:
-        cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_wait_free'")
-        return int(cur.fetchone()[1])
-
-
 def update_at_random(srv, seconds: float) -> int:
     """THREADS connections updating random rows of fw.big for that long: the updates done."""
     done, lock = [0], threading.Lock()
@@ -116,11 +110,11 @@ def test_free_page_waits_are_the_servers(small_pool_server, tmp_path):
                               stderr=subprocess.PIPE, text=True)
     try:
         wait_for_line(out / "journal.jsonl", "interval")
-        before, updates, after = waits_counted(conn), 0, None
+        before, updates, after = srv.status(conn, "Innodb_buffer_pool_wait_free"), 0, None
         for _ in range(TRIES):  # each try a load of its own, until the server counted a wait
             with slow_disk.slow_writes(srv.pid, data_dir(srv.pid), iops) if iops else contextlib.nullcontext():
                 updates += update_at_random(srv, LOAD_S)
-            after, still = settled(lambda: waits_counted(conn), quiet_s=2, timeout_s=60)
+            after, still = settled(lambda: srv.status(conn, "Innodb_buffer_pool_wait_free"), quiet_s=2, timeout_s=60)
             assert still, "the server's count of free-page waits never held still"
             if after > before:
                 break

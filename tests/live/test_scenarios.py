@@ -26,9 +26,9 @@ def test_long_snapshot_pins_purge_and_its_commit_lets_it_catch_up(servers):
         # Our own reads of the server's history length and updates, at the phase changes.
         for phase in ("opened", "committed"):
             if text.startswith(f"snapshot {phase}"):
-                seen[phase], seen[f"updates_{phase}"] = history(srv, conn), updates(conn)
+                seen[phase], seen[f"updates_{phase}"] = history(srv, conn), srv.status(conn, "Handler_update")
         if re.match(r"scan \d+ ended", text):
-            scans.append((t, history(srv, conn), updates(conn)))
+            scans.append((t, history(srv, conn), srv.status(conn, "Handler_update")))
 
     markers = run_scenario([str(SCENARIOS / "long-snapshot.sh"), "--fixture", srv.name, "--seconds", "14",
                             "--open-at", "2", "--commit-at", "8", "--threads", str(THREADS)], on_marker)
@@ -55,12 +55,6 @@ def test_long_snapshot_pins_purge_and_its_commit_lets_it_catch_up(servers):
     # this host).
     assert min(after) < seen["committed"]
     assert wait_for(lambda: history(srv, conn) < seen["committed"] / 5, timeout_s=30)
-
-
-def updates(conn) -> int:
-    with conn.cursor() as cur:
-        cur.execute("SHOW GLOBAL STATUS LIKE 'Handler_update'")
-        return int(cur.fetchone()[1])
 
 
 def wait_for(condition, timeout_s: float) -> bool:
