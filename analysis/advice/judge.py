@@ -37,12 +37,13 @@ def applier_share(part: str):
 
 def applier_redo_ms_per_wait(summary: dict) -> float | None:
     """The applier's wait for the redo log at commit, its mean in ms over the waits watched
-    whole: what the commit's flush changes, whatever share of the run the governor attached
-    the applier's probes and whichever events its windows saw: a mean per event is not, as the
-    windows miss the long events more, cut at their edges (on replica-redo.sh's replica, 3.0 ms
-    an event watched whole, 1.6 ms in a run of the same load whose applier was attached 67%).
-    Unlike the redo wait's share of the applier's time, it falls where a commit's wait shrinks
-    but stays its largest part (a log write without its sync, on a slow disk)."""
+    whole: what the commit's flush changes. Less bound to the share of the run the governor
+    attached the applier's probes than its seconds, or a mean per event (the windows miss the
+    long events more, cut at their edges: on replica-redo.sh's replica, 3.0 ms an event
+    watched whole, 1.6 ms in a run attached 67%); but noisy between runs alike where a wait
+    lasts 0.1 or 100 ms, as on a throttled disk (docs/advice.md). Unlike the redo wait's share
+    of the applier's time, it falls where a commit's wait shrinks but stays its largest part
+    (a log write without its sync, on a slow disk)."""
     applier = (summary.get("replica") or {}).get("applier") or {}
     waits, redo = applier.get("redo_waits"), (applier.get("split_ms") or {}).get("redo")
     return redo / waits if waits and redo is not None else None
