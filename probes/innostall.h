@@ -66,7 +66,9 @@
  * switches that find a purge span open, charged to its group.
  * (With the kernel timing our programs, the governor takes their run times instead.)
  * purge_batch_split_ns and purge_worker_split_ns are the wall time of the spans that the
- * sleep tracepoint watched whole, which the three counters after each split (purge.bpf.c).
+ * sleep tracepoint watched whole, which the three counters after each split (purge.bpf.c);
+ * purge_*_io_asleep_ns, the same spans' sleeps waiting on I/O (sched.bpf.c): their I/O
+ * over the same windows, where the page reads' counters have only the page-read probe's.
  * applier_* are a replica's applier threads applying events (applier.bpf.c): how many and
  * their wall time; applier_split_ns the time of those the sleep tracepoint watched whole,
  * split into time not asleep (cpu), page reads, latch waits, row-lock waits, waits for
@@ -208,7 +210,9 @@
 	X(CNT_LATCH_WAITS_UNSTACKED, "latch_waits_unstacked", "count", "waits")    \
 	X(CNT_LATCH_UNSTACKED_NS, "latch_unstacked_ns", "total", "ns")            \
 	X(CNT_MUTEX_WAITS_UNSTACKED, "mutex_waits_unstacked", "count", "waits")    \
-	X(CNT_APPLIER_REDO_WAITS, "applier_redo_waits", "count", "waits")
+	X(CNT_APPLIER_REDO_WAITS, "applier_redo_waits", "count", "waits")          \
+	X(CNT_PURGE_BATCH_IO_ASLEEP_NS, "purge_batch_io_asleep_ns", "total", "ns")  \
+	X(CNT_PURGE_WORKER_IO_ASLEEP_NS, "purge_worker_io_asleep_ns", "total", "ns")
 
 /* Latch wait modes, rows of the wait_stacks map and of the recording's tables: X(id, name) */
 #define INNOSTALL_WAIT_MODES(X) \
@@ -375,6 +379,9 @@ struct purge_span {
 	__u64 wait_asleep; /* asleep_ns when it began: the redo wait counts its sleep only */
 	__u32 wait_kind; /* which: enum applier_wait (below), while wait_since is set */
 	__u32 redo_waits; /* an applier's waits for the redo log inside it that slept, ended */
+	__u64 io_asleep_ns; /* asleep waiting on I/O (sched.bpf.c, io_sleep) */
+	__u32 sleep_io; /* the sleep in progress is such a one */
+	__u32 pad_io;
 	__u64 taken_ns, taken_asleep; /* an applier's row-lock and commit-order waits inside it, and
 				       * their sleep: counted by role at their end (struct role_wait),
 				       * so left out of the span's own time */

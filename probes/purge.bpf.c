@@ -46,10 +46,11 @@ static __always_inline struct purge_span *span_end(void *map, __u32 tid, __u64 *
 }
 
 /* A span's time split into counters (first of four: the wall time split, its CPU time,
- * I/O and latch waits), when the sleep tracepoint watched all of it; the part not asleep
- * was on a CPU or waiting for one (sched.bpf.c counts only sleeps). A span it did not
- * watch whole counts in the wall time only. */
-static __always_inline void span_split(struct purge_span *span, __u64 wall_ns, __u32 first)
+ * page reads and latch waits; io_asleep, its sleeps waiting on I/O), when the sleep tracepoint
+ * watched all of it; the part not asleep was on a CPU or waiting for one (sched.bpf.c
+ * counts only sleeps). A span it did not watch whole counts in the wall time only. */
+static __always_inline void span_split(struct purge_span *span, __u64 wall_ns, __u32 first,
+				       __u32 io_asleep)
 {
 	if (!window_unbroken(span->sleeps))
 		return;
@@ -57,6 +58,7 @@ static __always_inline void span_split(struct purge_span *span, __u64 wall_ns, _
 	counter_add(first + 1, wall_ns > span->asleep_ns ? wall_ns - span->asleep_ns : 0);
 	counter_add(first + 2, span->io_ns);
 	counter_add(first + 3, span->latch_ns);
+	counter_add(io_asleep, span->io_asleep_ns);
 }
 
 /* The history list length, where the server keeps it as a member,
@@ -117,7 +119,7 @@ int BPF_KRETPROBE(purge_batch_exit, long pages)
 		purge_span_drop(&batch_start, &tid);
 		return 0;
 	}
-	span_split(span, wall_ns, CNT_PURGE_BATCH_SPLIT_NS);
+	span_split(span, wall_ns, CNT_PURGE_BATCH_SPLIT_NS, CNT_PURGE_BATCH_IO_ASLEEP_NS);
 	purge_span_drop(&batch_start, &tid);
 	hist_add(HIST_PURGE_BATCH_US, wall_ns / 1000);
 	counter_add(CNT_PURGE_BATCH_NS, wall_ns);
@@ -182,7 +184,7 @@ int BPF_KRETPROBE(purge_worker_exit)
 	if (!window_unbroken(span->window)) { /* a window's edge cut it */
 		counter_add(CNT_WINDOW_CUTS, 1);
 	} else {
-		span_split(span, wall_ns, CNT_PURGE_WORKER_SPLIT_NS);
+		span_split(span, wall_ns, CNT_PURGE_WORKER_SPLIT_NS, CNT_PURGE_WORKER_IO_ASLEEP_NS);
 		counter_add(CNT_PURGE_WORKER_TASKS, 1);
 		counter_add(CNT_PURGE_WORKER_NS, wall_ns);
 	}

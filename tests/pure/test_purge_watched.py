@@ -4,6 +4,8 @@ bound. At the default budget the tracepoint is sampled, and the largest part of 
 the time watched is no cause."""
 from __future__ import annotations
 
+import pandas as pd
+
 from conftest import REPO
 from innostall.analysis import phase_figures, purge_time, recording, summary
 from innostall.analysis.checks import verdict_check
@@ -34,3 +36,21 @@ def test_the_checker_catches_a_bound_named_from_unwatched_time(monkeypatch):
         purge_time.purge_split(purge_time.coordinator_split(rows), purge_time.worker_split(rows))))
     problems = verdict_check.check(str(CATCH_UP))
     assert any("catching_up" in p and "bound is" in p for p in problems), problems
+
+
+def rows(**ns) -> pd.DataFrame:
+    return pd.DataFrame([ns])
+
+
+def test_io_is_the_page_reads_or_the_sleeps_on_io_whichever_is_more():
+    # a slow disk at the default budget: the page-read probe attached a tenth of the time
+    # the sleep tracepoint watched, so most reads' time would read as 'other'
+    sampled = dict(purge_batch_split_ns=3_000, purge_batch_cpu_ns=100, purge_batch_io_ns=400,
+                   purge_batch_latch_ns=150)
+    assert purge_time.coordinator_split(rows(**sampled))["io"] == 400  # a recording before the sleeps were kept
+    split = purge_time.coordinator_split(rows(**sampled, purge_batch_io_asleep_ns=2_000))
+    assert split == {"cpu": 100, "io": 2_000, "latch": 150, "other": 750}
+    assert purge_time.bound(split)[0] == "io"
+    # every read watched: its time (its CPU inside the read too) is more than its sleeps
+    assert purge_time.coordinator_split(rows(**{**sampled, "purge_batch_io_ns": 2_200},
+                                             purge_batch_io_asleep_ns=2_000))["io"] == 2_200
