@@ -2,12 +2,11 @@
 
 Server binaries are large (MariaDB 11.4 with DWARF: ~300 MB, ~100k function symbols), so
 symbol tables are read as numpy record arrays from a memory map instead of one Python
-object per symbol, and names are found by scanning the string table once.
+object per symbol, and names are found in the string table with bytes.find.
 """
 from __future__ import annotations
 
 import mmap
-import re
 import zlib
 from dataclasses import dataclass
 from functools import cached_property
@@ -167,15 +166,8 @@ class ElfImage:
         section = self._elf.get_section_by_name(table)
         if section is None or section["sh_type"] == "SHT_NOBITS":
             return []
-        strtab = self.section_bytes(self._elf.get_section(section["sh_link"]).name)
-        needle = re.compile(rb"(?<!\d)" + str(len(identifier)).encode() + re.escape(identifier.encode()))
-        names = set()
-        for m in needle.finditer(strtab):
-            start = strtab.rfind(b"\0", 0, m.start()) + 1
-            name = strtab[start:strtab.index(b"\0", m.end())]
-            if name.startswith(b"_Z"):
-                names.add(name.decode(errors="replace"))
-        return sorted(names)
+        return _mangled_names_mentioning(self.section_bytes(self._elf.get_section(section["sh_link"]).name),
+                                         identifier)
 
     @cached_property
     def import_slots(self) -> dict[int, str]:
@@ -232,15 +224,34 @@ class ElfImage:
 
 
 def _string_offsets(strtab: bytes, names: list[str]) -> dict[int, str]:
-    """Offsets in a string table at which each name starts (tail-merged strings included)."""
-    pattern = re.compile(b"(?:" + b"|".join(re.escape(n.encode()) for n in names) + b")\0")
-    wanted = set(names)
-    offsets = {}
-    for m in pattern.finditer(strtab):
-        name = m.group()[:-1].decode()
-        if name in wanted:
-            offsets[m.start()] = name
-    return offsets
+    """Offsets in a string table at which each name starts (tail-merged strings included).
+    Each name is looked for on its own with bytes.find: a server's table holds megabytes,
+    and one regular expression of the names took 5 ms a scan where find takes 1 ms, over the
+    ~40 lookups of a start. A name that ends another wanted one is found too."""
+    return {at: name for name in names for at in _occurrences(strtab, name.encode() + b"\0")}
+
+
+def _mangled_names_mentioning(strtab: bytes, identifier: str) -> list[str]:
+    """The mangled names of a string table holding identifier as a name component (see
+    ElfImage.names_mentioning), found with bytes.find as _string_offsets' names are."""
+    needle = str(len(identifier)).encode() + identifier.encode()
+    names = set()
+    for at in _occurrences(strtab, needle):
+        if at and strtab[at - 1:at].isdigit():  # "19trx_purge..." holds no "9trx_purge"
+            continue
+        start = strtab.rfind(b"\0", 0, at) + 1
+        name = strtab[start:strtab.index(b"\0", at + len(needle))]
+        if name.startswith(b"_Z"):
+            names.add(name.decode(errors="replace"))
+    return sorted(names)
+
+
+def _occurrences(data: bytes, needle: bytes):
+    """Every offset at which needle starts in data, overlapping ones included."""
+    at = data.find(needle)
+    while at >= 0:
+        yield at
+        at = data.find(needle, at + 1)
 
 
 class FunctionIndex:

@@ -8,7 +8,7 @@ import pytest
 from conftest import INNOSTALL, innostall
 from fixture_binaries import (BINARIES, assert_core_set_resolves, assert_identified_with_purge_batch, fixture_binary,
                               unrooted)
-from innostall.collector.discovery import call_sites, discover, target
+from innostall.collector.discovery import call_sites, discover, elf, target
 from innostall.errors import UserError
 
 
@@ -139,3 +139,16 @@ def test_a_call_whose_first_argument_the_code_does_not_hold_is_not_taken():
                                         ("r14d", "r14"), ("r8b", "r8"), ("bpl", "rbp"), ("rbx", "rbx")])
 def test_registers_are_followed_by_their_64_bit_whole(name, full):
     assert call_sites.full_register(name) == full
+
+
+def test_a_name_is_found_wherever_its_string_ends_in_the_table():
+    """A linker merges a string into the tail of a longer one: "bar" may start inside
+    "foo_bar"; a name not followed by its terminator there ("foo" in "foo_bar") is not found."""
+    strtab = b"\0foo_bar\0baz\0xfoo\0"
+    assert elf._string_offsets(strtab, ["bar", "foo_bar", "foo"]) == {1: "foo_bar", 5: "bar", 14: "foo"}
+    assert elf._string_offsets(strtab, ["qux"]) == {}
+
+
+def test_names_mentioning_an_identifier_are_mangled_and_hold_it_whole():
+    strtab = b"\0_Z9trx_purgev\0_Z19trx_purge_somethingv\0plain9trx_purge\0_ZN3foo9trx_purgeEv\0"
+    assert elf._mangled_names_mentioning(strtab, "trx_purge") == ["_Z9trx_purgev", "_ZN3foo9trx_purgeEv"]
