@@ -62,6 +62,10 @@
 				 * window open past its allowance: cut, the stall in progress
 				 * would be lost whole, where a DBA most wants it; a stalled
 				 * load hits the probes little meanwhile */
+#define SPAN_HOLD_NS 250000000ULL /* a long span holds a stall's group open past its room
+				   * for at most this long at the group's rate */
+#define SPAN_CHECK_NS 5000000ULL /* how often a span holding a stall's group is checked: a
+				  * look through the span maps is a few system calls an entry */
 #define SIGNAL_RESERVE 0.2      /* of a calm interval's budget, kept back for the stall bank
 				 * where the server's state is read (state_signals.c) */
 #define STALL_REOPEN_NS 50000000ULL /* a group a stall holds, closed when the stall's room was
@@ -128,13 +132,44 @@ static bool stall_open(struct governor *gov, unsigned int group, unsigned long l
 	return false;
 }
 
-/* A group past its allowance closes, unless a stall is open in its window and the group
- * has not spent a second allowance: then it is checked again at the next tick. */
+/* Whether a span that began in the group's current window, or whose sleeps it watches (a
+ * purge batch or worker task, an applier's event: maps.bpf.h), has lasted STALL_NS. Cut at
+ * the window's edge, such a span is lost whole, and the longer a span the likelier a cut:
+ * a purge batch of 0.4 s on a slow disk was lost at most edges of the sleep tracepoint's
+ * windows of about a second. Held to its end, every span that began in a window is
+ * measured whole, the long as the short. */
+static bool span_open(struct governor *gov, unsigned int group, unsigned long long now)
+{
+	struct bpf_map *maps[] = { gov->obj->maps.batch_start, gov->obj->maps.worker_start,
+				   gov->obj->maps.applier_start };
+	struct purge_span span;
+	__u32 key, next, *prev;
+	size_t i;
+
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		int fd = bpf_map__fd(maps[i]);
+
+		for (prev = NULL; !bpf_map_get_next_key(fd, prev, &next); prev = &key) {
+			key = next;
+			if (bpf_map_lookup_elem(fd, &key, &span) || span.start_ns + STALL_NS > now)
+				continue;
+			if ((span.window >> 48 == group && attacher_in_window(&gov->attacher, span.window)) ||
+			    (span.sleeps >> 48 == group && attacher_in_window(&gov->attacher, span.sleeps)))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* A group past its allowance closes, unless a stall or a long span is open in its window
+ * and the group has not spent a second allowance: then it is checked again at the next
+ * tick. */
 static bool window_held(struct governor *gov, unsigned int group, unsigned long long now)
 {
 	const struct group_state *g = &gov->groups[group];
 
-	return g->spent_ns < 2 * g->allowance_ns && stall_open(gov, group, now);
+	return g->spent_ns < 2 * g->allowance_ns &&
+	       (stall_open(gov, group, now) || span_open(gov, group, now));
 }
 
 static void note_check(struct group_state *g, unsigned long long now)
@@ -207,7 +242,12 @@ static void hold_for_stall(struct governor *gov, unsigned int group, unsigned lo
 	rate = demand_now(g, now);
 	reserve = rate * CLOSE_LAG_NS / 1e9;
 	if (room <= reserve) {
-		attacher_close(&gov->attacher, group);
+		/* a long span in progress is seen to its end, on at most SPAN_HOLD_NS of the
+		 * group's spending beyond the room (a debt the next intervals repay, budget.c) */
+		if (room > reserve - rate * SPAN_HOLD_NS / 1e9 && span_open(gov, group, now))
+			*next = fmin(*next, now + SPAN_CHECK_NS);
+		else
+			attacher_close(&gov->attacher, group);
 		return;
 	}
 	*next = fmin(*next, now + check_within(gov, room - reserve));
