@@ -22,7 +22,7 @@ EVENTS_SHOWN = 3  # short events named in a phase's line; JSON lists them all
 # load's latency.
 FLUSH_BOUND_SHARE = 0.1
 # how each part of purge's time split (purge_time.SPLIT) names a phase that it bounds
-BOUND_WORDS = {"cpu": ("CPU-bound", "on CPU"), "io": ("I/O-bound", "reading pages"),
+BOUND_WORDS = {"cpu": ("CPU-bound", "on CPU"), "io": ("I/O-bound", "waiting on I/O"),
                "latch": ("latch-bound", "waiting on latches"),
                "other": ("off CPU", "waiting for workers, a CPU or a sleep")}
 
@@ -107,7 +107,7 @@ def move_words(move: dict | None) -> str:
 
 
 def bound_text(part: str, share: float) -> str:
-    """'I/O-bound (63% of batch time reading pages)': the part that bounds purge (purge_time.bound)."""
+    """'I/O-bound (63% of batch time waiting on I/O)': the part that bounds purge (purge_time.bound)."""
     name, doing = BOUND_WORDS[part]
     return f"{name} ({100 * share:.0f}% of batch time {doing})"
 

@@ -112,7 +112,7 @@ def test_short_runs_join_their_neighbour_unless_decisive():
 def test_the_bound_is_the_largest_share_of_batch_time():
     split = purge_time.time_split({"total": 1000, "cpu": 200, "io": 630, "latch": 50})
     assert split == {"cpu": 200, "io": 630, "latch": 50, "other": 120}
-    assert phase_words.bound_text(*purge_time.bound(split)) == "I/O-bound (63% of batch time reading pages)"
+    assert phase_words.bound_text(*purge_time.bound(split)) == "I/O-bound (63% of batch time waiting on I/O)"
     assert purge_time.time_split({"total": 100, "cpu": 80, "io": 40, "latch": 0})["other"] == 0  # clipped
     assert purge_time.time_split({"total": 0}) is None and purge_time.bound(None) is None
 
@@ -189,10 +189,10 @@ def test_io_bound_purge_falling_behind(tmp_path):
     s = story(rec)
     assert [p["verdict"] for p in s["phases"]] == ["falling_behind"]
     assert s["phases"][0]["detail"] == ("falling behind: history 1,000 → 19,000 over 9.0 s (+2,000/s) while "
-                                        "purge handled 400 pages/s; I/O-bound (63% of batch time reading pages)")
+                                        "purge handled 400 pages/s; I/O-bound (63% of batch time waiting on I/O)")
     assert s["batch_time_ms"] == {"cpu": 2000.0, "io": 6300.0, "latch": 500.0, "other": 1200.0}
     assert s["history"]["drain_s"] is None  # rising: it does not drain
-    assert views.text_report(rec).splitlines()[2].endswith("I/O-bound (63% of batch time reading pages)")
+    assert views.text_report(rec).splitlines()[2].endswith("I/O-bound (63% of batch time waiting on I/O)")
 
 
 def test_workers_split_their_own_time(tmp_path):
