@@ -6,9 +6,9 @@
  * while still runnable (preempted) is not asleep: that time counts as CPU, used or waited
  * for, which is what "CPU-bound" means. A sleep waiting on I/O (io_sleep) is kept apart
  * too (io_asleep_ns): purge's I/O measured over this program's windows, where the
- * page-read probe may be sampled more thinly. The recorder attaches it whenever purge batches
- * are traced, as a sampling group of its own (purge_sleeps): a span's split counts only
- * when this program watched all of it (purge.bpf.c, span_split).
+ * page-read probe may be sampled more thinly. The recorder attaches it whenever purge
+ * batches are traced, as a sampling group of its own (purge_sleeps): a span's split counts
+ * only when this program watched all of it (purge.bpf.c, span_split).
  *
  * It runs at every switch on the machine, tens of thousands a second under an OLTP load,
  * so it stops as early as it can: at another process's switch, and while no thread is
