@@ -128,6 +128,21 @@ class IdleGroup:
         """pids in the idle group until the stay ends or patience_s (the group's) is up."""
         return Stay(self, pids, self.patience_s if patience_s is None else patience_s)
 
+    def park(self, pid: int) -> bool:
+        """pid in the idle group with no patience: work done ahead that nothing waits for yet
+        (the tables' writer's imports while the recording runs, store.TablesAhead), which
+        may then wait as long as the machine is busy. stay_parked bounds its wait once
+        something waits for it."""
+        return self.enter(pid)
+
+    def stay_parked(self, pid: int) -> "Stay":
+        """A parked process that something now waits for: a stay of the group's patience
+        from now, or home at once where that is 0 (it shares the CPU, as one started now would)."""
+        stay = self.stay([pid])
+        if not stay.pids:
+            self.leave(pid)
+        return stay
+
 
 class Stay:
     """Processes in the idle group for a while: they go home when end() is called or the

@@ -232,41 +232,43 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     live = live_metrics(asked.metrics, prepared.schema, meta)
     at_once = None  # the second signal's name, when one ended the recording at once
     stacks = StackJournal(target, names, namer, views, prepared.schema.tables)  # the loader's tables as it prints them
-    try:
-        attached_at = follow(proc, journal, meta, stacks, asked.on_event,
-                             LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,
-                             live, starting, state, lag, stopping)
-    except EndedAtOnce as e:  # the loader is ended already
-        at_once, attached_at = e.name, stopping.attached_at
-    finally:
-        stopping.loader_ended()
-        meta["sql"].update(names.close() if names else {})
-        meta["server_state"] = state_meta(meta["server_state"], state)
-        meta["server_variables"] = in_force.at_end()
-        if views:
-            views.close()
-        if lag:
-            lag.close()
-        if proc.stdin:
-            with contextlib.suppress(OSError):  # the loader gone already
-                proc.stdin.close()  # its fed signals fall back to 0
-        if namer:
-            namer.memory.close()
-        if live:
-            live.close()
-        if prepared.cfi_temporary:
-            os.remove(prepared.cfi_path)
-    if attached_at is None:
-        reason = loader.failure(proc, os.path.join(out_dir, "loader.log"))
-        discard_dir(out_dir, prepared.created)
-        raise UserError(reason)
-    if at_once:
-        return end_at_once(out_dir, meta, journal, asked, at_once, time.monotonic() - attached_at, stopping)
-    if asked.watch:
-        release_room(out_dir)
-        meta["end_reason"] = meta.pop("stop_words", meta.get("end_reason"))
-        return finish_watch(journal, meta, give_up=stopping.after_loader)
-    return finish(out_dir, meta, proc, journal, time.monotonic() - attached_at, group, stopping)
+    # the tables' writer, started ahead of a known end (store.TablesAhead); one not asked for is ended
+    with contextlib.closing(store.TablesAhead(out_dir, group, None if asked.watch else asked.duration_s)) as tables:
+        try:
+            attached_at = follow(proc, journal, meta, stacks, asked.on_event,
+                                 LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,
+                                 live, starting, state, lag, stopping, tables)
+        except EndedAtOnce as e:  # the loader is ended already
+            at_once, attached_at = e.name, stopping.attached_at
+        finally:
+            stopping.loader_ended()
+            meta["sql"].update(names.close() if names else {})
+            meta["server_state"] = state_meta(meta["server_state"], state)
+            meta["server_variables"] = in_force.at_end()
+            if views:
+                views.close()
+            if lag:
+                lag.close()
+            if proc.stdin:
+                with contextlib.suppress(OSError):  # the loader gone already
+                    proc.stdin.close()  # its fed signals fall back to 0
+            if namer:
+                namer.memory.close()
+            if live:
+                live.close()
+            if prepared.cfi_temporary:
+                os.remove(prepared.cfi_path)
+        if attached_at is None:
+            reason = loader.failure(proc, os.path.join(out_dir, "loader.log"))
+            discard_dir(out_dir, prepared.created)
+            raise UserError(reason)
+        if at_once:
+            return end_at_once(out_dir, meta, journal, asked, at_once, time.monotonic() - attached_at, stopping)
+        if asked.watch:
+            release_room(out_dir)
+            meta["end_reason"] = meta.pop("stop_words", meta.get("end_reason"))
+            return finish_watch(journal, meta, give_up=stopping.after_loader)
+        return finish(out_dir, meta, proc, journal, time.monotonic() - attached_at, group, stopping, tables)
 
 
 def end_at_once(out_dir: str, meta: dict, journal, asked: Asked, name: str, seconds: float,
@@ -286,7 +288,7 @@ def end_at_once(out_dir: str, meta: dict, journal, asked: Asked, name: str, seco
 
 
 def finish(out_dir: str, meta: dict, proc: subprocess.Popen, journal: Journal, seconds: float,
-           group: idle.IdleGroup | None, stopping: Stopping) -> dict:
+           group: idle.IdleGroup | None, stopping: Stopping, tables: store.TablesAhead | None = None) -> dict:
     """The tables and the last meta.json, or one line on how the recording ended early."""
     loader_ended_s = meta.pop("own_cpu_traced_s", None)  # own CPU at the loader's last snapshot
     if journal.failed:
@@ -299,7 +301,7 @@ def finish(out_dir: str, meta: dict, proc: subprocess.Popen, journal: Journal, s
     traced_cpu_s = loader_ended_s or own_cpu_s()
     before_tables = self_cpu_s() + children_cpu_s()  # the tables' writer is reaped in between
     try:
-        skipped_by = store.write_tables_aside(out_dir, group, stopping.after_loader)
+        skipped_by = store.write_tables_aside(out_dir, group, stopping.after_loader, tables)
     except UserError:
         store.write_meta(out_dir, {**meta, "complete": False})
         raise
@@ -329,13 +331,14 @@ def live_metrics(options: dict | None, schema: Schema, meta: dict):
 def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: StackJournal,
            on_event: Callable[[dict], None] | None, live: LiveLine | None,
            metrics=None, starting: idle.Stay | None = None, state=None, lag=None,
-           stopping: Stopping | None = None) -> float | None:
+           stopping: Stopping | None = None, tables: store.TablesAhead | None = None) -> float | None:
     """Journal the loader's lines until it ends, noting in meta what they tell; returns
     when the probes were attached (time.monotonic()), None if they never were. The start's
     stay in the idle group ends at the attach: from then on we keep up with the loader.
     state: the server's state read from its memory (collector/server/state.py), added to
     each snapshot as it arrives, with a replica's lag as it reports it (lag: a LagReader).
-    stopping: the signals' handler (stopping.py), told when the probes are attached."""
+    stopping: the signals' handler (stopping.py), told when the probes are attached.
+    tables: the tables' writer, started ahead of a known end (store.TablesAhead)."""
     attached_at = None
     with journal:
         for line, rec in loader.snapshots(proc):
@@ -366,6 +369,8 @@ def follow(proc: subprocess.Popen, journal: "Journal", meta: dict, stacks: Stack
                 on_event(rec)
             if kind == "final":  # the loader's CPU while it is there to read (own_cpu.py)
                 meta["own_cpu_traced_s"] = own_cpu_s(proc.pid)
+            if tables:
+                tables.heed(kind)
         proc.wait()
     if live and attached_at:
         sys.stderr.write("\n")

@@ -1,6 +1,7 @@
 """Write a recording directory: meta.json, replaced atomically, and the Parquet tables
 built from the journal once tracing is over (in a process of its own: pandas would double
-the recorder's memory). The format itself is innostall/format/journal.py."""
+the recorder's memory; started ahead of a known end, TablesAhead). The format itself is
+innostall/format/journal.py."""
 from __future__ import annotations
 
 import contextlib
@@ -10,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from typing import Callable
 
 from innostall.format import journal as fmt, table_builders
@@ -73,12 +75,64 @@ def write_empty(where: str, name: str, schema) -> None:
 
 SAY_AFTER_S = 1.0  # tables that take longer than this are said to be written, and how to skip them
 ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+WRITER = [sys.executable, "-m", "innostall.collector.recorder.store"]  # + [--when-told] DIR
+WHEN_TOLD = "--when-told"
+WRITE_WORD = "write\n"
+# The writer started ahead begins this long before the recording's known end: its imports
+# take 0.5-0.8 s of CPU on a 2-core machine, more where the server leaves less, and it
+# holds ~100 MB meanwhile, so not for the whole of a long recording.
+AHEAD_S = 5.0
+
+
+class TablesAhead:
+    """The tables' writer, started before the recording ends (AHEAD_S before a --duration's
+    end), so that what it imports (pandas, pyarrow: most of a writer's time, its writing a
+    tenth of a second) is loaded when the loader has ended; it then waits for the word on
+    its stdin. Only where the idle cgroup is: until the tables are asked for it is parked
+    there with no patience (idle.IdleGroup.park), so while the server is traced its imports
+    take no CPU the server wants, however long that takes; once asked, its stay has the
+    group's patience, as a writer started then has. A recording without a known end
+    (Ctrl-C, a watch) starts its writer at the end, as before."""
+
+    def __init__(self, directory: str, group: idle.IdleGroup | None, duration_s: float | None):
+        self.directory, self.group, self.duration_s = directory, group, duration_s
+        self.due: float | None = None  # time.monotonic() from which the writer is started
+        self.proc: subprocess.Popen | None = None
+
+    def heed(self, kind: str) -> None:
+        """A loader line of this kind has come: the attach sets when the writer is due."""
+        now = time.monotonic()
+        if kind == "attached" and self.group and self.duration_s is not None:
+            self.due = now + max(0.0, self.duration_s - AHEAD_S)
+        if self.proc is None and self.due is not None and now >= self.due:
+            self.due = None  # once: one that cannot be started is started at the end instead
+            with contextlib.suppress(OSError):
+                self.proc = subprocess.Popen(WRITER + [WHEN_TOLD, self.directory], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                             start_new_session=True)  # the terminal's Ctrl-C is ours
+                self.group.park(self.proc.pid)
+
+    def take(self) -> tuple[subprocess.Popen, idle.Stay] | None:
+        """The writer started ahead, now waited for (its patience from now), or None."""
+        proc, self.proc = self.proc, None
+        return (proc, self.group.stay_parked(proc.pid)) if proc else None
+
+    def close(self) -> None:
+        """A writer started ahead and not taken (the recording ended without its tables):
+        ended and reaped; it had written nothing."""
+        if self.proc:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+            self.proc.communicate()
+            self.proc = None
 
 
 def write_tables_aside(directory: str, group: idle.IdleGroup | None,
-                       skipped_before: Callable[[], str | None] = lambda: None) -> str | None:
+                       skipped_before: Callable[[], str | None] = lambda: None,
+                       ahead: TablesAhead | None = None) -> str | None:
     """Write the tables in a process of its own on idle CPU (under load they may wait
-    seconds for it), saying so when they take a while. A signal now (a second Ctrl-C)
+    seconds for it), saying so when they take a while: the one started ahead if there is
+    one (told to write now), else one started now. A signal now (a second Ctrl-C)
     skips them at once: the journal is whole and the report reads it instead; so does one
     that came since the loader ended (skipped_before: its name, noted by the recorder's
     handler), asked once this function's handler is in place, so none falls between the
@@ -96,12 +150,13 @@ def write_tables_aside(directory: str, group: idle.IdleGroup | None,
         if earlier := skipped_before():
             skipped_by.append(earlier)
         else:
-            proc, stay = idle.start_idle([sys.executable, "-m", "innostall.collector.recorder.store", directory],
-                                         group, start_new_session=True)  # the terminal's Ctrl-C is ours
+            taken = ahead.take() if ahead else None
+            proc, stay = taken or idle.start_idle(WRITER + [directory], group,
+                                                  start_new_session=True)  # the terminal's Ctrl-C is ours
             if skipped_by:  # came while it started
                 proc.kill()
             try:
-                _, err = proc.communicate(timeout=SAY_AFTER_S)
+                _, err = proc.communicate(WRITE_WORD if taken else None, timeout=SAY_AFTER_S)
             except subprocess.TimeoutExpired:
                 sys.stderr.write("innostall: writing the recording's tables on idle CPU "
                                  "(Ctrl-C skips them: the report reads the journal instead)\n")
@@ -123,5 +178,18 @@ def write_tables_aside(directory: str, group: idle.IdleGroup | None,
     return None
 
 
+def write_when_told(directory: str) -> None:
+    """The writer started ahead: what writing imports, loaded now; then the tables, once
+    the recorder says so on stdin (end of file instead: the recording ended without them)."""
+    import pandas  # noqa: F401  (the table builders' frames)
+    import pyarrow.parquet  # noqa: F401  (their to_parquet)
+
+    if sys.stdin.readline() == WRITE_WORD:
+        write_tables(directory)
+
+
 if __name__ == "__main__":  # the recorder writes the tables in a process of their own
-    write_tables(sys.argv[1])
+    if sys.argv[1] == WHEN_TOLD:
+        write_when_told(sys.argv[2])
+    else:
+        write_tables(sys.argv[1])
