@@ -26,6 +26,7 @@ TREND_SHARE = 0.1  # a trend moves the history by this share of its level over t
 TREND_MIN = 100  # ... and by at least this many transactions
 MIN_PHASE = 3  # intervals: a shorter run joins its neighbour, unless it is decisive
 DECISIVE_SHARE = 0.25  # a run that moves the history by this share of its peak is kept
+CLIMB_MIN = 2 * TREND_WINDOW  # intervals: a climb too slow for the trend, found over this many
 
 
 # --- verdicts --------------------------------------------------------------------------
@@ -248,8 +249,30 @@ def phase_runs(table: pd.DataFrame, purge_recorded: bool = True) -> list[tuple]:
     intervals = interval_rows(table)
     raw = catch_ups_after_pins([verdict(iv) for iv in intervals], intervals)
     smooth = debounce(raw, decisive(raw, table))
-    smooth = founded(smooth, table)
+    smooth = slow_climbs(founded(smooth, table), table)
     return [(v, a, b, taken_in(v, raw, table, a, b)) for v, a, b in runs(smooth)]
+
+
+def slow_climbs(verdicts: list[str], table: pd.DataFrame) -> list[str]:
+    """A history that climbs too slowly for the trend rule (TREND_SHARE of its level within
+    TREND_WINDOW intervals) but for long is purge falling behind all the same: a steady +90/s
+    at a level of 8,000, +1,682 in 19 s, read keeping up. In each keeping-up run, the climb
+    from the lowest level before the run's highest to that highest is a fall behind where it
+    spans CLIMB_MIN intervals or more and moved the history significantly (as a phase of its
+    own must: borne_out). The level is taken as its median over TREND_WINDOW intervals, as a
+    MariaDB coordinator's saw-tooth (a level of 400 to 957 within a second) is no climb."""
+    out = list(verdicts)
+    level = table["history"].astype("float64").rolling(TREND_WINDOW, center=True, min_periods=1).median()
+    for v, a, b in runs(verdicts):
+        run = level.iloc[a:b + 1].reset_index(drop=True)
+        if v != "keeping_up" or b - a + 1 < CLIMB_MIN or run.isna().all():
+            continue
+        top = int(run.idxmax())
+        low = int(run.iloc[:top + 1][::-1].idxmin())  # the last lowest before the top
+        if top - low + 1 >= CLIMB_MIN and run[top] > BACKLOG_MIN \
+                and borne_out("falling_behind", table, a + low, a + top):
+            out[a + low:a + top + 1] = ["falling_behind"] * (top - low + 1)
+    return out
 
 
 def founded(verdicts: list[str], table: pd.DataFrame) -> list[str]:

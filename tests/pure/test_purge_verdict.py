@@ -195,6 +195,23 @@ def test_io_bound_purge_falling_behind(tmp_path):
     assert views.text_report(rec).splitlines()[2].endswith("I/O-bound (63% of batch time waiting on I/O)")
 
 
+def test_a_slow_steady_climb_is_falling_behind_a_saw_tooth_is_not(tmp_path):
+    """+90/s at a level of 8,000 moves the history 450 in the trend's 5 intervals, under its
+    10% (800): found over the climb's whole length (phases.slow_climbs), here 12 intervals
+    of 20, after which the history holds; a saw-tooth as MariaDB's coordinator draws one
+    (400 to 957 within a second) around a flat level is keeping up."""
+    def steps(levels):
+        return [{"history": h, "purge_batches": 1, "purge_pages": 20, "purge_batch_ns": 4 * 10**8,
+                 "purge_batch_cpu_ns": 10**7, "purge_batch_io_ns": 3 * 10**8} for h in levels]
+    climb = [8000] * 4 + [8000 + 90 * i for i in range(1, 13)] + [9080] * 4
+    told = story(load(tmp_path, purge_journal(steps(climb)), "climb"))["phases"]
+    assert [p["verdict"] for p in told] == ["keeping_up", "falling_behind", "keeping_up"]
+    behind = told[1]["figures"]["history"]
+    assert behind["from"] >= 8000 and behind["to"] == 9080 and 80 <= behind["per_s"] <= 100
+    saw = [400 if i % 2 else 957 for i in range(20)]
+    assert [p["verdict"] for p in story(load(tmp_path, purge_journal(steps(saw)), "saw"))["phases"]] == ["keeping_up"]
+
+
 def test_workers_split_their_own_time(tmp_path):
     steps = [{"history": 500, "purge_batches": 10, "purge_pages": 300, "purge_batch_ns": 10**8,
               "purge_batch_cpu_ns": 10**7, "purge_worker_tasks": 30, "purge_worker_ns": 3 * 10**8,
