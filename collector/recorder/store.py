@@ -80,7 +80,7 @@ WHEN_TOLD = "--when-told"
 WRITE_WORD = "write\n"
 # The writer started ahead begins this long before the recording's known end: its imports
 # take 0.5-0.8 s of CPU on a 2-core machine, more where the server leaves less, and it
-# holds ~100 MB meanwhile, so not for the whole of a long recording.
+# holds ~110 MB meanwhile (its peak writing, 125 MB), so not for the whole of a long recording.
 AHEAD_S = 5.0
 
 

@@ -63,7 +63,7 @@ def test_a_writer_started_ahead_writes_once_told_the_tables_of_one_started_at_th
 def test_no_writer_is_started_ahead_without_a_known_end_near_or_an_idle_group(tmp_path, parked, duration_s):
     """Ctrl-C or a watch ends the recording when it may; without the idle cgroup the writer's
     imports would compete with the server while it is traced; a long recording's end is
-    far off (the writer holds ~100 MB meanwhile)."""
+    far off (the writer holds ~110 MB meanwhile)."""
     ahead = store.TablesAhead(str(tmp_path), ParkedGroup() if parked else None, duration_s)
     for kind in ("attached", "interval", "interval"):
         ahead.heed(kind)
