@@ -13,9 +13,13 @@ SERVER = "mariadb-11.4.5"
 # A fixed update rate, so that the history a pin leaves is the rate times its length, not
 # what the machine's other load allowed: 400 a second, which this 2-core machine keeps up
 # with while recording, makes a history of thousands, a backlog. The snapshot opens at 2 s
-# and would commit at 10 s: 8 s pinned, the last 4-5 of them over a backlog; ended after 2 s,
-# never a backlog, nor a phase (3 intervals at least).
+# and would commit at 10 s: 8 s pinned, the last 4-5 of them over a backlog.
 LOAD = f"{SCENARIOS / 'long-snapshot.sh'} --fixture {SERVER} --seconds 12 --open-at 2 --commit-at 10 --rate 400"
+# Ended, the snapshot is KILLed once INNODB_TRX shows it open longer than 2 s: trx_started is
+# in whole seconds and verify looks every 0.5 s (collector/verify/changes.py POLL_S), so it
+# pins 2-3.5 s, which touches at most 5 one-second intervals; those may read pinned, as in
+# one fresh root (5.0 s, where 3 runs here read none).
+KILLED_PIN_MAX_S = 5.0
 
 
 def setting(srv, name: str) -> str:
@@ -39,8 +43,10 @@ def test_ending_the_pin_is_confirmed_and_more_purge_threads_are_not(servers, tmp
     assert more_threads["done"] == (f"SET GLOBAL innodb_purge_threads = {more}; "
                                     f"restored innodb_purge_threads = {threads}")
     assert ended["done"].startswith("end transactions open longer than 2 s (KILL); ended 1 transaction(s)")
-    # Pinned over a backlog for a phase of 3 intervals or more as it is; ended after 2 s, never.
-    assert min(ended["baseline"]) >= 3 and ended["verdict"] == "confirmed" and ended["changed"] == 0
+    # Pinned for a phase of 3 intervals or more as it is; ended after 2 s, for at most the
+    # intervals a 3.5-s pin touches (KILLED_PIN_MAX_S), and less than as it is (confirmed).
+    assert min(ended["baseline"]) >= 3 and ended["verdict"] == "confirmed", ended["words"]
+    assert ended["changed"] <= KILLED_PIN_MAX_S + 0.01, ended["changed"]  # phase ends are ms apart
     assert more_threads["verdict"] == "not confirmed", more_threads["words"]
     assert f"{ended['change']}: {ended['words']}" in result.stdout
 
