@@ -60,8 +60,9 @@ static void *close_link(void *fd)
 	return NULL;
 }
 
-/* Close in the background; where no thread can be had, here. */
-static void detach_link(int fd)
+/* Close in the background; where no thread can be had, here. attacher_stop waits for
+ * every link so closed (calibrate.c's too). */
+void detach_link(int fd)
 {
 	pthread_attr_t attr;
 	pthread_t thread;

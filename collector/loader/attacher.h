@@ -49,6 +49,8 @@ struct window attacher_window(struct attacher *a, unsigned int group);
 bool attacher_opening(struct attacher *a, unsigned int group);
 /* Close everything, wait until every probe is detached, stop the worker. */
 void attacher_stop(struct attacher *a);
+/* A uprobe link closed on a thread of its own (its close waits for a grace period). */
+void detach_link(int fd);
 
 /* Whether state a program saved under window token (maps.bpf.h's window_token: its group
  * in the top 16 bits, the window's generation below) is of its group's current window, as

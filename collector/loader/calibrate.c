@@ -40,7 +40,6 @@
  * run time to its hits, so what is kept here is the trap alone: the calibration programs'
  * average run is taken off each median. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -50,6 +49,7 @@
 #include "innostall.skel.h"
 #include "calibrate.h"
 #include "attachment.h"
+#include "attacher.h"
 #include "trace_helpers.h"
 #include "uprobe.h"
 #include "run_time.h"
@@ -246,28 +246,6 @@ static int probe_self(struct bpf_program *prog, int (*function)(int), bool retpr
 			   HITS_CALIBRATION);
 }
 
-static void *close_link(void *fd)
-{
-	close((int)(long)fd);
-	return NULL;
-}
-
-/* A calibration link closed on a thread of its own, not waited for: closing a uprobe link
- * waits for a grace period (20-70 ms here; the three, one after the other, 0.08-0.16 s of
- * every start), and nothing needs it gone, as the functions it probes are never called
- * again. Where no thread can be had, here. */
-static void close_in_background(int fd)
-{
-	pthread_attr_t attr;
-	pthread_t thread;
-
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&thread, &attr, close_link, (void *)(long)fd))
-		close(fd);
-	pthread_attr_destroy(&attr);
-}
-
 int calibrate(struct innostall_bpf *obj, struct hit_cost *cost)
 {
 	int links[3] = { -1, -1, -1 }, err = 0, i;
@@ -293,7 +271,7 @@ int calibrate(struct innostall_bpf *obj, struct hit_cost *cost)
 		err = time_tracepoint(obj, cost);
 	for (i = 0; i < 3; i++)
 		if (links[i] >= 0)
-			close_in_background(links[i]);
+			detach_link(links[i]); /* not waited for: its functions are never called again */
 	free((void *)cold);
 	return err;
 }
