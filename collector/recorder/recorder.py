@@ -232,6 +232,7 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     live = live_metrics(asked.metrics, prepared.schema, meta)
     at_once = None  # the second signal's name, when one ended the recording at once
     stacks = StackJournal(target, names, namer, views, prepared.schema.tables)  # the loader's tables as it prints them
+    stacks.index_executable()  # while the loader calibrates, not once attached
     # the tables' writer, started ahead of a known end (store.TablesAhead); one not asked for is ended
     with contextlib.closing(store.TablesAhead(out_dir, group, None if asked.watch else asked.duration_s)) as tables:
         try:

@@ -49,16 +49,18 @@ class StackJournal:
         self.views = views  # the open read views, read from the server's memory
         self.latches = latches  # names the contended latches, from the server's memory
         self.latch_name_at: dict[int, str] = {}  # address -> name, as the latches lines named them
-        self._symbolizer: StackSymbolizer | None = None  # built at the first stack
+        self._symbolizer = StackSymbolizer(target)
         # the loader's tables (its schema's; format 4's when not given), each stack folded once
         self.tables = FoldedTables(self.fold, tables or format_4())
         # Latch stacks carry no pid: with --binary, any process running the executable
         # has it mapped the same way, so its maps resolve them.
         self.pid = target.pid or next(processes_running(target.path), None)
 
+    def index_executable(self) -> None:
+        """Before the probes attach: the executable's symbols, every stack's first need."""
+        self._symbolizer.index_executable()
+
     def fold(self, addresses: list[int], pid: int | None = None) -> str:
-        if self._symbolizer is None:
-            self._symbolizer = StackSymbolizer(self.target)
         if not addresses:
             return "[unknown]"
         return self._symbolizer.folded(pid or self.pid, addresses)
