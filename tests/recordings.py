@@ -245,3 +245,21 @@ def pinned_then_catch_up() -> list[dict]:
     steps += [{"history": 0, "purge_batches": 1, "purge_empty_batches": 1} for _ in range(4)]
     return purge_journal(steps)
 
+
+# --- real recordings made under a load whose start and end are not what the test is about ---
+
+# record --patience 0: innostall's own start and the tables' writing share the CPU at once,
+# where at the default patience each waits up to idle.PATIENCE_S (5 s) for idle CPU that a
+# running load never leaves (an in-process 2-s recording under a 4-thread load: 11-12 s at the
+# default, 4-6 s at 0). The default start and end under load stay with the tests about them
+# (test_idle_cpu_live.py) and with those whose faults and signals are (test_faults.py,
+# test_signals_live.py).
+NO_PATIENCE = ["--patience", "0"]
+
+
+def record_at_once(tgt, probes, out_dir: str, **kwargs) -> dict:
+    """recorder.record(...) as `record --patience 0` makes it (NO_PATIENCE, in this process)."""
+    from innostall.collector.recorder import idle, recorder  # the live tests' only: not for the pure ones
+
+    with idle.Start(patience_s=0) as start:
+        return recorder.record(tgt, probes, out_dir, start=start, **kwargs)

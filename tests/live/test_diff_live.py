@@ -7,6 +7,7 @@ import time
 
 from cli_output import run_diff
 from conftest import INNOSTALL, stop_load
+from recordings import NO_PATIENCE
 
 
 SERVER = "mariadb-11.4.5"
@@ -28,7 +29,7 @@ def record_under_load(srv, out, threads: int) -> int:
     load = srv.sysbench("oltp_update_non_index", 20, "--threads=4")
     try:
         time.sleep(2)  # let history build up so purge has work
-        done = subprocess.run(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration", "8",
+        done = subprocess.run(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration", "8", *NO_PATIENCE,
                                            "-o", str(out)], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
     finally:

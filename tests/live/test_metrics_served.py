@@ -16,8 +16,8 @@ from conftest import INNOSTALL, stop_load
 from innostall.analysis import recording, summary
 from innostall.analysis.histogram import slot_bounds
 from innostall.collector.discovery import discover, target
-from innostall.collector.recorder import recorder
 from prometheus_text import parse, value
+from recordings import record_at_once
 
 
 SERVER = "mariadb-11.4.5"
@@ -83,8 +83,8 @@ def test_endpoint_and_textfile_carry_the_recordings_numbers(servers, tmp_path):
     try:
         time.sleep(1)
         scraper.start()
-        recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=5,
-                        metrics={"port": port, "addr": "127.0.0.1", "textfile": str(textfile)})
+        record_at_once(tgt, probes, str(tmp_path / "rec"), duration_s=5,
+                       metrics={"port": port, "addr": "127.0.0.1", "textfile": str(textfile)})
     finally:
         done.set()
         stop_load(load)

@@ -20,6 +20,7 @@ import pymysql
 import pytest
 
 from conftest import innostall, stop_load
+from recordings import NO_PATIENCE
 
 SERVERS = ["mysql-8.0.15", "mysql-9.7.4"]
 SECRET = "a-private-literal"
@@ -71,8 +72,8 @@ def test_the_view_that_pins_purge_is_named_by_sql(servers, server_name, tmp_path
     out = tmp_path / "rec"
     load = srv.sysbench("oltp_update_non_index", RECORD_S + 30, "--threads=2")
     try:
-        made = innostall("record", "--pid", str(srv.pid), "--duration", str(RECORD_S), "-o", str(out),
-                         timeout=RECORD_S + 90)
+        made = innostall("record", "--pid", str(srv.pid), "--duration", str(RECORD_S), *NO_PATIENCE,
+                         "-o", str(out), timeout=RECORD_S + 90)
     finally:
         stop_load(load)
         with test_conn.cursor() as cur:
