@@ -77,6 +77,20 @@ SHARED struct {
 	__type(value, __s64);
 } purge_spans_open SEC(".maps");
 
+/* How many spans of work (batch_start, worker_start, applier_start) are open per slot of
+ * thread ids, a thread's slot its id modulo SPAN_SLOTS: work_of looks a thread up in the
+ * three hash maps only when its slot is above 0. The scheduler tracepoint asks at every
+ * switch of the server's threads, twice, and for all but purge's and the applier's threads
+ * all six lookups missed. Two threads sharing a slot only cost the lookups again; an entry
+ * left behind keeps its slot above 0, as purge_spans_open. */
+#define SPAN_SLOTS 4096
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SPAN_SLOTS);
+	__type(key, __u32);
+	__type(value, __s32);
+} span_slots SEC(".maps");
+
 /* User stacks, by id: latch waits (latch.bpf.c) and read views (views.bpf.c). */
 SHARED struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -282,10 +296,22 @@ static __always_inline struct purge_span *purge_span_of(__u32 tid)
  * whose work it is (enum work_owner): purge's (its coordinator's batch or a worker's task),
  * the replica applier's (an event), or none (NULL). A latch wait's end needs both: asked
  * once, as each map is a hash lookup on the hot path. */
+static __always_inline bool span_slot_open(__u32 tid)
+{
+	__u32 slot = tid % SPAN_SLOTS;
+	__s32 *open = bpf_map_lookup_elem(&span_slots, &slot);
+
+	return !open || *open > 0;
+}
+
 static __always_inline struct purge_span *work_of(__u32 tid, enum work_owner *owner)
 {
-	struct purge_span *span = purge_span_of(tid);
+	struct purge_span *span;
 
+	*owner = WORK_NONE;
+	if (!span_slot_open(tid))
+		return NULL;
+	span = purge_span_of(tid);
 	*owner = WORK_PURGE;
 	if (span)
 		return span;
@@ -301,13 +327,16 @@ static __always_inline struct purge_span *work_span_of(__u32 tid)
 	return work_of(tid, &owner);
 }
 
-static __always_inline void purge_spans_add(__s64 n)
+static __always_inline void purge_spans_add(__u32 tid, __s64 n)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, slot = tid % SPAN_SLOTS;
 	__s64 *open = bpf_map_lookup_elem(&purge_spans_open, &zero);
+	__s32 *in_slot = bpf_map_lookup_elem(&span_slots, &slot);
 
 	if (open)
 		__sync_fetch_and_add(open, n);
+	if (in_slot)
+		__sync_fetch_and_add(in_slot, (__s32)n);
 }
 
 static __always_inline bool purge_span_anywhere(void)
@@ -323,7 +352,7 @@ static __always_inline bool purge_span_anywhere(void)
 static __always_inline void purge_span_start(void *map, __u32 tid, struct purge_span *span)
 {
 	if (!bpf_map_update_elem(map, &tid, span, BPF_NOEXIST))
-		purge_spans_add(1);
+		purge_spans_add(tid, 1);
 	else
 		bpf_map_update_elem(map, &tid, span, BPF_EXIST);
 }
@@ -340,7 +369,7 @@ static __always_inline void span_begin(void *ctx, void *map, __u32 tid)
 static __always_inline void purge_span_drop(void *map, __u32 *tid)
 {
 	if (!bpf_map_delete_elem(map, tid))
-		purge_spans_add(-1);
+		purge_spans_add(*tid, -1);
 }
 
 /* Add ns of page reads or latch waits to a span of work (work_of), if any. */
