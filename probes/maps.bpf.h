@@ -143,6 +143,9 @@ SHARED struct {
 
 /* Set by the loader before load: only this process is traced (0 = any process). */
 SHARED const volatile pid_t targ_tgid;
+/* Set by the loader before load: the kernel times our programs (BPF_STATS_RUN_TIME), so a
+ * program that runs at every switch need not time its own runs (*_extra_ns). */
+SHARED const volatile bool kernel_times_programs;
 /* The build's struct layout, set by the loader from the catalog (innostall.h). */
 SHARED const volatile struct innodb_layout layout;
 

@@ -57,7 +57,7 @@ int BPF_PROG(purge_sched_switch, bool preempt, struct task_struct *prev, struct 
 {
 	bool server_runs = !targ_tgid || prev->tgid == targ_tgid; /* the switch runs in prev */
 	struct purge_span *span;
-	__u64 now;
+	__u64 began, now = 0;
 
 	if (!server_runs && next->tgid != targ_tgid)
 		return 0;
@@ -65,10 +65,12 @@ int BPF_PROG(purge_sched_switch, bool preempt, struct task_struct *prev, struct 
 		count_in_slot(HITS_SCHED_SWITCH);
 	if (!purge_span_anywhere())
 		return 0;
-	now = bpf_ktime_get_ns();
+	began = server_runs && !kernel_times_programs ? bpf_ktime_get_ns() : 0;
+	/* the clock is read only for a thread in a span: most switches are other threads' */
 	if (prev_state != TASK_RUNNING && server_runs) {
 		span = work_span_of(prev->pid);
 		if (span) {
+			now = bpf_ktime_get_ns();
 			span->asleep_since = now;
 			span->sleep_io = io_sleep(prev, prev_state);
 		}
@@ -76,13 +78,15 @@ int BPF_PROG(purge_sched_switch, bool preempt, struct task_struct *prev, struct 
 	if (!targ_tgid || next->tgid == targ_tgid) {
 		span = work_span_of(next->pid);
 		if (span && span->asleep_since) {
+			if (!now)
+				now = bpf_ktime_get_ns();
 			span->asleep_ns += now - span->asleep_since;
 			if (span->sleep_io)
 				span->io_asleep_ns += now - span->asleep_since;
 			span->asleep_since = 0;
 		}
 	}
-	if (server_runs)
-		counter_add(CNT_PURGE_SLEEP_EXTRA_NS, bpf_ktime_get_ns() - now);
+	if (began)
+		counter_add(CNT_PURGE_SLEEP_EXTRA_NS, bpf_ktime_get_ns() - began);
 	return 0;
 }

@@ -350,13 +350,14 @@ static bool wait_interval(struct ring_buffer *rb, int pidfd, long ms)
 	return !(fds[1].revents & POLLIN);
 }
 
-static struct innostall_bpf *load_object(void)
+static struct innostall_bpf *load_object(bool programs_timed)
 {
 	struct innostall_bpf *obj = innostall_bpf__open();
 
 	if (!obj)
 		die("cannot open the BPF object: %s", strerror(errno));
 	obj->rodata->targ_tgid = env.pid > 0 ? env.pid : 0;
+	obj->rodata->kernel_times_programs = programs_timed;
 	obj->rodata->layout = env.layout;
 	apply_settings(obj);
 	/* a row of hit counts per CPU (maps.bpf.h) */
@@ -497,6 +498,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb;
 	struct governor gov;
 	const char *reason;
+	bool programs_timed;
 	int pidfd;
 
 	parse_args(argc, argv);
@@ -507,11 +509,13 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	libbpf_set_print(libbpf_print);
 
-	obj = load_object();
-	leave_idle_cgroup(); /* calibration times traps: preempted, its rounds scatter */
-	if (!run_time_start())
+	/* before the load: the programs that time their own runs do so only where it will not */
+	programs_timed = run_time_start();
+	if (!programs_timed)
 		warn("the kernel will not time our programs (%s): a hit counts as the calibrated one",
 		     strerror(errno));
+	obj = load_object(programs_timed);
+	leave_idle_cgroup(); /* calibration times traps: preempted, its rounds scatter */
 	measure_hit_cost(obj);
 	if (env.calibrate_only) {
 		innostall_bpf__destroy(obj);
