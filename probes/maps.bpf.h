@@ -295,10 +295,7 @@ static __always_inline struct purge_span *purge_span_of(__u32 tid)
 	return span ? span : bpf_map_lookup_elem(&worker_start, &tid);
 }
 
-/* The span whose time a thread's sleeps, page reads and latch waits are charged to, and
- * whose work it is (enum work_owner): purge's (its coordinator's batch or a worker's task),
- * the replica applier's (an event), or none (NULL). A latch wait's end needs both: asked
- * once, as each map is a hash lookup on the hot path. */
+/* Whether the thread may be inside a span of work: its slot counts one open (span_slots). */
 static __always_inline bool span_slot_open(__u32 tid)
 {
 	__u32 slot = tid % SPAN_SLOTS;
@@ -307,6 +304,10 @@ static __always_inline bool span_slot_open(__u32 tid)
 	return !open || *open > 0;
 }
 
+/* The span whose time a thread's sleeps, page reads and latch waits are charged to, and
+ * whose work it is (enum work_owner): purge's (its coordinator's batch or a worker's task),
+ * the replica applier's (an event), or none (NULL). A latch wait's end needs both: asked
+ * once, as each map is a hash lookup on the hot path. */
 static __always_inline struct purge_span *work_of(__u32 tid, enum work_owner *owner)
 {
 	struct purge_span *span;
