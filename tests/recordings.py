@@ -250,8 +250,10 @@ def pinned_then_catch_up() -> list[dict]:
 
 # record --patience 0: innostall's own start and the tables' writing share the CPU at once,
 # where at the default patience each waits up to idle.PATIENCE_S (5 s) for idle CPU that a
-# running load never leaves (an in-process 2-s recording under a 4-thread load: 11-12 s at the
-# default, 4-6 s at 0). The default start and end under load stay with the tests about them
+# saturating load never leaves (test_governor's 4-thread oltp_read_write, a 4-s recording:
+# 13.1-13.3 s at the default, 7.6-8.7 s at 0). A load that leaves CPU idle costs the default
+# little (test_mysql_views_live's 2-thread updates: 0.5-3 s a recording, within the test's
+# noise). The default start and end under load stay with the tests about them
 # (test_idle_cpu_live.py) and with those whose faults and signals are (test_faults.py,
 # test_signals_live.py).
 NO_PATIENCE = ["--patience", "0"]
