@@ -274,6 +274,7 @@ def context(rec: Recording, summary: dict) -> dict:
         "throughput": throughput_chart(rec),
         "flushing": flush_chart(rec),
         "flushing_lines": redo_words.redo_body(summary),
+        "age_reads_per_s": redo.age_reads_per_s(rec),
         # the text's section, without its blank line and title
         "replica_lines": replica_section.text_lines(summary, replica_section.shown(rec), [])[2:],
         "flushing_note": (summary["server_state"].get("note") if not summary["server_state"].get("read") else None),

@@ -177,8 +177,10 @@ def redo_summary(rec: Recording) -> dict:
                       # the points when the age peaked: a log resized online moves them
                       "async_flush_age": whole(async_age), "sync_flush_age": whole(sync_age),
                       "log_capacity": whole(table["log_capacity"].loc[age.idxmax()]),
-                      # read 20 times a second from memory; by SQL only at the snapshots
+                      # read between snapshots from memory (how often: age_reads_per_s); by
+                      # SQL only at the snapshots
                       "peak_between_snapshots": bool(table["checkpoint_age_peak"].notna().any()),
+                      "age_reads_per_s": age_reads_per_s(rec),
                       "async_s": round(seconds_at_or_above(age, table["async_flush_age"]), 3),
                       "sync_s": round(seconds_at_or_above(age, table["sync_age"]), 3)}
     pool = None
@@ -308,6 +310,14 @@ def undo_space(table: pd.DataFrame) -> dict | None:
             "cached_pages_last": whole(cached.iloc[-1]) if len(cached) else None,
             "cached_last_of": whole(table.loc[cached.index[-1], "undo_pages"]) if len(cached) else None,
             **on_disk}
+
+
+def age_reads_per_s(rec: Recording) -> int:
+    """How often the recorder read the checkpoint age between snapshots: as meta.json says,
+    else 20, the rate of the recordings made before it said (2026-11-30)."""
+    state = rec.meta.get("server_state")
+    rate = state.get("age_reads_per_s") if isinstance(state, dict) else None
+    return rate if isinstance(rate, int) and rate > 0 else 20
 
 
 def state_read(rec: Recording) -> dict:

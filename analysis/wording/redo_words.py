@@ -102,7 +102,8 @@ def redo_body(s: dict) -> list[str]:
                   for name, key in (("async", "async_flush_age"), ("sync", "sync_flush_age")) if cp[key]]
         lines.append(f"  checkpoint age at most {mib(cp['age_max_bytes'])} (in the interval ending "
                      f"{cp['age_max_at_s']:.1f} s, "
-                     + ("read 20 times a second)" if cp.get("peak_between_snapshots", True) else "read at each snapshot)") + "".join(f", {p}" for p in points))
+                     + (f"read {cp.get('age_reads_per_s', 20)} times a second)" if cp.get("peak_between_snapshots", True)
+                        else "read at each snapshot)") + "".join(f", {p}" for p in points))
         if cp["async_s"]:
             lines.append(f"  it reached the async flush point in intervals totalling {cp['async_s']:.1f} s, "
                          f"the sync point in {cp['sync_s']:.1f} s")

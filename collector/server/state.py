@@ -333,13 +333,20 @@ def state_plan(target) -> tuple[dict[str, Place | PoolLayout], dict]:
     bias = target.runtime_address(0)
     if found is None and bias is not None:
         places, said = code_places(target, bias)
-        return places, {"read": list(places), **said}
+        return places, {"read": list(places), **said, **peak_rate(places)}
     if found is None:
         return {}, {"read": [], "note": "the build has no DWARF (its debug file would give it)"}
     if bias is None:
         return {}, {"read": [], "note": "where the server's executable is mapped cannot be told"}
     places = places_of(found, bias)
-    return places, {"read": list(places)} if places else {"read": [], "note": "the build's DWARF names none of it"}
+    return places, ({"read": list(places), **peak_rate(places)} if places
+                    else {"read": [], "note": "the build's DWARF names none of it"})
+
+
+def peak_rate(places: dict) -> dict:
+    """What meta.json says of the checkpoint age's reads between snapshots, where both LSNs
+    are read (ServerState.watch_age): the report says how often its peak was looked for."""
+    return {"age_reads_per_s": round(1 / PEAK_EVERY_S)} if {"lsn", "checkpoint_lsn"} <= set(places) else {}
 
 
 def open_state(pid: int, places: dict[str, Place | PoolLayout]) -> ServerState | None:

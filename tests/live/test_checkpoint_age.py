@@ -1,6 +1,6 @@
 """Dimitri's flushing case (scripts/scenarios/checkpoint-age.sh) recorded: a write load on a
 16 MB redo log presses the checkpoint age against the server's flush points. The report's
-largest age, read 20 times a second from the server's memory, is at least every age the
+largest age, read 10 times a second from the server's memory, is at least every age the
 scenario read from SHOW ENGINE INNODB STATUS once a second, less what the server writes in
 half a second (a read of ours delayed that long on a loaded host), and below the sync
 point's hard limit, the log's capacity; the words hold against the tables (verdict_check).

@@ -178,6 +178,19 @@ def test_the_html_report_draws_redo_and_flushing(tmp_path):
     assert 'id="redo-flushing"' not in bare and "not recorded: no DWARF" in bare
 
 
+def test_the_age_is_said_read_as_often_as_the_recording_read_it(tmp_path):
+    """meta.json says how often the age was read between snapshots (10 a second since
+    2026-11-30); a recording made before says nothing and was read 20 times a second."""
+    from innostall.analysis import views
+    steps = [{"purge_batches": 1}] * 3
+    states = [{"lsn": 100 * MIB + MIB * i, "checkpoint_lsn": 100 * MIB, "async_flush_age": 8 * MIB,
+               "checkpoint_age_peak": MIB * i} for i in range(1, 4)]
+    for said, rate in (({"age_reads_per_s": 10}, 10), ({}, 20)):
+        rec = load(tmp_path / str(rate), with_state(purge_journal(steps), states), {"read": list(states[0]), **said})
+        assert f"read {rate} times a second)" in views.text_report(rec)
+        assert f"the checkpoint age {rate} times a second, its peak drawn" in views.html_report(rec)
+
+
 def test_redo_by_writer_and_its_finding(tmp_path):
     import json
     from innostall.analysis.checks import verdict_check
