@@ -303,7 +303,7 @@ def hot_rows(servers, tmp_path_factory):
     holder tests each check their part of the same recording (each one takes ~20 s)."""
     from innostall.analysis import recording
     from innostall.collector.discovery import discover, target
-    from innostall.collector.recorder import idle, recorder
+    from recordings import record_at_once
     from procmem import code_byte, file_byte
 
     made: dict[str, tuple] = {}
@@ -316,11 +316,8 @@ def hot_rows(servers, tmp_path_factory):
             out = str(tmp_path_factory.mktemp(f"hot-{name}"))
             load = srv.sysbench("oltp_update_index", 30, "--threads=16", "--table-size=20")
             try:
-                # patience 0 (record --patience 0): the start and the tables' writing share the CPU at
-                # once, not waiting up to 5 s each for CPU this load never leaves (the default start
-                # under load stays with the tests that keep it, and test_idle_cpu_live.py)
-                with idle.Start(patience_s=0) as start:
-                    recorder.record(tgt, probes, out, duration_s=8, holders=True, start=start)
+                # at once (recordings.record_at_once): this load never leaves idle CPU
+                record_at_once(tgt, probes, out, duration_s=8, holders=True)
             finally:
                 stop_load(load)
             for p in probes:  # nothing left behind in the server's code or its libc

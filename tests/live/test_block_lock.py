@@ -16,9 +16,9 @@ from conftest import stop_load
 from innostall.analysis import recording
 from innostall.analysis.summary import summary
 from innostall.collector.discovery import discover, target
-from innostall.collector.recorder import idle, recorder
 from procmem import code_byte, file_byte
 from test_record_purge import wait_until_purge_idle
+from recordings import record_at_once
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4", "mariadb-10.11.5",
            "mariadb-10.4.6"]
@@ -34,11 +34,8 @@ def record_under(srv, test: str, threads: int, out: str, *extra: str):
     assert all(p.ok for p in probes), [p.reason for p in probes if not p.ok]
     load = srv.sysbench(test, 30, f"--threads={threads}", *extra)
     try:
-        # patience 0 (record --patience 0): the start and the tables' writing share the CPU at
-        # once, not waiting up to 5 s each for CPU this load never leaves (the default start
-        # under load stays with the tests that keep it, and test_idle_cpu_live.py)
-        with idle.Start(patience_s=0) as start:
-            recorder.record(tgt, probes, out, duration_s=6, start=start)
+        # at once (recordings.record_at_once): this load never leaves idle CPU
+        record_at_once(tgt, probes, out, duration_s=6)
     finally:
         stop_load(load)
     for p in probes:  # nothing left behind in the server's code

@@ -9,7 +9,7 @@ from conftest import stop_load
 from innostall.analysis import recording
 from innostall.analysis.summary import purge_story
 from innostall.collector.discovery import discover, target
-from innostall.collector.recorder import idle, recorder
+from recordings import record_at_once
 
 # MariaDB 11.4.5 is left out: with innodb_max_purge_lag=100 and a history of 16k under load
 # (with or without a pinning snapshot) it kept srv_dml_needed_delay at 0 at every batch
@@ -30,11 +30,8 @@ def record_delays(srv, out: str) -> dict:
     assert probe.ok, probe.reason
     load = srv.sysbench("oltp_update_non_index", 20, "--threads=4")
     try:
-        # patience 0 (record --patience 0): the start and the tables' writing share the CPU at
-        # once, not waiting up to 5 s each for CPU this load never leaves (the default start
-        # under load stays with the tests that keep it, and test_idle_cpu_live.py)
-        with idle.Start(patience_s=0) as start:
-            recorder.record(tgt, [probe], out, duration_s=8, start=start)
+        # at once (recordings.record_at_once): this load never leaves idle CPU
+        record_at_once(tgt, [probe], out, duration_s=8)
     finally:
         stop_load(load)
     rec = recording.load(out)

@@ -20,10 +20,10 @@ import pytest
 
 from conftest import fixture
 from innostall.collector.discovery import discover, target
-from innostall.collector.recorder import idle, recorder
 from innostall.analysis import recording
 from polling import settled
 from procmem import stop_own_recording
+from recordings import record_at_once
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11"]
 WORKERS_UNTIMED = {"mysql-8.0.15", "mariadb-10.2.11"}
@@ -96,12 +96,10 @@ def catch_up(srv, pool: str, out: str) -> tuple[dict, int]:
     ending = threading.Thread(target=drained, args=(srv, released), daemon=True)
     ending.start()
     try:
-        # exact: the split is compared, so no share may be sampled away. patience 0 (record
-        # --patience 0): the start and the tables' writing share the CPU at once; at the default
-        # they waited 36-56 s for idle CPU on mysql-8.0.15 here, beside the machine's other loads
-        with idle.Start(patience_s=0) as start:
-            recorder.record(tgt, probes, out, duration_s=RECORD_S, on_event=on_event, budget_pct=None,
-                            start=start)
+        # exact: the split is compared, so no share may be sampled away. At once
+        # (recordings.record_at_once): at the default patience the start and the tables waited
+        # 36-56 s for idle CPU on mysql-8.0.15 here, beside the machine's other loads
+        record_at_once(tgt, probes, out, duration_s=RECORD_S, on_event=on_event, budget_pct=None)
     finally:
         released.set()
         ending.join(timeout=RECORD_S + 5)

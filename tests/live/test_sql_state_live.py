@@ -37,12 +37,12 @@ from innostall.analysis.redo import redo_summary
 from innostall.analysis.wording.redo_words import redo_lines
 from innostall.collector.discovery import discover
 from innostall.collector.discovery.target import from_pid
-from innostall.collector.recorder import idle, recorder
 from innostall.collector.server import sql
 from innostall.collector.server import state as memory_state
 from innostall.collector.server.latch_names import ServerMemory
 from innostall.collector.server.sql_state import FRESH_WAIT_S, SQL_GAUGES, SqlState
 from test_record_purge import wait_for_line
+from recordings import record_at_once
 
 SERVERS = ["mysql-8.0.15", "mysql-9.7.4"]
 POLL_S = 0.1
@@ -128,11 +128,9 @@ def test_the_state_read_by_sql_is_the_servers_own(servers, server_name, route, t
             stopper.start()
 
     try:
-        # patience 0 (record --patience 0): the start and the tables' writing share the CPU at
-        # once, not waiting up to 5 s each for idle CPU (the state is read from the attach on)
-        with idle.Start(patience_s=0) as start:
-            meta = recorder.record(tgt, probes, out, duration_s=LOAD_S + QUIET_S, interval_s=INTERVAL_S,
-                                   use_sql=route == "sql", on_event=on_event, start=start)
+        # at once (recordings.record_at_once): the state is read from the attach on
+        meta = record_at_once(tgt, probes, out, duration_s=LOAD_S + QUIET_S, interval_s=INTERVAL_S,
+                              use_sql=route == "sql", on_event=on_event)
         poller.until(time.monotonic() + FRESH_WAIT_S)  # a poll after the last snapshot's window
     finally:
         stopper.cancel()

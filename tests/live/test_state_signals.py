@@ -33,6 +33,7 @@ import time
 import pytest
 
 from conftest import INNOSTALL, stop_load
+from recordings import NO_PATIENCE
 from test_record_purge import wait_for_line
 
 SERVER = "mariadb-11.4.5"  # a build with DWARF: the signals' places come from it
@@ -92,7 +93,7 @@ def test_a_hot_row_stall_opens_the_latch_group_at_the_default_budget(servers, tm
     # --patience 0: the start and the tables' writing share the CPU at once, not waiting up to
     # 5 s each for CPU the steady load never leaves (test_governor.py keeps the default start)
     record = subprocess.Popen(INNOSTALL + ["record", "--pid", str(srv.pid), "--duration", str(RECORD_S),
-                                           "--patience", "0", "-o", str(out)], stderr=subprocess.PIPE, text=True)
+                                           *NO_PATIENCE, "-o", str(out)], stderr=subprocess.PIPE, text=True)
     try:
         wait_for_line(out / "journal.jsonl", "interval")
         time.sleep(CALM_S)

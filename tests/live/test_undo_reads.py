@@ -10,7 +10,7 @@ import pytest
 from procmem import stop_own_recording
 from innostall.analysis import recording
 from innostall.collector.discovery import discover, target
-from innostall.collector.recorder import idle, recorder
+from recordings import record_at_once
 
 SERVERS = ["mariadb-11.4.5", "mysql-8.0.15", "mariadb-10.2.11", "mysql-9.7.4"]
 UNDO_PROBES = ["version_walk", "version_step", "undo_fetch", "purge_batch", "undo_read"]
@@ -65,11 +65,9 @@ def test_snapshot_scan_reads_undo_pages_from_disk(small_pool_server, tmp_path):
     # The server's window (its counts read after the attach and before the detach) lies
     # inside the recording's, and holds the whole scan; the recording ends when the scan does
     # (at most 60 s), so it holds the scan and what purge read beside it, not seconds of purge.
-    # patience 0 (record --patience 0): the start and the tables' writing share the CPU at once;
-    # at the default, 7 of their 8 stays ran out their 5 s for idle CPU on this 2-core host
-    with idle.Start(patience_s=0) as start:
-        recorder.record(tgt, probes, str(tmp_path / "rec"), duration_s=60, on_event=on_event,
-                        budget_pct=None, start=start)
+    # at once (recordings.record_at_once): at the default patience, 7 of their 8 stays ran
+    # out their 5 s for idle CPU on this 2-core host
+    record_at_once(tgt, probes, str(tmp_path / "rec"), duration_s=60, on_event=on_event, budget_pct=None)
     seen["scan"].join()
     snapshot.rollback()
     rec = recording.load(str(tmp_path / "rec"))
