@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A private fixture server whose data directory is on slow_fs (scripts/slow_fs.c): every
 # read of its files waits READ_DELAY_US first, reads made at once waiting side by side, as
-# on a disk with read latency and room for many reads in flight. Its instance is
+# on a disk with read latency and room for many reads in flight; and every write but the
+# redo log's WRITE_DELAY_US (0 when not given). Its instance is
 # SERVER:slowfs (scripts/fixture.sh: socket, sql, client, stop work on it as on any
 # instance), its files in build/fixtures/SERVER/slowfs/backing, mounted on .../slowfs/data.
 # Quiet on success; one line naming the failed step otherwise.
 #
-# usage: scripts/slow-fs-server.sh SERVER start READ_DELAY_US [mysqld options]
+# usage: scripts/slow-fs-server.sh SERVER start READ_DELAY_US[,WRITE_DELAY_US] [mysqld options]
 #        scripts/slow-fs-server.sh SERVER stop     (the server, then the file system)
 #
 # The server is started with the fixtures' options, then InnoDB's that suit the file
@@ -51,26 +52,30 @@ EOF
   [ $? -eq 0 ] && touch "$backing/.initialised"  # a half-made directory is made again
 }
 
-mount_fs() {  # mount_fs DELAY_US: slow_fs in the background, until the mount is there
+mount_fs() {  # mount_fs READ_DELAY_US WRITE_DELAY_US: slow_fs in the background, until the mount is there
   local i
   mkdir -p "$mnt" "$run" || return 1
-  setsid "$bin" "$backing" "$mnt" "$1" </dev/null >>"$log" 2>&1 &
+  setsid "$bin" "$backing" "$mnt" "$1" "$2" </dev/null >>"$log" 2>&1 &
   echo $! >"$run/slow_fs.pid"
+  echo "$1,$2" >"$run/delays"
   for ((i = 0; i < 50; i++)); do mounted && return 0; sleep 0.1; done
   return 1
 }
 
 start() {
-  local delay=${1:-}
-  [[ $delay =~ ^[0-9]+$ ]] || die "start wants READ_DELAY_US (microseconds)"
+  local delays=${1:-}
+  [[ $delays =~ ^[0-9]+(,[0-9]+)?$ ]] || die "start wants READ_DELAY_US[,WRITE_DELAY_US] (microseconds)"
   shift
+  [[ $delays = *,* ]] || delays=$delays,0
   [[ $server = mariadb-* ]] || die "only the MariaDB fixtures (its install script and --bootstrap)"
   "$fixture" "$server" fetch || exit 1
+  # mounted with other delays (an earlier caller's): mounted again with these
+  if mounted && [ "$(cat "$run/delays" 2>/dev/null)" != "$delays" ]; then stop; fi
   : >"$log"
   step "build slow_fs" build_fs
   if ! mounted; then
     [ -e "$backing/.initialised" ] || step "initialise the data directory" init_backing
-    step "mount slow_fs" mount_fs "$delay"
+    step "mount slow_fs" mount_fs "${delays%,*}" "${delays#*,}"
   fi
   "$fixture" "$server:slowfs" start --innodb-use-native-aio=0 --innodb-doublewrite=0 "$@"
 }

@@ -3,9 +3,14 @@
  * side by side (libfuse's multi-threaded loop serves each request in a thread of its own),
  * so a process reading with more threads gets more pages a second, which a limit on the
  * disk's IOPS (scripts/slow_disk.py) cannot show, since it caps all threads together.
- * Writes, fsync and metadata pass through without delay.
  *
- * usage: slow_fs BACKING MOUNTPOINT READ_DELAY_US   (foreground; SIGTERM unmounts)
+ * Writes may wait too (WRITE_DELAY_US, 0 by default), except those to the redo log
+ * (ib_logfile*): data pages then reach the "disk" at a known pace while the log keeps up,
+ * which is the checkpoint-age stall's shape (the page cleaners cannot write the oldest dirty
+ * pages as fast as the log fills), on any machine. fsync and metadata pass through.
+ *
+ * usage: slow_fs BACKING MOUNTPOINT READ_DELAY_US [WRITE_DELAY_US]
+ *        (foreground; SIGTERM unmounts)
  *
  * A file a program opens with O_DIRECT (InnoDB's data files, innodb_flush_method=O_DIRECT,
  * the default) bypasses the kernel's page cache, so each of its reads reaches slow_fs and
@@ -18,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +34,7 @@
 
 static int root_fd = -1;        /* the backing directory: every path is opened under it */
 static struct timespec delay;   /* each read's wait */
+static struct timespec write_delay; /* each write's, but the redo log's */
 
 /* A FUSE path is absolute ("/a/b"); under the backing directory it is "a/b" ("." for "/"). */
 static const char *rel(const char *path) { return path[1] ? path + 1 : "."; }
@@ -132,8 +139,13 @@ static int sf_read(const char *path, char *buf, size_t size, off_t off, struct f
     return err(pread(fi->fh, buf, size, off));
 }
 
+/* The redo log is InnoDB's ib_logfile0 (ib_logfile101 while it is resized), in the data
+ * directory's top. */
+static bool is_redo_log(const char *path) { return strncmp(path, "/ib_logfile", 11) == 0; }
+
 static int sf_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
-    (void)path;
+    if ((write_delay.tv_sec || write_delay.tv_nsec) && !(path && is_redo_log(path)))
+        nanosleep(&write_delay, NULL);
     return err(pwrite(fi->fh, buf, size, off));
 }
 
@@ -173,19 +185,27 @@ static const struct fuse_operations ops = {
     .release = sf_release, .fsync = sf_fsync, .fallocate = sf_fallocate, .lseek = sf_lseek,
 };
 
-int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s BACKING MOUNTPOINT READ_DELAY_US\n", argv[0]);
-        return 2;
-    }
+/* "N" microseconds into *ts; false if it is not a number of them. */
+static bool parse_delay(const char *arg, struct timespec *ts) {
     char *end;
-    long us = strtol(argv[3], &end, 10);
-    if (*end || us < 0) {
-        fprintf(stderr, "slow_fs: READ_DELAY_US wants microseconds, not '%s'\n", argv[3]);
+    long us = strtol(arg, &end, 10);
+    if (*end || end == arg || us < 0) return false;
+    ts->tv_sec = us / 1000000;
+    ts->tv_nsec = (us % 1000000) * 1000;
+    return true;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: %s BACKING MOUNTPOINT READ_DELAY_US [WRITE_DELAY_US]\n", argv[0]);
         return 2;
     }
-    delay.tv_sec = us / 1000000;
-    delay.tv_nsec = (us % 1000000) * 1000;
+    for (int i = 3; i < argc; i++) {
+        if (!parse_delay(argv[i], i == 3 ? &delay : &write_delay)) {
+            fprintf(stderr, "slow_fs: a delay wants microseconds, not '%s'\n", argv[i]);
+            return 2;
+        }
+    }
     root_fd = open(argv[1], O_RDONLY | O_DIRECTORY);
     if (root_fd < 0) { perror(argv[1]); return 1; }
     /* -f: foreground, so that whoever started us stops us by pid; max_threads: enough that
