@@ -7,7 +7,7 @@ share from the group's attached time, are sampling.py's, on plain values."""
 from __future__ import annotations
 
 from .recording import Recording
-from .sampling import EXACT, covered, group_of
+from .sampling import EXACT, covered, group_of, sampled_words
 
 
 def coverage(rec: Recording, probe: str) -> float:
@@ -23,8 +23,7 @@ def sampled_note(rec: Recording, probe: str) -> str:
     probe's results are exact. A group is attached at each interval's start until it has
     spent its allowance, so the busier the moment, the sooner it goes: at 18-70% of the time
     attached, recordings saw 3-14% of the events (docs/overhead.md, What sampled means)."""
-    share = coverage(rec, probe)
-    return "" if share >= EXACT else f" [sampled: attached {100 * share:.0f}% of the time, least when busiest: a floor]"
+    return sampled_words(coverage(rec, probe))
 
 
 def cost_summary(rec: Recording) -> dict:

@@ -13,9 +13,10 @@ from __future__ import annotations
 LISTS = {"list": "flush list", "lru": "LRU list"}
 
 
-def batch_lines(batches: dict | None) -> list[str]:
+def batch_lines(batches: dict | None, sampled: str = "") -> list[str]:
     """'  page cleaners: 3 flush-list batches wrote 1,048 pages in 38.9 ms (349.3 a batch),
-    0 LRU-list batches; 5 calls wrote nothing; batch latency p50 ~...'."""
+    0 LRU-list batches; 5 calls wrote nothing; batch latency p50 ~...', then what sampled
+    the batches' probes (sampling.sampled_words of batches["coverage"])."""
     if not batches:
         return []
     told = [(f"{b['batches']:,} {LISTS[name]} batches wrote {b['pages']:,} pages in {b['seconds'] * 1e3:,.1f} ms"
@@ -24,18 +25,21 @@ def batch_lines(batches: dict | None) -> list[str]:
     lat = batches["latency_us"]
     latency = (f"; batch latency p50 ~{lat['p50']:.0f} µs, p99 ~{lat['p99']:.0f} µs, max ≤ {lat['max']:.0f} µs"
                if lat.get("p50") is not None else "")
-    return [f"  page cleaners: {', '.join(told)}; {batches['empty']:,} calls wrote nothing{latency}"]
+    return [f"  page cleaners: {', '.join(told)}; {batches['empty']:,} calls wrote nothing{latency}"
+            f"{sampled}"]
 
 
 SLOW_BATCH_S = 1.0  # a batch this long means the disk did not keep up: writers stall behind it
 
 
-def slow_batch_findings(batches: dict | None) -> list[str]:
-    """A page-cleaner batch of SLOW_BATCH_S or more: the disk's writes could not keep up."""
+def slow_batch_findings(batches: dict | None, sampled: bool = False) -> list[str]:
+    """A page-cleaner batch of SLOW_BATCH_S or more: the disk's writes could not keep up.
+    sampled: the batches' probes were attached only batches["coverage"] of the time."""
     if not batches or batches["slowest_s"] < SLOW_BATCH_S:
         return []
     pages = sum(batches[n]["pages"] for n in LISTS if batches[n])
     seconds = sum(batches[n]["seconds"] for n in LISTS if batches[n])
+    watched = f", watched {100 * batches['coverage']:.0f}% of the time" if sampled else ""
     return [f"The page cleaners' slowest batch took {batches['slowest_s']:.1f} s (their batches wrote "
-            f"{pages:,} pages in {seconds:.1f} s in all): the disk did not keep up with their writes, and "
-            "writers that need a page being written, or room in the log, wait behind them."]
+            f"{pages:,} pages in {seconds:.1f} s in all){watched}: the disk did not keep up with their writes, "
+            "and writers that need a page being written, or room in the log, wait behind them."]

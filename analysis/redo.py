@@ -222,7 +222,8 @@ def flush_batches(rec: Recording) -> dict | None:
         return None
     both = next((p["symbol"] or "" for p in rec.meta.get("probes", []) if p["name"] == "flush_batch"), "")
     lru_measured = rec.probe_attached("flush_lru_batch") or "buf_flush_do_batch" in both
-    found = {"empty": rec.counter_total("flush_batches_empty"),
+    found = {"coverage": coverage(rec, "flush_batch"),  # sampled: a cleaner may call it 40k times a second
+             "empty": rec.counter_total("flush_batches_empty"),
              "slowest_s": round(rec.counter_total("flush_batch_max_ns") / 1e9, 6),
              "latency_us": stats(rec.hist("flush_batch_latency")),
              "pages_per_batch": stats(rec.hist("flush_batch_pages"))}

@@ -24,3 +24,9 @@ def covered(group: str, attached_ns: int, duration_s: float) -> float:
     if not group or not duration_s:
         return 1.0
     return round(min(1.0, attached_ns / (duration_s * 1e9)), 4)
+
+
+def sampled_words(share: float) -> str:
+    """' [sampled: attached 37% of the time, least when busiest: a floor]', or '' for a
+    share from EXACT up (see cost.sampled_note)."""
+    return "" if share >= EXACT else f" [sampled: attached {100 * share:.0f}% of the time, least when busiest: a floor]"

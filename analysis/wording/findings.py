@@ -10,6 +10,7 @@ from .estimate_words import estimate_words
 from ..recording import Recording
 from ..timeline import per_interval
 from .numbers import latency
+from ..sampling import EXACT
 
 
 def purge_headline(purge: dict, duration_s: float) -> str:
@@ -162,7 +163,8 @@ def free_page_findings(told: dict) -> list[str]:
 
 def batch_findings(told: dict) -> list[str]:
     """The page cleaners' batches, when one was slow (analysis/flush_batches.py)."""
-    return slow_batch_findings((told.get("flushing") or {}).get("batches"))
+    batches = (told.get("flushing") or {}).get("batches")
+    return slow_batch_findings(batches, sampled=bool(batches) and batches.get("coverage", 1.0) < EXACT)
 
 
 def walk_findings(walks: dict, drops: int) -> list[str]:

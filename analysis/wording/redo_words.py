@@ -5,7 +5,7 @@ from __future__ import annotations
 from innostall.names import leaf_path
 
 from ..flush_batches import batch_lines
-from ..sampling import EXACT
+from ..sampling import EXACT, sampled_words
 
 FRAMES_SHOWN = 4  # of the heaviest waiting stacks, in the text: where the writer waited, leaf first
 
@@ -112,7 +112,8 @@ def redo_body(s: dict) -> list[str]:
         lines.append("    " + cleaners_words(room))
     lines += wait_lines((s["flushing"] or {}).get("free_page"), "threads waited for a free page in the buffer pool",
                         "threads were still waiting for a free page")
-    lines += batch_lines((s["flushing"] or {}).get("batches"))
+    batches = (s["flushing"] or {}).get("batches")
+    lines += batch_lines(batches, sampled_words(batches.get("coverage", 1.0)) if batches else "")
     if s.get("pages_dirtied"):
         lines.append(dirtied_line(s["pages_dirtied"]))
     if pool:
