@@ -7,6 +7,7 @@ from .action import Action, Advice, Expect, said
 from .server_settings import family_of, in_force, number, online
 
 MIB = 2**20
+MAX_LOG = 128 << 30  # MySQL's largest innodb_redo_log_capacity (MariaDB's log goes to 512 GiB)
 WAITED_S = 0.1  # the wait a finding says (wording/findings.py's STALL_SAID_S): less is no advice
 
 
@@ -19,23 +20,50 @@ def redo_capacity(meta: dict) -> tuple[str, int | None]:
     return "innodb_log_file_size", size if family_of(meta) == "mariadb" or size is None else size * files
 
 
+def held_back(summary: dict, now: int) -> tuple[int, str] | None:
+    """The size at which the sync flush point lies past the age this load would have reached,
+    had its writers not been stopped: the age they were stopped at, plus the redo they write
+    at their peak rate over the time the age sat at that point (an upper bound: the page
+    cleaners free some room meanwhile). The point is the same share of the size in a larger
+    log. Rounded up to a power of two MiB, with why; None where the recording did not read
+    the age or its points."""
+    checkpoint, redo = summary.get("checkpoint") or {}, summary.get("redo") or {}
+    sync, age = checkpoint.get("sync_flush_age"), checkpoint.get("age_max_bytes")
+    sync_s, peak = checkpoint.get("sync_s"), redo.get("peak_per_s")
+    if not sync or age is None or not sync_s or not peak:
+        return None
+    wanted = (age + peak * sync_s) * now / sync
+    size = min(MIB << max(int(wanted - 1).bit_length() - 20, 0), MAX_LOG)
+    return size, (f"the age writers were stopped at, {age / MIB:.1f} MiB, and {peak / MIB:.1f} MiB/s of redo "
+                  f"(the peak) over the {sync_s:.1f} s it sat at the sync flush point")
+
+
 def larger_redo_log(summary: dict, advice: Advice, meta: dict) -> None:
     room = (summary.get("flushing") or {}).get("log_room") or {}
     if room.get("wait_s", 0) < WAITED_S:
         return
     name, now = redo_capacity(meta)
     dynamic = now is not None and online(name, meta)
-    change = (f"Double the redo log: {name} from {now // MIB:,} MiB to {2 * now // MIB:,} MiB" if now
-              else f"Enlarge the redo log ({name}; its size was not read: the recording had no SQL access)")
+    sized = held_back(summary, now) if now else None
+    to = max(2 * now, sized[0]) if sized else 2 * now if now else None
+    if now and sized and to > 2 * now:
+        change = f"Enlarge the redo log: {name} from {now // MIB:,} MiB to {to // MIB:,} MiB, room for {sized[1]}"
+        room_for = "its sync flush point lies past the age this load would reach"
+    elif now:
+        change = f"Double the redo log: {name} from {now // MIB:,} MiB to {to // MIB:,} MiB"
+        room_for = "the checkpoint age has twice the room before InnoDB stops them"
+    else:
+        change = f"Enlarge the redo log ({name}; its size was not read: the recording had no SQL access)"
+        room_for = "the checkpoint age has more room before InnoDB stops them"
     advice.actions.append(Action(
         key="redo_log_size",
         change=change + ("" if dynamic or now is None else " (at the next restart: this server sizes it at start only)"),
         evidence=said(summary, "Writers waited") + said(summary, "The checkpoint age reached"),
         expected=f"writers' {room['waits']:,} waits for room in the log ({room['wait_s']:.1f} s) fall to near none: "
-                 "the checkpoint age has twice the room before InnoDB stops them",
+                 + room_for,
         risk="a longer crash recovery (more redo to apply) and the disk space of the larger log",
         undo=f"SET GLOBAL {name} = {now}" if dynamic else "set it back at the next restart",
-        apply_sql=f"SET GLOBAL {name} = {2 * now}" if dynamic else None,
+        apply_sql=f"SET GLOBAL {name} = {to}" if dynamic else None,
         undo_sql=f"SET GLOBAL {name} = {now}" if dynamic else None,
         gives_back_s=room["wait_s"], expect=Expect("log_room_wait_s", room["wait_s"], "zero")))
 

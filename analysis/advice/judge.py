@@ -1,7 +1,8 @@
 """Whether a change had the effect expected, from the recordings of verify's runs: a figure of
 each run's summary, the runs as they were (at least two: their spread is the noise), and the
 run with the change. A change is confirmed only where the figure moved the expected way by
-more than both the noise and MIN_EFFECT of its level."""
+more than both the noise and MIN_EFFECT of its level, or, for a figure expected to fall to
+near none, where it fell below NEAR_ZERO of every run without the change."""
 from __future__ import annotations
 
 from statistics import mean
@@ -85,6 +86,15 @@ def figure_of(summary: dict, name: str) -> float | None:
     return None if value is None else float(value)
 
 
+def gone_from_every_run(baselines: list[float], changed: float) -> bool:
+    """A wait expected to go ("zero") went where each run without the change had it, and
+    NEAR_ZERO of the least of them is still more than the run with it. Their spread is not
+    the noise here: a stall's length varies widely between runs alike (5 and 44 s of log
+    waits, redo-room.sh), while what the change removes is the stall itself, which every run
+    without it showed."""
+    return min(baselines) > 0 and changed <= NEAR_ZERO * min(baselines)
+
+
 def judge(name: str, towards: str, baselines: list[float | None], changed: float | None) -> dict:
     """{verdict: confirmed | not confirmed | unknown, words, baseline, changed, noise_pct}."""
     known = [b for b in baselines if b is not None]
@@ -97,13 +107,17 @@ def judge(name: str, towards: str, baselines: list[float | None], changed: float
     moved = changed - level
     needed = max(noise, MIN_EFFECT * abs(level))
     right_way = moved < -needed and (towards != "zero" or changed <= NEAR_ZERO * level)
+    gone = towards == "zero" and gone_from_every_run(known, changed)
     shown = f"{name} {level:,.1f} → {changed:,.1f}" + (f" ({100 * moved / level:+.0f}%)" if level else "")
     if right_way:
         words = f"confirmed: {shown}; the runs without the change differ by {noise_pct:.0f}%"
+    elif gone:
+        words = (f"confirmed: {shown}; every run without the change had {1 / NEAR_ZERO:.0f} times as much or more "
+                 f"({', '.join(f'{b:,.1f}' for b in known)})")
     elif abs(moved) <= needed:
         words = (f"not confirmed: {shown}, unchanged within the {max(noise_pct, 100 * MIN_EFFECT):.0f}% "
                  "the runs without the change differ by (or the least effect counted)")
     else:
         words = f"not confirmed: {shown}, not the way expected ({towards})"
-    return {"verdict": "confirmed" if right_way else "not confirmed", "words": words, "baseline": known,
+    return {"verdict": "confirmed" if right_way or gone else "not confirmed", "words": words, "baseline": known,
             "changed": changed, "noise_pct": round(noise_pct, 1)}

@@ -84,6 +84,24 @@ def test_writers_waiting_for_log_room_are_advised_a_larger_redo_log_online_where
     assert action.apply_sql is None and action.change.endswith("(at the next restart: this server sizes it at start only)")
 
 
+def test_a_long_stall_at_the_sync_point_is_advised_a_log_sized_for_the_redo_held_back():
+    """Writers stopped at the sync flush point for 6 s, at a peak of 7.4 MiB/s: the log must
+    hold the age they stopped at and 6 s of that redo, at the same share of its size as the
+    point (12.3 MiB of 16 MiB): 59 MiB at the point, 77 MiB of log, 128 MiB as a power of two
+    (redo-room.sh on slow_fs, as test_verify_redo_log_live records it)."""
+    told, meta = log_room("11.4.5")
+    meta["server_variables"]["at_start"]["innodb_log_file_size"] = str(16 << 20)
+    told["checkpoint"] = {"age_max_bytes": 12_884_471, "sync_flush_age": 12_871_804, "sync_s": 6.0}
+    told["redo"] = {"peak_per_s": 7_738_666}
+    [action] = advise(told, meta).actions
+    assert action.change.startswith("Enlarge the redo log: innodb_log_file_size from 16 MiB to 128 MiB, room for "
+                                    "the age writers were stopped at, 12.3 MiB, and 7.4 MiB/s")
+    assert action.apply_sql == f"SET GLOBAL innodb_log_file_size = {128 << 20}"
+    assert advice_problems(told, advise(told, meta).as_json()) == []
+    told["checkpoint"]["sync_s"] = 0.5  # a short stop: doubling gives room enough
+    assert advise(told, meta).actions[0].apply_sql == f"SET GLOBAL innodb_log_file_size = {32 << 20}"
+
+
 def test_settings_known_online_by_family_and_release():
     mariadb = {"target": {"family": "mariadb", "version": "10.5.2-MariaDB"}}
     mysql = {"target": {"family": "mysql", "version": "8.0.15"}}
