@@ -53,7 +53,10 @@ def picked_per_interval(every: EveryCounter, counters: pd.DataFrame, names: list
     where one of the names has a row; when a cell has none, every value goes through float64
     and the cell is 0, as unstack's NaN and the fill leave them."""
     present = [name for name in dict.fromkeys(names) if name in every.column]
-    if not present or not every.whole:
+    if not present:  # no row of any: no interval (a recording of no replica asks for its applier's)
+        return pd.DataFrame(np.zeros((0, len(names)), dtype="int64"), columns=pd.Index(names, name="name"),
+                            index=pd.Index([], dtype=counters["t_s"].dtype, name="t_s"))
+    if not every.whole:
         return summed_per_interval(counters, names)
     picked = [every.column[name] for name in present]
     held = every.seen[:, picked]
