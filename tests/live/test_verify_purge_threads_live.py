@@ -19,26 +19,23 @@ left it."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 import pytest
 
-from conftest import REPO, Server, fetched, innostall
+from conftest import Server, innostall
 from scenario_runs import SCENARIOS
+from slow_fs_server import SERVER, slow_fs_server
 from test_verify_live import setting
 
-BASE = "mariadb-11.4.5"
-SERVER = f"{BASE}:slowfs"
-START = [str(REPO / "scripts" / "slow-fs-server.sh"), BASE]
-OPTIONS = ["3000", "--innodb-buffer-pool-size=16M", "--innodb-purge-threads=1",
+DELAYS = "3000"  # each read 3 ms, writes at once
+OPTIONS = ["--innodb-buffer-pool-size=16M", "--innodb-purge-threads=1",
            "--innodb-purge-batch-size=16", "--innodb-flush-log-at-trx-commit=2"]
 LOAD = [str(SCENARIOS / "purge-behind.sh"), "--fixture", SERVER, "--rows", "200000", "--settle", "1000000"]
 # past HISTORY_WORTH with room for a run's own ups and downs, and low enough that a run's
 # climb (+75 to +112/s here, 30 s) moves it by a tenth, as a slow climb must (phases.slow_climbs)
 BACKLOG = 10_500
 BUILD_ROUNDS = 12  # of 10 s each at most: 8 updaters made 15,900 in 60 s here
-INITIALISED = REPO / "build" / "fixtures" / BASE / "slowfs" / "backing" / ".initialised"
 
 
 def history(srv: Server) -> int:
@@ -48,17 +45,9 @@ def history(srv: Server) -> int:
 
 @pytest.fixture(scope="module")
 def slow_server(servers):
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("needs /dev/fuse for slow_fs")
-    fetched(BASE)
     # a data directory made anew, so that every run builds its backlog from none
-    subprocess.run(START + ["stop"], capture_output=True, text=True)
-    INITIALISED.unlink(missing_ok=True)
-    subprocess.run(START + ["start", *OPTIONS], check=True, capture_output=True, text=True)
-    try:
-        yield Server(SERVER)
-    finally:
-        subprocess.run(START + ["stop"], capture_output=True, text=True)
+    with slow_fs_server(DELAYS, OPTIONS, fresh=True) as srv:
+        yield srv
 
 
 def test_more_purge_threads_are_advised_and_confirmed_on_the_historys_rise(slow_server, tmp_path):

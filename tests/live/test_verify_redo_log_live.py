@@ -22,23 +22,20 @@ the writes are slowed (about 50 s slowed, 3 s not).""""""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import threading
 
 import pytest
 
-from conftest import REPO, Server, fetched, innostall
+from conftest import Server, innostall
 from procmem import stop_own_recording
 from recordings import record_at_once
 from scenario_runs import SCENARIOS
+from slow_fs_server import SERVER, slow_fs_server, start
 from test_verify_live import setting
 
 from innostall.collector.discovery import discover, target
 
-BASE = "mariadb-11.4.5"
-SERVER = f"{BASE}:slowfs"
-START = [str(REPO / "scripts" / "slow-fs-server.sh"), BASE]
 WRITE_DELAY_US = 5000
 SMALL_LOG = 16 << 20
 OPTIONS = [f"--innodb-log-file-size={SMALL_LOG}", "--innodb-flush-log-at-trx-commit=0",
@@ -49,19 +46,11 @@ LOAD_REDO = 19 << 20  # what the load wrote in every run here (19.0 MiB), with r
 
 @pytest.fixture(scope="module")
 def slow_server(servers):
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("needs /dev/fuse for slow_fs")
-    fetched(BASE)
-    subprocess.run(START + ["stop"], capture_output=True, text=True)
     # the tables made with writes at the disk's own pace (about 50 s slowed), then the server
     # started again on writes that wait
-    subprocess.run(START + ["start", "0,0", *OPTIONS], check=True, capture_output=True, text=True)
-    subprocess.run(LOAD + ["--updates", "1"], check=True, capture_output=True, text=True, timeout=300)
-    subprocess.run(START + ["start", f"0,{WRITE_DELAY_US}", *OPTIONS], check=True, capture_output=True, text=True)
-    try:
-        yield Server(SERVER)
-    finally:
-        subprocess.run(START + ["stop"], capture_output=True, text=True)
+    with slow_fs_server("0,0", OPTIONS):
+        subprocess.run(LOAD + ["--updates", "1"], check=True, capture_output=True, text=True, timeout=300)
+        yield start(f"0,{WRITE_DELAY_US}", OPTIONS)
 
 
 def recorded_as_it_is(srv: Server, out) -> None:
