@@ -18,7 +18,7 @@ at the sync point (64-256 MiB here), and its async flush point alone lies past t
 whole redo: no writer waits, at any speed. The stall's length varies between runs alike
 (5.9-59.7 s of waits with 700 old pages), so verify judges the waits' going
 (judge.gone_from_every_run), not their fall against the spread. The tables are made before
-the writes are slowed (about 50 s slowed, 3 s not).""""""
+the writes are slowed (about 50 s slowed, 3 s not)."""
 from __future__ import annotations
 
 import json
