@@ -141,9 +141,7 @@ SLOW_PURE = {
     "test_hostile_recordings.py::test_case": HOSTILE,
     "test_hostile_saves.py::test_a_counters_table_of_0_rows_is_damage_not_a_traceback": HOSTILE,
     "test_hostile_saves.py::test_case": HOSTILE,
-    "test_html.py::test_cli_writes_the_page_in_one_step": ANALYSIS,
     "test_layering.py::test_no_module_imports_a_later_stage": LAYERING,
-    "test_long_recordings.py::test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so": ANALYSIS,
     "test_long_recordings.py::test_a_long_recordings_latch_table_has_a_bounded_number_of_rows": ANALYSIS,
     "test_long_recordings.py::test_the_heap_debounce_merges_as_the_passes_did": ANALYSIS,
     "test_purge_verdict.py::test_a_connection_whose_views_follow_one_another_reads_true_to_the_checker": ANALYSIS,
@@ -177,7 +175,6 @@ SLOW_PURE = {
     "test_verdict_consistency.py::test_text_and_html_say_the_same_sentences_as_json": ANALYSIS,
     "test_verdict_consistency.py::test_the_finding_names_the_hot_block_as_the_latch_table_does": ANALYSIS,
     "test_verdict_consistency.py::test_the_sessions_own_recordings_are_found_and_checked": ANALYSIS,
-    "test_watch.py::test_a_history_trigger_saves_the_minutes_around_it_and_the_verdict_names_the_snapshot": WATCH,
     "test_watch.py::test_purge_pinned_by_the_verdict_of_the_kept_minutes": WATCH,
 }
 

@@ -121,6 +121,7 @@ def test_unknown_histograms_and_counters_get_generic_sections(tmp_path):
     assert ">latch_waits<" in page and 'id="other-counters"' in page
 
 
+@pytest.mark.heavy  # runs the installed script as its own process on purpose: a Python importing pandas, then the report: ~2.1 s of CPU
 def test_cli_writes_the_page_in_one_step(tmp_path):
     out = tmp_path / "report.html"
     done = subprocess.run(INNOSTALL + ["report", str(REAL), "--html", str(out)],

@@ -157,6 +157,7 @@ def test_buckets_keep_every_spike_and_every_count():
     assert downsample.envelope(values.iloc[:100]).equals(values.iloc[:100])  # short: drawn whole
 
 
+@pytest.mark.heavy  # generates, reads and renders a recording of 3 x POINTS intervals, its summary too: ~2.1 s of CPU
 def test_a_long_recordings_charts_and_tables_are_bucketed_and_say_so(source, tmp_path):
     intervals = 3 * downsample.POINTS
     long = recording.load(str(long_recording.generate(source, tmp_path / "long", intervals)))

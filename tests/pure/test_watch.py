@@ -46,6 +46,7 @@ def watched(tmp_path, records: list[dict], triggers: watch.Triggers, on_line=Non
     return watch.finish_watch(journal, described)
 
 
+@pytest.mark.heavy  # the save's tables are written by the watch's child process on purpose (a Python importing pandas): ~1.4 s of CPU
 def test_a_history_trigger_saves_the_minutes_around_it_and_the_verdict_names_the_snapshot(tmp_path):
     said = watched(tmp_path, story(), watch.Triggers(history_above=3000, before_s=10, after_s=8))
     saved = said["watch"]["saved"]
