@@ -131,7 +131,6 @@ DEBUGINFO = ("matches a fixture's separate debug file to its build (debuglink CR
              "machine, where nothing is cached yet, 1.6 s and 10.9 s of CPU (fresh-check, 2026-11-29)")
 SLOW_PURE = {
     "test_diff.py::test_cli_diff_of_recordings_with_three_times_the_activity": ANALYSIS,
-    "test_diff.py::test_new_counters_appear_only_in_b": ANALYSIS,
     "test_diff_windows.py::test_a_windowed_diff_leaves_out_the_figures_of_the_tables_kept_whole": ANALYSIS,
     "test_diff_windows.py::test_the_second_half_against_the_first_doubles_the_purge_counters_and_nothing_else":
         ANALYSIS,
@@ -144,14 +143,17 @@ SLOW_PURE = {
     "test_layering.py::test_no_module_imports_a_later_stage": LAYERING,
     "test_long_recordings.py::test_a_long_recordings_latch_table_has_a_bounded_number_of_rows": ANALYSIS,
     "test_long_recordings.py::test_the_heap_debounce_merges_as_the_passes_did": ANALYSIS,
-    "test_purge_verdict.py::test_a_connection_whose_views_follow_one_another_reads_true_to_the_checker": ANALYSIS,
     "test_purge_watched.py::test_the_checker_catches_a_bound_named_from_unwatched_time": ANALYSIS,
     "test_sampled_batches.py::test_the_checker_catches_a_count_said_as_the_whole": ANALYSIS,
+    "test_replica_report.py::test_a_split_of_part_of_the_time_and_sampled_probes_say_so": ANALYSIS,
+    "test_replica_report.py::test_an_event_stalled_on_a_row_lock_is_told_in_the_intervals_it_lasted": ANALYSIS,
     "test_replica_report.py::test_a_burst_in_an_idle_stretch_stays_idle_but_a_busy_flapping_one_is_named_by_its_split":
         ANALYSIS,
     "test_replica_report.py::test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_latch":
         ANALYSIS,
     "test_replica_report.py::test_nothing_is_said_of_a_replica_without_its_probe_or_its_events": ANALYSIS,
+    "test_replica_watched.py::test_a_quiet_phase_that_took_in_a_short_watched_busy_run_is_unwatched_and_reads_true":
+        STORED,
     "test_replica_watched.py::test_a_lag_that_rose_with_no_finding_is_caught": ANALYSIS,
     "test_replica_watched.py::test_an_unwatched_phase_still_tells_the_row_lock_waits_their_probe_saw_whole": ANALYSIS,
     "test_replica_watched.py::test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections": ANALYSIS,
@@ -160,10 +162,13 @@ SLOW_PURE = {
     "test_replica_watched.py::test_the_lag_finding_tells_the_waits_seen_whole_in_a_span_too_little_watched": ANALYSIS,
     "test_server_reading.py::test_how_to_learn_more_is_a_note_under_the_verdict_never_in_its_sentence": ANALYSIS,
     "test_server_reading.py::test_the_checker_holds_the_words_to_the_servers_column_not_the_tables": ANALYSIS,
+    "test_server_state_offline.py::test_the_age_is_said_read_as_often_as_the_recording_read_it": ANALYSIS,
+    "test_server_state_offline.py::test_the_html_report_draws_redo_and_flushing": ANALYSIS,
     "test_server_state_offline.py::test_the_flush_finding_and_its_check": ANALYSIS,
     "test_unstacked_waits.py::test_every_view_tells_the_waits_without_a_stack": ANALYSIS,
     "test_verdict_consistency.py::test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_title":
         ANALYSIS,
+    "test_verdict_consistency.py::test_a_real_catch_up_after_a_pin_reads_as_one": STORED,
     "test_verdict_consistency.py::test_a_pinned_phase_that_took_in_working_intervals_does_not_say_every_batch_found_nothing":
         ANALYSIS,
     "test_verdict_consistency.py::test_an_event_in_the_last_two_milliseconds_is_read_against_its_own_snapshot":
