@@ -45,8 +45,9 @@ def larger_redo_log(summary: dict, advice: Advice, meta: dict) -> None:
     name, now = redo_capacity(meta)
     dynamic = now is not None and online(name, meta)
     sized = held_back(summary, now) if now else None
-    to = max(2 * now, sized[0]) if sized else 2 * now if now else None
-    if now and sized and to > 2 * now:
+    to = 2 * now if now else None
+    if sized and sized[0] > to:  # the stall held back more redo than twice the log holds
+        to = sized[0]
         change = f"Enlarge the redo log: {name} from {now // MIB:,} MiB to {to // MIB:,} MiB, room for {sized[1]}"
         room_for = "its sync flush point lies past the age this load would reach"
     elif now:
