@@ -10,9 +10,10 @@ the budget may sample more thinly (a slow disk's purge, its reads attached 7-12%
 time: 96-97% of the coordinator's time 'other' before)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from .interval_columns import WATCHED_ENOUGH, total
+from .interval_columns import total, watched_enough
 from .recording import Recording
 
 SPLIT = ("cpu", "io", "latch", "other")  # where a batch's time goes
@@ -85,11 +86,26 @@ def split_watched(rows) -> float | None:
     return min(1.0, watched / spent) if spent else None
 
 
+def column(rows, name: str) -> np.ndarray:
+    """A column's values over some rows (a Span's or a DataFrame's), 0 where it is absent."""
+    return np.asarray(rows[name], dtype="float64") if name in rows else np.zeros(len(rows))
+
+
+def rows_watched_enough(rows) -> bool:
+    """Whether the sleep tracepoint watched enough of purge's time over some intervals to
+    name its bound (interval_columns.watched_enough): true where it was not sampled."""
+    watched = split_watched(rows)
+    if watched is None:
+        return True
+    spent = column(rows, "purge_batch_ns") + column(rows, "purge_worker_ns")
+    split = column(rows, "purge_batch_split_ns") + column(rows, "purge_worker_split_ns")
+    return watched_enough(watched, int(np.count_nonzero(split > 0)), int(np.count_nonzero(spent > 0)))
+
+
 def rows_bound(rows: pd.DataFrame) -> tuple[str, float] | None:
     """The bound of purge as a whole (coordinator and workers) over some intervals; None
-    where the sleep tracepoint watched less than WATCHED_ENOUGH of its time."""
-    watched = split_watched(rows)
-    if watched is not None and watched < WATCHED_ENOUGH:
+    where the sleep tracepoint did not watch enough of its time (rows_watched_enough)."""
+    if not rows_watched_enough(rows):
         return None
     return bound(purge_split(coordinator_split(rows), worker_split(rows)))
 

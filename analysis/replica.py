@@ -5,8 +5,8 @@ went, and cuts the recording into phases, each with a verdict: the part of the a
 time that names it (replica_time.named_part: the largest waiting part from a tenth of the
 time, else the largest; cpu-bound, latch-bound, row-lock-bound, io-bound, commit-order-bound,
 off-cpu), or idle (no applier time), unwatched (no applier time while the cost governor had
-its probes detached: nothing is known; or its probes attached less than WATCHED_ENOUGH of
-it: what was counted is said, no cause) and unsplit (busy, but no event watched whole).
+its probes detached: nothing is known; or its probes not attached enough of it,
+interval_columns.watched_enough: what was counted is said, no cause) and unsplit (busy, but no event watched whole).
 
 Each interval gets a verdict from its own counters; a run shorter than MIN_PHASE intervals
 then joins its longer neighbour (phases.debounce), and a busy phase is named again by the
@@ -30,11 +30,11 @@ from innostall.format.writer_tables import APPLIER_ROLE
 
 from .applier_counts import applier_deltas, applier_totals
 from .cost import coverage
-from .interval_columns import Columns
+from .interval_columns import Columns, watched_enough
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
 from .replica_time import (BOUND, BUSY, COUNTERS, EVENTS, IDLE, LAG, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
-                           WATCHED_ENOUGH, seen_throughout, time_split, verdict_of)
+                           WATCHED, WATCHED_ENOUGH, seen_throughout, time_split, verdict_of)
 from .report_tables import counter_names
 from .sampling import EXACT, group_of
 from .timeline import interval_lengths, per_interval
@@ -104,18 +104,23 @@ def named_by_split(verdicts: list[str], c: Columns, threads: int) -> list[str]:
     return out
 
 
-def watched_enough(verdicts: list[str], c: Columns, sampled: bool) -> list[str]:
-    """A busy run keeps a cause only where it was watched: its probes attached
-    WATCHED_ENOUGH of it, else it is unwatched (at the default budget a busy applier's
-    group may be attached a few percent of the time: the part of a few milliseconds
-    watched is no cause); one with no event watched whole is unsplit."""
+def spread(c: Columns, a: int, b: int) -> tuple[int, int]:
+    """(the intervals of rows a..b with an event watched whole, those the appliers were busy in)."""
+    return int((c[WATCHED][a:b + 1] > 0).sum()), int((c[BUSY][a:b + 1] > 0).sum())
+
+
+def watched_runs(verdicts: list[str], c: Columns, sampled: bool) -> list[str]:
+    """A busy run keeps a cause only where it was watched (interval_columns.watched_enough:
+    its probes attached half of it, or a fifth in windows spread over it), else it is
+    unwatched (the part of a few milliseconds watched is no cause); one with no event
+    watched whole is unsplit."""
     out = list(verdicts)
     for v, a, b in runs(verdicts):
         if v not in (*BOUND.values(), UNSPLIT):
             continue
         length = float(c.total("length_s", a, b))
         attached = float(c.total("attached_s", a, b)) / length if sampled and length else 1.0
-        if attached < WATCHED_ENOUGH:
+        if not watched_enough(attached, *spread(c, a, b)):
             out[a:b + 1] = [UNWATCHED] * (b - a + 1)
     return out
 
@@ -169,7 +174,7 @@ def phases(table: pd.DataFrame, threads: int, sampled: bool, phase_words: Callab
         return []
     c = Columns(table)
     smooth = named_by_split(debounce(interval_verdicts(table), [False] * len(table), MIN_PHASE), c, threads)
-    smooth = watched_enough(smooth, c, sampled)
+    smooth = watched_runs(smooth, c, sampled)
     found = []
     for v, a, b in runs(smooth):
         f = span_figures(c, a, b, threads, sampled)

@@ -25,6 +25,8 @@ import pandas as pd
 
 from innostall.format.journal import SERVER_STATE
 
+from .interval_columns import WATCHED_ENOUGH  # noqa: F401 (a phase attached less, and not spread, was not watched)
+
 # the counters the applier's probes keep, per interval (probes/innostall.h)
 EVENTS, BUSY, WATCHED = "applier_events", "applier_ns", "applier_split_ns"
 PARTS = ("on_cpu", "latch", "row_lock", "io", "redo", "commit_order", "other")
@@ -57,9 +59,6 @@ DOING = {"on_cpu": "on CPU", "latch": "waiting on latches", "row_lock": "waiting
 IDLE, UNWATCHED, UNSPLIT = "idle", "unwatched", "unsplit"
 VERDICTS = (*BOUND.values(), IDLE, UNWATCHED, UNSPLIT)
 SATURATED = 0.9  # busy this share of the appliers' time: they cannot apply faster
-# A phase whose probes were attached less than this share of it was not watched: what was
-# counted is said, and no cause (a part of a few milliseconds watched is no story)
-WATCHED_ENOUGH = 0.5
 # An idle (or unwatched) phase that took in busy intervals stays so while its appliers were
 # busy less than this share of their time; busier, it is named by its split: a phase
 # called idle must not have kept them busy half the time.

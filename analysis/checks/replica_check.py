@@ -28,6 +28,7 @@ from innostall.format.writer_tables import APPLIER_ROLE
 from . import check_numbers as vc
 from ..applier_counts import applier_deltas, applier_totals
 from ..cost import coverage
+from ..interval_columns import watched_enough
 from ..replica_time import (BOUND, CAUSE_SHARE, DOING, FINDING_SHARE, MEASURED, PARTS, QUIET_SHARE, SATURATED,
                            SHOWN_SHARE, UNSPLIT, UNWATCHED, VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE,
                            seen_throughout)
@@ -115,6 +116,7 @@ def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled
             "shares": {p: s / watched for p, s in parts.items()} if watched else None,
             "attached_share": float((attached * lengths).sum() / seconds) if sampled else None,
             "idle_rows": [bool(b == 0) for b in rows["applier_ns"]], "attached_rows": list(rows["seen"]),
+            "spread": (int((rows["applier_split_ns"] > 0).sum()), int((rows["applier_ns"] > 0).sum())),
             "latch_s": work[(work["t_s"] > from_s + 1e-6) & (work["t_s"] <= to_s + 1e-6)]
             .groupby("name", observed=True)["wait_us"].sum() / 1e6}
 
@@ -201,14 +203,21 @@ def quiet(real: dict) -> bool:
     return real["busy_share"] < QUIET_SHARE + MARGIN
 
 
+def attached_enough(real: dict, margin: float) -> bool:
+    """Whether a phase's probes were attached enough of it to name a cause
+    (interval_columns.watched_enough), its share taken `margin` higher; true where never sampled."""
+    return real["attached_share"] is None or watched_enough(real["attached_share"] + margin, *real["spread"])
+
+
 def too_little_watched(real: dict) -> bool:
-    """What makes a phase unwatched: attached less than WATCHED_ENOUGH of it while its appliers
-    were busy, or quiet with intervals of its own not watched whole. The second is a quiet
-    stretch that took in a short busy run (phases.debounce): attached 55% of a 6-s phase, its
-    busy seconds watched, its quiet ones 28% each, it is unwatched and says so."""
+    """What makes a phase unwatched: not attached enough of it (interval_columns.watched_enough)
+    while its appliers were busy, or quiet with intervals of its own not watched whole. The
+    second is a quiet stretch that took in a short busy run (phases.debounce): attached 55%
+    of a 6-s phase, its busy seconds watched, its quiet ones 28% each, it is unwatched and
+    says so."""
     pairs = zip(real["idle_rows"], real["attached_rows"])
-    # attached less than WATCHED_ENOUGH of it: nothing may name a cause (within the margin)
-    unwatched = real["attached_share"] is not None and real["attached_share"] < WATCHED_ENOUGH + MARGIN
+    # not attached enough of it: nothing may name a cause (within the margin)
+    unwatched = not attached_enough(real, -MARGIN)
     return (quiet(real) and any(idle and seen < WATCHED_WHOLE for idle, seen in pairs)) \
         or (unwatched and real["busy_s"] > 0)
 
@@ -219,8 +228,7 @@ def reason_problems(verdict: str, real: dict) -> list[str]:
     reasons = {"idle": quiet(real) and any(idle and seen >= WATCHED_WHOLE for idle, seen in pairs),
                "unwatched": too_little_watched(real),
                "unsplit": real["busy_s"] > 0 and not split}
-    if verdict in BOUND.values() and real["attached_share"] is not None \
-            and real["attached_share"] < WATCHED_ENOUGH - MARGIN:
+    if verdict in BOUND.values() and not attached_enough(real, MARGIN):
         return [f"names a cause, yet its probes were attached {real['attached_share']:.0%} of it"]
     watched = sum(split.values()) if split else 0.0
     cause = max((split[w] for w in WAITS), default=0.0) if split else 0.0
@@ -403,8 +411,8 @@ def missing_finding(rec, told: dict) -> list[str]:
         return found
     watched = sum(split.values())
     part = max(WAITS, key=lambda w: split[w])
-    watched_enough = told["replica"]["applier"]["coverage"] >= WATCHED_ENOUGH
-    wanted = [p for p in (part, "redo") if watched_enough and split[p] / watched >= FINDING_SHARE + MARGIN] \
+    covered = told["replica"]["applier"]["coverage"] >= WATCHED_ENOUGH
+    wanted = [p for p in (part, "redo") if covered and split[p] / watched >= FINDING_SHARE + MARGIN] \
         + [p for p in (*WAITS, "redo") if named_a_phase(told, p)]
     said = [f for f in told["findings"] if f.startswith("The replica's applier spent")]
     return found + [f"the applier spent {split[p] / watched:.0%} of its watched time {DOING[p]}, and no finding "

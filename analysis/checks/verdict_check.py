@@ -40,7 +40,8 @@ from ..wording.phases import BATCHES_WHOLE, EVENTS_SHOWN, view_words
 from ..phases import PINNED_SHARE, VERDICTS
 from ..pinning import BACKLOG_MIN
 from ..purge_history import purge_table
-from ..purge_time import WATCHED_ENOUGH, rows_bound, split_watched
+from ..interval_columns import WATCHED_ENOUGH
+from ..purge_time import rows_bound, rows_watched_enough, split_watched
 from ..recording import load
 from ..summary import advised, report, with_findings
 from ..text import text_of
@@ -171,7 +172,7 @@ def truths(table: pd.DataFrame, rows: pd.DataFrame, pinned_phase: bool) -> dict:
         "history": move(table, rows),
         "moved": move(table, rows.loc[:held.name] if pinned_phase and held is not None else rows),
         "held": held, "bound": {"part": found[0], "share": found[1]} if found else None,
-        "split_watched": split_watched(rows),
+        "split_watched": split_watched(rows), "watched_enough": rows_watched_enough(rows),
         # the share of the span the batches' probe was attached; whole where it never detaches
         "batches_watched": (min(1.0, rows["batch_watched_ns"].sum() / (length * 1e9)) if length else 0.0)
         if "batch_watched_ns" in rows else None}
@@ -310,7 +311,7 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
          and said(g[0], 100 * truth["split_watched"])),
         (rf"(CPU-bound|I/O-bound|latch-bound|off CPU) \(({NUMBER})% of batch time",
          lambda g: truth["bound"] is not None and said(g[1], 100 * truth["bound"]["share"])
-         and (truth["split_watched"] is None or truth["split_watched"] >= WATCHED_ENOUGH)
+         and truth["watched_enough"]
          and g[0] == {"cpu": "CPU-bound", "io": "I/O-bound", "latch": "latch-bound",
                       "other": "off CPU"}[truth["bound"]["part"]]),
         # before the waits they follow, which would take the words they are told by

@@ -49,6 +49,14 @@ def test_a_row_lock_bound_replica_is_advised_its_blocker_and_told_the_commit_flu
     assert advice_problems(told, advice.as_json()) == []
 
 
+def test_a_redo_bound_replica_watched_under_half_of_its_stall_is_advised_the_commits_flush():
+    """A MariaDB 11.4.5 replica applying one commit after another on a slow disk, default
+    budget: its applier's probes attached 47% of the recording, in windows over every second."""
+    told, advice = advised("replica-redo-sampled")
+    assert [a.key for a in advice.actions][:2] == ["flush_log_at_commit", "parallel_appliers"]
+    assert advice_problems(told, advice.as_json()) == []
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.iterdir()))
 def test_no_stored_recording_gets_advice_the_report_does_not_bear_out(name):
     told, advice = advised(name)
