@@ -93,11 +93,13 @@ def named_by_split(verdicts: list[str], c: Columns, threads: int) -> list[str]:
     """Each busy run named by the split of all its intervals (it took in shorter runs of
     other parts), so that its verdict is the part its words say first; so is an idle or
     unwatched run that took in enough busy intervals to keep its appliers busy QUIET_SHARE
-    of their time."""
+    of their time watched."""
     out = list(verdicts)
     for v, a, b in runs(verdicts):
         totals = span_totals(c, a, b)
-        quiet = totals[BUSY] / 1e9 < QUIET_SHARE * threads * c.total("length_s", a, b)
+        # busy against the time its probes were attached: a sampled run's busy time is counted
+        # only there (a stall attached 27% of it counts 9% of its seconds busy)
+        quiet = not totals[BUSY] or totals[BUSY] / 1e9 < QUIET_SHARE * threads * c.total("attached_s", a, b)
         if v in (IDLE, UNWATCHED) and quiet:
             continue
         out[a:b + 1] = [verdict_of(totals[BUSY], time_split(totals), 1.0)] * (b - a + 1)

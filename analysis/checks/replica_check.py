@@ -200,7 +200,8 @@ def figure_problems(figures: dict, real: dict) -> list[str]:
 
 def quiet(real: dict) -> bool:
     """A phase its appliers were too little busy in to be named by its split."""
-    return real["busy_share"] < QUIET_SHARE + MARGIN
+    attached = 1.0 if real["attached_share"] is None else real["attached_share"]
+    return not real["busy_s"] or real["busy_share"] < (QUIET_SHARE + MARGIN) * attached
 
 
 def attached_enough(real: dict, margin: float) -> bool:
