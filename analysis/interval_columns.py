@@ -11,6 +11,7 @@ may (the history) are read through `known`, which skips them as pandas would."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,24 +24,27 @@ BACKLOG_MIN = 1000
 # columns against purge_*_ns), or no bound is named: the largest part of a few milliseconds
 # watched is no cause. Read by the figures (purge_time.rows_bound) and the words alike.
 WATCHED_ENOUGH = 0.5
-# Or at least SAMPLED_ENOUGH of it, where the time watched is spread over it: watched in
-# SPREAD_ENOUGH of the intervals it worked in, MIN_SPREAD of them at least. The governor
-# opens a sampled group's windows by the budget, not by what the threads are doing, so
-# windows in every other second of a stall sample its time as a profiler's ticks do; a few
-# milliseconds at one edge do not. At the default budget a redo-bound replica's applier
-# costs more than the whole budget while it applies: its probes were attached 11-41% of
-# each second of the stall, 43-52% of it in all (MariaDB 11.4.5, a 1.7 us uprobe hit), and
-# purge's time on a slow disk was watched 46% (400-ms batches, 22 of 31 seconds).
+# Or at least SAMPLED_ENOUGH of it, where the time watched is spread over it: some of it in
+# each of SPREAD_PARTS equal parts of the intervals it worked in. The governor opens a
+# sampled group's windows by the budget, not by what the threads are doing, so windows
+# throughout a stall sample its time as a profiler's ticks do; a few milliseconds at one
+# edge do not (and a fifth of the time is a fifth of the intervals' worth at least). At the
+# default budget a redo-bound replica's applier costs more than the whole budget while it
+# applies: attached 11-41% of each second of the stall, 43-52% of it in all (MariaDB
+# 11.4.5, a 1.7 us uprobe hit); purge's 400-ms batches on a slow disk were watched whole
+# 27-46% of their time, in 16-22 of 31-34 seconds.
 SAMPLED_ENOUGH = 0.2
-SPREAD_ENOUGH = 0.5
-MIN_SPREAD = 3
+SPREAD_PARTS = 3
 
 
-def watched_enough(share: float, watched_intervals: int, busy_intervals: int) -> bool:
-    """Whether a span's parts may name its cause: watched `share` of its time, in
-    watched_intervals of the busy_intervals it worked in."""
-    spread = watched_intervals >= max(MIN_SPREAD, SPREAD_ENOUGH * busy_intervals)
-    return share >= WATCHED_ENOUGH or (share >= SAMPLED_ENOUGH and spread)
+def watched_enough(share: float, watched: Sequence[bool]) -> bool:
+    """Whether a span's parts may name its cause: watched `share` of its time, and whether
+    each interval it worked in (in time order) had some of it watched."""
+    if share >= WATCHED_ENOUGH:
+        return True
+    flags = np.asarray(watched, dtype=bool)
+    return share >= SAMPLED_ENOUGH and len(flags) >= SPREAD_PARTS \
+        and all(part.any() for part in np.array_split(flags, SPREAD_PARTS))
 
 
 class Columns:

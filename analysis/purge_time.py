@@ -99,7 +99,7 @@ def rows_watched_enough(rows) -> bool:
         return True
     spent = column(rows, "purge_batch_ns") + column(rows, "purge_worker_ns")
     split = column(rows, "purge_batch_split_ns") + column(rows, "purge_worker_split_ns")
-    return watched_enough(watched, int(np.count_nonzero(split > 0)), int(np.count_nonzero(spent > 0)))
+    return watched_enough(watched, (split > 0)[spent > 0])
 
 
 def rows_bound(rows: pd.DataFrame) -> tuple[str, float] | None:

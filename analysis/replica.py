@@ -106,14 +106,15 @@ def named_by_split(verdicts: list[str], c: Columns, threads: int) -> list[str]:
     return out
 
 
-def spread(c: Columns, a: int, b: int) -> tuple[int, int]:
-    """(the intervals of rows a..b with an event watched whole, those the appliers were busy in)."""
-    return int((c[WATCHED][a:b + 1] > 0).sum()), int((c[BUSY][a:b + 1] > 0).sum())
+def spread(c: Columns, a: int, b: int):
+    """Of the intervals in rows a..b the appliers were busy in, whether each had an event
+    watched whole."""
+    return (c[WATCHED][a:b + 1] > 0)[c[BUSY][a:b + 1] > 0]
 
 
 def watched_runs(verdicts: list[str], c: Columns, sampled: bool) -> list[str]:
     """A busy run keeps a cause only where it was watched (interval_columns.watched_enough:
-    its probes attached half of it, or a fifth in windows spread over it), else it is
+    its probes attached half of it, or a fifth in windows throughout it), else it is
     unwatched (the part of a few milliseconds watched is no cause); one with no event
     watched whole is unsplit."""
     out = list(verdicts)
@@ -122,7 +123,7 @@ def watched_runs(verdicts: list[str], c: Columns, sampled: bool) -> list[str]:
             continue
         length = float(c.total("length_s", a, b))
         attached = float(c.total("attached_s", a, b)) / length if sampled and length else 1.0
-        if not watched_enough(attached, *spread(c, a, b)):
+        if not watched_enough(attached, spread(c, a, b)):
             out[a:b + 1] = [UNWATCHED] * (b - a + 1)
     return out
 

@@ -116,7 +116,7 @@ def truth(table: pd.DataFrame, from_s: float, to_s: float, threads: int, sampled
             "shares": {p: s / watched for p, s in parts.items()} if watched else None,
             "attached_share": float((attached * lengths).sum() / seconds) if sampled else None,
             "idle_rows": [bool(b == 0) for b in rows["applier_ns"]], "attached_rows": list(rows["seen"]),
-            "spread": (int((rows["applier_split_ns"] > 0).sum()), int((rows["applier_ns"] > 0).sum())),
+            "spread": list((rows["applier_split_ns"] > 0)[rows["applier_ns"] > 0]),
             "latch_s": work[(work["t_s"] > from_s + 1e-6) & (work["t_s"] <= to_s + 1e-6)]
             .groupby("name", observed=True)["wait_us"].sum() / 1e6}
 
@@ -207,7 +207,7 @@ def quiet(real: dict) -> bool:
 def attached_enough(real: dict, margin: float) -> bool:
     """Whether a phase's probes were attached enough of it to name a cause
     (interval_columns.watched_enough), its share taken `margin` higher; true where never sampled."""
-    return real["attached_share"] is None or watched_enough(real["attached_share"] + margin, *real["spread"])
+    return real["attached_share"] is None or watched_enough(real["attached_share"] + margin, real["spread"])
 
 
 def too_little_watched(real: dict) -> bool:

@@ -1,5 +1,5 @@
 """A purge phase names where its time went (CPU-, I/O-, latch-bound) only where the sleep
-tracepoint watched half of that time or more, or a fifth in windows spread over it
+tracepoint watched half of that time or more, or a fifth in windows throughout it
 (interval_columns.watched_enough); else it says how much was watched, and no bound. At the
 default budget the tracepoint is sampled, and the largest part of a tenth of the time
 watched is no cause."""
@@ -78,4 +78,7 @@ def test_a_sample_spread_over_the_phase_names_its_bound_a_few_edge_intervals_do_
     assert 0.2 < purge_time.split_watched(edge) < 0.5 and purge_time.rows_bound(edge) is None
     # a tenth, spread over every second: too little
     assert purge_time.rows_bound(purge_rows([0.1] * 31)) is None
-    assert interval_columns.watched_enough(0.5, 0, 31)  # half is enough wherever it fell
+    assert interval_columns.watched_enough(0.5, [True] + [False] * 30)  # half is enough wherever it fell
+    # 16 of 34 seconds, some in each third (test_verify_purge_threads_live's run with the change)
+    assert interval_columns.watched_enough(0.27, [False] * 6 + [True, False] * 14)
+    assert not interval_columns.watched_enough(0.27, [True, False] * 9 + [False] * 16)  # none in its last third
