@@ -24,6 +24,7 @@ import subprocess
 import pytest
 
 from conftest import Server, innostall
+from innostall.analysis import recording, summary
 from scenario_runs import SCENARIOS
 from slow_fs_server import SERVER, slow_fs_server
 from test_verify_live import setting
@@ -69,6 +70,10 @@ def test_more_purge_threads_are_advised_and_confirmed_on_the_historys_rise(slow_
               for run in ("baseline-1", "baseline-2")}
     print(result.stdout, json.dumps(tried, indent=1), {run: [a["change"] for a in actions]
                                                       for run, actions in advice.items()})
+    for run in advice:  # what each run's advice stood on: its phases, watched and bound
+        told = summary.summary(recording.load(str(out / run)))
+        print(run, [(p["from_s"], p["to_s"], p["verdict"], p["figures"].get("split_watched"), p["figures"].get("bound"))
+                    for p in told["purge"]["phases"]], {g: v["coverage"] for g, v in told["governor"]["groups"].items()})
     # the runs as they are: purge falling behind, I/O-bound, and more threads the first advice
     for run, actions in advice.items():
         assert actions and actions[0]["key"] == "purge_threads", (run, actions)
