@@ -314,6 +314,10 @@ def claims(truth: dict, rows: pd.DataFrame, phase: dict, events: list[dict]) -> 
          and truth["watched_enough"]
          and g[0] == {"cpu": "CPU-bound", "io": "I/O-bound", "latch": "latch-bound",
                       "other": "off CPU"}[truth["bound"]["part"]]),
+        # after it: a bound named from a sample spread over the phase says how much was watched
+        (rf", of the ({NUMBER})% of it watched\)",
+         lambda g: truth["split_watched"] is not None and truth["split_watched"] < WATCHED_ENOUGH
+         and said(g[0], 100 * truth["split_watched"])),
         # before the waits they follow, which would take the words they are told by
         (rf"(?<=make room, )({NUMBER}) still waiting at its end \(({NUMBER}) s so far\)",
          lambda g: said(g[0], truth["log_room"]["open_at_end"]) and said(g[1], truth["log_room"]["open_s"])),

@@ -116,9 +116,12 @@ def bound_words(f: dict) -> str:
     """'; CPU-bound (46% of batch time on CPU)', or, where too little of purge's time was
     watched to say, that it was not: "; purge's time was watched 11% of it, too little to
     say where it went"."""
-    if f["bound"]:
-        return f"; {bound_text(f['bound']['part'], f['bound']['share'])}"
     watched = f.get("split_watched")
+    if f["bound"]:
+        text = bound_text(f["bound"]["part"], f["bound"]["share"])
+        if watched is not None and watched < WATCHED_ENOUGH:  # a sample spread over it: said so
+            text = f"{text[:-1]}, of the {100 * watched:.0f}% of it watched)"
+        return f"; {text}"
     if watched is not None and watched < WATCHED_ENOUGH and f["batches"]:
         return f"; purge's time was watched {100 * watched:.0f}% of it, too little to say where it went"
     return ""

@@ -10,6 +10,7 @@ import pandas as pd
 from conftest import REPO
 from innostall.analysis import interval_columns, phase_figures, purge_time, recording, summary
 from innostall.analysis.checks import verdict_check
+from innostall.analysis.wording import phases
 
 # MariaDB 11.4.5 at the default budget: the catch-up after a 20-s snapshot, its batches'
 # time watched 11% by the sleep tracepoint (purge_sleeps sampled)
@@ -82,3 +83,9 @@ def test_a_sample_spread_over_the_phase_names_its_bound_a_few_edge_intervals_do_
     # 16 of 34 seconds, some in each third (test_verify_purge_threads_live's run with the change)
     assert interval_columns.watched_enough(0.27, [False] * 6 + [True, False] * 14)
     assert not interval_columns.watched_enough(0.27, [True, False] * 9 + [False] * 16)  # none in its last third
+
+
+def test_a_bound_named_from_a_sample_says_how_much_was_watched():
+    sampled = {"bound": {"part": "io", "share": 0.68}, "split_watched": 0.36, "batches": 80}
+    assert phases.bound_words(sampled) == "; I/O-bound (68% of batch time waiting on I/O, of the 36% of it watched)"
+    assert phases.bound_words({**sampled, "split_watched": 0.8}) == "; I/O-bound (68% of batch time waiting on I/O)"
