@@ -6,7 +6,8 @@ time that names it (replica_time.named_part: the largest waiting part from a ten
 time, else the largest; cpu-bound, latch-bound, row-lock-bound, io-bound, commit-order-bound,
 off-cpu), or idle (no applier time), unwatched (no applier time while the cost governor had
 its probes detached: nothing is known; or its probes not attached enough of it,
-interval_columns.watched_enough: what was counted is said, no cause) and unsplit (busy, but no event watched whole).
+interval_columns.watched_enough: what was counted is said, no cause) and unsplit (busy,
+but no event watched whole).
 
 Each interval gets a verdict from its own counters; a run shorter than MIN_PHASE intervals
 then joins its longer neighbour (phases.debounce), and a busy phase is named again by the
@@ -30,11 +31,11 @@ from innostall.format.writer_tables import APPLIER_ROLE
 
 from .applier_counts import applier_deltas, applier_totals
 from .cost import coverage
-from .interval_columns import Columns, watched_enough
+from .interval_columns import WATCHED_ENOUGH, Columns, watched_enough
 from .phases import MIN_PHASE, debounce, runs
 from .recording import Recording
 from .replica_time import (BOUND, BUSY, COUNTERS, EVENTS, IDLE, LAG, PARTS, QUIET_SHARE, SATURATED, UNSPLIT, UNWATCHED,
-                           WATCHED, WATCHED_ENOUGH, seen_throughout, time_split, verdict_of)
+                           WATCHED, seen_throughout, time_split, verdict_of)
 from .report_tables import counter_names
 from .sampling import EXACT, group_of
 from .timeline import interval_lengths, per_interval

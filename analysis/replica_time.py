@@ -25,8 +25,6 @@ import pandas as pd
 
 from innostall.format.journal import SERVER_STATE
 
-from .interval_columns import WATCHED_ENOUGH  # noqa: F401 (a phase attached less, and not spread, was not watched)
-
 # the counters the applier's probes keep, per interval (probes/innostall.h)
 EVENTS, BUSY, WATCHED = "applier_events", "applier_ns", "applier_split_ns"
 PARTS = ("on_cpu", "latch", "row_lock", "io", "redo", "commit_order", "other")

@@ -28,9 +28,9 @@ from innostall.format.writer_tables import APPLIER_ROLE
 from . import check_numbers as vc
 from ..applier_counts import applier_deltas, applier_totals
 from ..cost import coverage
-from ..interval_columns import watched_enough
+from ..interval_columns import WATCHED_ENOUGH, watched_enough
 from ..replica_time import (BOUND, CAUSE_SHARE, DOING, FINDING_SHARE, MEASURED, PARTS, QUIET_SHARE, SATURATED,
-                           SHOWN_SHARE, UNSPLIT, UNWATCHED, VERDICTS, WAITS, WATCHED_ENOUGH, WATCHED_WHOLE,
+                           SHOWN_SHARE, UNSPLIT, UNWATCHED, VERDICTS, WAITS, WATCHED_WHOLE,
                            seen_throughout)
 from ..wording.phase_list import shown_phases
 from .replica_lag_check import lag_finding_holds, own_rise

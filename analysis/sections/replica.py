@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from ..applier_counts import applier_totals
 from ..cost import sampled_note
+from ..interval_columns import WATCHED_ENOUGH
 from ..recording import Recording
-from ..replica_time import (BOUND, DOING, FINDING_SHARE, PARTS, SHOWN_SHARE, UNSPLIT, UNWATCHED, WAITS, WATCHED_ENOUGH,
+from ..replica_time import (BOUND, DOING, FINDING_SHARE, PARTS, SHOWN_SHARE, UNSPLIT, UNWATCHED, WAITS,
                             time_split, waiting_part)
 from ..sampling import EXACT
 from ..wording.numbers import count, duration

@@ -14,8 +14,8 @@ from conftest import REPO
 from innostall.analysis import applier_counts, cost, recording, summary, views
 from innostall.analysis.checks import figure_bounds_check, verdict_check
 from innostall.analysis import interval_columns
-from innostall.analysis.interval_columns import SAMPLED_ENOUGH
-from innostall.analysis.replica_time import BOUND, WATCHED_ENOUGH
+from innostall.analysis.interval_columns import SAMPLED_ENOUGH, WATCHED_ENOUGH
+from innostall.analysis.replica_time import BOUND
 from innostall.analysis.sections import purge as purge_section
 from innostall.analysis.sections import replica as replica_words
 from test_replica_report import APPLIER_PROBES, IDLE, S, SQL_THREAD, applied, with_open_event
