@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 
 import pandas as pd
 from markupsafe import escape
@@ -42,30 +43,53 @@ from ..pinning import BACKLOG_MIN
 from ..purge_history import purge_table
 from ..interval_columns import WATCHED_ENOUGH
 from ..purge_time import rows_bound, rows_watched_enough, split_watched
-from ..recording import load
+from ..recording import Recording, load
 from ..summary import advised, report, with_findings
 from ..text import text_of
 from ..wording.phase_list import shown_phases
 
-__all__ = ["check", "server_state"]
+__all__ = ["check", "contradictions", "read", "server_state"]
 
 EVENT = re.compile(rf"^at ({NUMBER})–({NUMBER}) s (.*)$")
 LEVEL_WORDS = rf"no history\b|history at most|history (?:peaking at )?about|with {NUMBER} transactions of history"
 
 
+@dataclass(frozen=True)
+class ReportRead:
+    """A recording's report as its three views say it, each made once: the summary (as
+    summary(rec) makes it, and as `report --json` prints it), the text and the HTML page."""
+    rec: Recording
+    summed: dict  # summary(rec)
+    told: dict  # what --json prints: summed through JSON (NaN refused)
+    text: str
+    html: str
+    json_error: str | None  # why summed is not valid JSON, or None
+
+
+def read(recording_dir: str) -> ReportRead:
+    """The report of a recording, read once for all three views: summary(rec) and the text
+    and HTML reports of views.py would each read the figures and findings again (a third of
+    a second each)."""
+    rec = load(recording_dir)
+    shown = report(rec)
+    summed = advised(with_findings(shown.told, shown.found), rec.meta)  # summary(rec)
+    try:
+        told, error = json.loads(json.dumps(summed, allow_nan=False)), None
+    except ValueError as e:
+        told, error = summed, str(e)
+    return ReportRead(rec, summed, told, text_of(shown), render_html(rec, summed), error)
+
+
 def check(recording_dir: str) -> list[str]:
     """Every contradiction between the report of a recording (JSON, text and HTML) and its
     tables, one line each; an empty list when there is none."""
-    rec = load(recording_dir)
-    # The figures and findings read once for all three views: summary(rec) and the text and
-    # HTML reports of views.py would each read them again (a third of a second each).
-    shown = report(rec)
-    told = summed = advised(with_findings(shown.told, shown.found), rec.meta)  # summary(rec)
-    try:
-        told = json.loads(json.dumps(summed, allow_nan=False))  # what --json prints
-        problems = []
-    except ValueError as e:
-        problems = [f"report --json is not valid JSON: {e}"]
+    return contradictions(read(recording_dir))
+
+
+def contradictions(read_back: ReportRead) -> list[str]:
+    """check() of a report already read."""
+    rec, told, text, html = read_back.rec, read_back.told, read_back.text, read_back.html
+    problems = [f"report --json is not valid JSON: {read_back.json_error}"] if read_back.json_error else []
     state = server_state(rec)
     table = at_snapshots(purge_table(rec), state)
     phases = told["purge"]["phases"]
@@ -80,7 +104,6 @@ def check(recording_dir: str) -> list[str]:
         problems += [f"{where}: {x}" for x in phase_problems(p, table)
                      + level_problems(rows_in(table, p["from_s"], p["to_s"]), state)]
     problems += finding_problems(told, rec) + replica_check.missing_finding(rec, told)
-    text, html = text_of(shown), render_html(rec, summed)
     problems += replica_check.problems(rec, told, text) + figure_bounds_check.problems(told, text, html)
     problems += [f"advice: {x}" for x in advice_problems(told, told["advice"])]
     return problems + view_problems(told, text, html)

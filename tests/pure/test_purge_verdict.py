@@ -444,7 +444,7 @@ def test_a_connection_whose_views_follow_one_another_reads_true_to_the_checker(t
     steps = [{"history": 1000 + 800 * i, "purge_batches": 1, "purge_empty_batches": 1,
               "views": [first if i <= 6 else second]} for i in range(1, 13)]
     directory = recordings.write(tmp_path / "rec", purge_journal(steps))
-    told = summary.summary(recording.load(str(directory)))
-    sentences = [p["detail"] for p in told["purge"]["phases"] if p["verdict"] == "pinned"]
+    read = verdict_check.read(str(directory))
+    sentences = [p["detail"] for p in read.summed["purge"]["phases"] if p["verdict"] == "pinned"]
     assert sentences and any(s.count("connection 9") >= 2 for s in sentences), sentences
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []

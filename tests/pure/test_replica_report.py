@@ -88,21 +88,21 @@ def test_the_summary_gives_the_appliers_events_busy_time_and_split(row_lock_reco
 
 def test_the_lag_is_the_replicas_own_at_each_snapshot(tmp_path):
     lags = [0] * 5 + list(range(1, 10)) + [6, 3, 0, 0, 0, 0]
-    rec = recording.load(str(write(tmp_path, row_lock_story(), lags=lags)))
-    said = summary.summary(rec)["replica"]
+    read = verdict_check.read(str(write(tmp_path, row_lock_story(), lags=lags)))
+    said = read.summed["replica"]
     assert (said["lag_s_max"], said["lag_s_max_at_s"], said["lag_s_last"], said["lag_note"]) == (9, 14.0, 0, None)
     assert "  replication lag, as the replica reported it at each snapshot: at most 9 s (at 14.0 s), 0 s at the end" \
-        in views.text_report(rec).splitlines()
+        in read.text.splitlines()
 
 
 def test_nothing_is_said_of_a_replica_without_its_probe_or_its_events(tmp_path):
     unprobed = write(tmp_path, row_lock_story(), probes=[], name="unprobed")
     quiet = write(tmp_path, [IDLE] * 6, name="quiet")
     for directory in (unprobed, quiet):
-        rec = recording.load(str(directory))
-        assert summary.summary(rec)["replica"] is None
-        assert "Replica applier" not in views.text_report(rec)
-        assert verdict_check.check(str(directory)) == []
+        read = verdict_check.read(str(directory))
+        assert read.summed["replica"] is None
+        assert "Replica applier" not in read.text
+        assert verdict_check.contradictions(read) == []
 
 
 # --- the phases --------------------------------------------------------------------------
@@ -125,12 +125,12 @@ def test_a_short_spike_joins_its_phase_which_is_named_by_its_whole_split(tmp_pat
     """Two I/O-bound intervals inside a row-lock-bound stretch: too short for a phase, they
     join it, and the phase's split (row locks still the most) names it."""
     lock, reads = applied(100, row_lock=0.7, cpu=0.2), applied(40, io=0.8, cpu=0.1)
-    directory = write(tmp_path, [IDLE] * 3 + [lock] * 4 + [reads] * 2 + [lock] * 4 + [IDLE] * 3)
-    phases = told(directory)["replica"]["phases"]
+    read = verdict_check.read(str(write(tmp_path, [IDLE] * 3 + [lock] * 4 + [reads] * 2 + [lock] * 4 + [IDLE] * 3)))
+    phases = read.summed["replica"]["phases"]
     assert [p["verdict"] for p in phases] == ["idle", "row-lock-bound", "idle"]
     assert phases[1]["detail"].endswith(
         "62% of it waiting on row locks (5.6 s), 20% on CPU (1.8 s), 18% reading pages (1.6 s)")
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []
 
 
 def test_a_burst_in_an_idle_stretch_stays_idle_but_a_busy_flapping_one_is_named_by_its_split(tmp_path):
@@ -138,23 +138,24 @@ def test_a_burst_in_an_idle_stretch_stays_idle_but_a_busy_flapping_one_is_named_
     is idle and says what it applied. Busy every other second, it is busy half the time:
     named by its split, never idle."""
     burst = applied(60, row_lock=0.5, cpu=0.3)
-    burst_at_9 = write(tmp_path, [IDLE] * 9 + [burst] * 2 + [IDLE] * 9, name="burst")
-    quiet = told(burst_at_9)["replica"]["phases"]
+    burst_at_9 = verdict_check.read(str(write(tmp_path, [IDLE] * 9 + [burst] * 2 + [IDLE] * 9, name="burst")))
+    quiet = burst_at_9.summed["replica"]["phases"]
     assert [(p["verdict"], p["detail"]) for p in quiet] == [(
         "idle", "idle: the applier applied 120 events (6.0/s), busy 1.6 s of 20.0 s (8%): 62% of it waiting on "
                 "row locks (1.0 s), 38% on CPU (600 ms)")]
-    assert verdict_check.check(str(burst_at_9)) == []
-    directory = write(tmp_path, [burst, IDLE] * 6, name="flapping")
-    flapping = told(directory)["replica"]["phases"]
+    assert verdict_check.contradictions(burst_at_9) == []
+    read = verdict_check.read(str(write(tmp_path, [burst, IDLE] * 6, name="flapping")))
+    flapping = read.summed["replica"]["phases"]
     assert [p["verdict"] for p in flapping] == ["row-lock-bound"]
     assert "busy 4.8 s of 12.0 s (40%)" in flapping[0]["detail"]
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []
 
 
 def test_parallel_appliers_waiting_for_the_commit_order_are_not_saturated(tmp_path):
     workers = [[5000 + i, "mariadbd", 300, 2 * S] for i in range(4)]
-    directory = write(tmp_path, [applied(400, commit=1.2, cpu=0.6, other=0.2)] * 6, appliers=workers)
-    said = told(directory)
+    read = verdict_check.read(str(write(tmp_path, [applied(400, commit=1.2, cpu=0.6, other=0.2)] * 6,
+                                        appliers=workers)))
+    said = read.summed
     [phase] = said["replica"]["phases"]
     assert phase["detail"] == (
         "commit-order-bound: the 4 applier threads applied 2,400 events (400/s), busy 12.0 s of their 24.0 s "
@@ -164,7 +165,7 @@ def test_parallel_appliers_waiting_for_the_commit_order_are_not_saturated(tmp_pa
     [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
     assert finding.startswith("The replica's applier spent 60% of its time waiting for the commit order "
                               "(7.2 s of 12.0 s busy, in 2,400 events): ")
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []
 
 
 def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
@@ -172,8 +173,8 @@ def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
     applier's probes attached for half of the last 4 intervals, which saw no event."""
     steps = [{**applied(50, latch=0.4, cpu=0.2, unwatched=0.3), "governor.attached_ns.applier": S}] * 6
     steps += [{**IDLE, "governor.attached_ns.applier": S // 2}] * 4
-    directory = write(tmp_path, steps)
-    said = told(directory)
+    read = verdict_check.read(str(write(tmp_path, steps)))
+    said = read.summed
     a = said["replica"]["applier"]
     assert a["split_watched_pct"] == 66.667 and a["coverage"] == 0.8
     busy, unwatched = said["replica"]["phases"]
@@ -184,10 +185,9 @@ def test_a_split_of_part_of_the_time_and_sampled_probes_say_so(tmp_path):
     assert unwatched["detail"] == ("unwatched: no event seen (its probes were detached at times: an event begun "
                                    "then, a stall, may have gone on unseen); its probes were attached 50% of the phase (the "
                                    "cost governor sampled them: a floor)")
-    report = views.text_report(recording.load(str(directory)))
     assert "Replica applier (the replica's threads applying replicated events) [sampled: attached 80% of the time" \
-        in report
-    assert verdict_check.check(str(directory)) == []
+        in read.text
+    assert verdict_check.contradictions(read) == []
 
 
 # --- the text, the finding, the checker --------------------------------------------------
@@ -248,8 +248,8 @@ def backup_story(tmp_path) -> Path:
 
 
 def test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_latch(tmp_path):
-    directory = backup_story(tmp_path)
-    said = told(directory)
+    read = verdict_check.read(str(backup_story(tmp_path)))
+    said = read.summed
     phases = said["replica"]["phases"]
     assert [(p["from_s"], p["to_s"], p["verdict"]) for p in phases] == [
         (0.0, 5.0, "off-cpu"), (5.0, 13.0, "latch-bound"), (13.0, 20.0, "off-cpu")]
@@ -268,17 +268,14 @@ def test_a_waiting_part_of_a_tenth_names_the_phase_and_the_finding_names_its_lat
     [finding] = [f for f in said["findings"] if f.startswith("The replica's applier")]
     assert finding.endswith(" The latch it waited on longest: block 8:4 sbtest/sbtest1 PRIMARY (1,019.1 ms of the "
                             "1,045.5 ms it waited on latches, released most by mariadbd (user connection)).")
-    assert verdict_check.check(str(directory)) == []
-    report = views.text_report(recording.load(str(directory)))
+    assert verdict_check.contradictions(read) == []
     assert "    block 8:4 sbtest/sbtest1 PRIMARY         block      1,019.1 ms    1,017 waits  released most by " \
-           "mariadbd (user connection) 994.6 ms" in report
+           "mariadbd (user connection) 994.6 ms" in read.text
 
 
 def test_the_checker_holds_the_cause_rule_and_the_latch_words(tmp_path):
-    directory = backup_story(tmp_path)
-    rec = recording.load(str(directory))
-    said = summary.summary(rec)
-    report = views.text_report(rec)
+    read = verdict_check.read(str(backup_story(tmp_path)))
+    rec, said, report = read.rec, read.summed, read.text
 
     def renamed(verdict: str) -> dict:
         copied = copy.deepcopy(said)
@@ -310,8 +307,8 @@ def test_commits_waiting_for_the_redo_log_name_the_phase_unless_someone_is_in_th
     """A single applier whose commits wait for the redo log's sync: redo-bound, and a finding
     says why; a latch part of a tenth of its time still names the phase it is in."""
     syncing, hindered = applied(3000, cpu=0.3, redo=0.6, latch=0.02), applied(1500, cpu=0.25, redo=0.6, latch=0.12)
-    directory = write(tmp_path, [syncing] * 5 + [hindered] * 4 + [syncing] * 5)
-    said = told(directory)
+    read = verdict_check.read(str(write(tmp_path, [syncing] * 5 + [hindered] * 4 + [syncing] * 5)))
+    said = read.summed
     assert [(p["from_s"], p["verdict"]) for p in said["replica"]["phases"]] == [
         (0.0, "redo-bound"), (5.0, "latch-bound"), (9.0, "redo-bound")]
     assert said["replica"]["phases"][0]["detail"].endswith(
@@ -319,18 +316,16 @@ def test_commits_waiting_for_the_redo_log_name_the_phase_unless_someone_is_in_th
     [redo] = [f for f in said["findings"] if "waiting for the redo log at commit" in f.split(":")[0]]
     assert redo.startswith("The replica's applier spent 64% of its time waiting for the redo log at commit (8.4 s of "
                            "13.1 s busy, in 36,000 events): ") and redo.endswith(WHY["redo"])
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []
     without = {**said, "findings": [f for f in said["findings"] if f != redo]}
     assert any("waiting for the redo log at commit, and no finding" in p
-               for p in replica_check.missing_finding(recording.load(str(directory)), without))
+               for p in replica_check.missing_finding(read.rec, without))
 
 
 def test_the_checker_holds_the_report_and_catches_it_tampered_with(row_lock_recording):
-    directory = row_lock_recording
-    assert verdict_check.check(str(directory)) == []
-    rec = recording.load(str(directory))
-    said = summary.summary(rec)
-    report = views.text_report(rec)
+    read = verdict_check.read(str(row_lock_recording))
+    assert verdict_check.contradictions(read) == []
+    rec, said, report = read.rec, read.summed, read.text
     assert replica_check.problems(rec, said, report) == []
 
     def tampered(change) -> list[str]:
@@ -429,15 +424,16 @@ def test_an_event_stalled_on_a_row_lock_is_told_in_the_intervals_it_lasted(tmp_p
     records = with_open_event(purge_journal(steps), {4: 1.0, 5: 2.0, 6: 3.0})
     records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"], "appliers": SQL_THREAD})
     directory = recordings.write(tmp_path / "rec", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
-    rec = recording.load(str(directory))
+    read = verdict_check.read(str(directory))
+    rec = read.rec
     table = applier_counts.applier_deltas(rec)
     assert list(table["applier_ns"] / S) == [0, 0, 0, 1.0, 1.0, 1.0, 1.0, 0, 0, 0]
     assert list((table["applier_row_lock_ns"] / S).round(6)) == [0, 0, 0, 0.9, 1.0, 1.0, 0.9, 0, 0, 0]
-    said = summary.summary(rec)["replica"]
+    said = read.summed["replica"]
     assert (said["applier"]["busy_s"], said["applier"]["split_ms"]["row_lock"]) == (4.0, 3800.0)
     assert [(p["from_s"], p["to_s"], p["verdict"]) for p in said["phases"]] == \
         [(0.0, 3.0, "idle"), (3.0, 7.0, "row-lock-bound"), (7.0, 10.0, "idle")]
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []
     # a window from 5 s counts the stall from there: its level then is no growth of the window's
     windowed = applier_counts.applier_deltas(window.window(rec, "5", None))
     assert list(windowed["applier_ns"] / S) == [1.0, 1.0, 0, 0, 0]
@@ -448,8 +444,9 @@ def test_an_event_still_stalled_at_the_end_is_counted_so_far(tmp_path):
     steps = [IDLE] * 6
     records = with_open_event(purge_journal(steps), {4: 1.0, 5: 2.0, 6: 3.0})
     directory = recordings.write(tmp_path / "rec", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
-    said = summary.summary(recording.load(str(directory)))["replica"]
+    read = verdict_check.read(str(directory))
+    said = read.summed["replica"]
     assert (said["applier"]["events"], said["applier"]["busy_s"], said["applier"]["split_ms"]["row_lock"]) == \
         (0, 3.0, 2900.0)
     assert said["phases"][-1]["verdict"] == "row-lock-bound"
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []

@@ -7,11 +7,12 @@ or above its whole (figure_bounds_check.py, in verdict_check.check); the finding
 from the lag the replica reported and where it grew."""
 from __future__ import annotations
 
-import json
 import re
 
+import pytest
+
 from conftest import REPO
-from innostall.analysis import applier_counts, cost, recording, summary, views
+from innostall.analysis import applier_counts, cost, recording, summary
 from innostall.analysis.checks import figure_bounds_check, verdict_check
 from innostall.analysis import interval_columns
 from innostall.analysis.interval_columns import SAMPLED_ENOUGH, WATCHED_ENOUGH
@@ -34,8 +35,14 @@ SAMPLED = REPO / "tests" / "data" / "replica-row-lock-sampled"
 REDO_SAMPLED = REPO / "tests" / "data" / "replica-redo-sampled"
 
 
-def test_a_phase_watched_a_tenth_names_no_cause_and_gives_no_share():
-    told = summary.summary(recording.load(str(SAMPLED)))["replica"]
+@pytest.fixture(scope="module")
+def sampled() -> verdict_check.ReportRead:
+    """SAMPLED's report, read once for the tests that only read it (none alters it)."""
+    return verdict_check.read(str(SAMPLED))
+
+
+def test_a_phase_watched_a_tenth_names_no_cause_and_gives_no_share(sampled):
+    told = sampled.summed["replica"]
     for p in told["phases"]:
         attached = p["figures"]["attached_share"]
         if attached is not None and attached < SAMPLED_ENOUGH and p["figures"]["busy_s"]:
@@ -62,9 +69,8 @@ def test_the_same_stall_by_a_rule_of_half_the_phase_was_unwatched(monkeypatch):
     assert phase["verdict"] == "unwatched"
 
 
-def test_the_finding_starts_from_the_lag_and_where_it_grew():
-    rec = recording.load(str(SAMPLED))
-    told = summary.summary(rec)
+def test_the_finding_starts_from_the_lag_and_where_it_grew(sampled):
+    rec, told = sampled.rec, sampled.summed
     lag = rec.counters[rec.counters["name"] == "server.replica_lag_s"].set_index("t_s")["value"]
     first = told["findings"].index(next(f for f in told["findings"] if f.startswith("The replica")))
     leading = told["findings"][first]
@@ -72,7 +78,7 @@ def test_the_finding_starts_from_the_lag_and_where_it_grew():
     assert f"to {lag.max():.0f} s at {lag.idxmax():.1f} s." in leading
     assert "the largest part was waiting on row locks" in leading  # the watched part of the stall
     assert "too little watched to say what held it back" in leading
-    assert verdict_check.check(str(SAMPLED)) == []
+    # the checker reads it as every stored recording (test_verdict_consistency)
 
 
 def test_the_checker_catches_a_lag_finding_the_counters_deny(monkeypatch):
@@ -100,11 +106,10 @@ def test_an_event_whose_probes_were_detached_leaves_no_negative_time(tmp_path):
     records = with_open_event(purge_journal(steps), {4: 1.5})
     records.insert(-1, {"type": "latch_tables", "mono_ns": records[-1]["mono_ns"], "appliers": SQL_THREAD})
     directory = recordings.write(tmp_path / "rec", records, probes=[*recordings.meta(False)["probes"], *APPLIER_PROBES])
-    rec = recording.load(str(directory))
-    assert (applier_counts.applier_deltas(rec) >= 0).all().all()
-    told = json.loads(json.dumps(summary.summary(rec)))
-    assert all(p["figures"]["busy_s"] >= 0 for p in told["replica"]["phases"])
-    assert verdict_check.check(str(directory)) == []
+    read = verdict_check.read(str(directory))
+    assert (applier_counts.applier_deltas(read.rec) >= 0).all().all()
+    assert all(p["figures"]["busy_s"] >= 0 for p in read.told["replica"]["phases"])
+    assert verdict_check.contradictions(read) == []
 
 
 def test_the_bounds_checker_catches_the_figures_a_user_met():
@@ -143,13 +148,12 @@ def test_an_overhead_estimate_above_the_servers_cpu_is_said_in_seconds():
     assert cost.overhead_words(0.8, 8.0) == "overhead 0.80% of 8.0 s server CPU"
 
 
-def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections():
+def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections(sampled):
     from innostall.analysis.replica import applier_table
     from innostall.analysis.replica_timeline import LAG_COLUMN, replica_series
-    rec = recording.load(str(SAMPLED))
-    told = summary.summary(rec)
+    read = sampled
+    rec, told, page = read.rec, read.summed, read.html
     assert told["findings"][0].startswith("The replica fell behind: its lag grew")
-    page = views.html_report(rec)
     timeline = page[page.index('id="purge-timeline"'):]
     assert "Replica lag (s, as the replica reported it)" in timeline
     assert "Replica applier, ms\\u002fs: busy, and its watched time by part" in timeline  # "/" as the page's JSON has it
@@ -157,8 +161,7 @@ def test_on_a_replica_its_story_leads_the_timeline_the_findings_and_the_sections
     lanes, rows = replica_series(rec, applier_table(rec), index)
     lag = rec.counters[rec.counters["name"] == "server.replica_lag_s"].groupby("t_s")["value"].last()
     assert lanes[LAG_COLUMN].max() == lag.max() and "waiting on row locks ms/s" in rows[1][1]
-    report = views.text_report(rec)
-    assert report.index("\nReplica applier (the replica's") < report.index("\nPurge")
+    assert read.text.index("\nReplica applier (the replica's") < read.text.index("\nPurge")
 
 
 def test_an_unwatched_phase_still_tells_the_row_lock_waits_their_probe_saw_whole(tmp_path):
@@ -166,14 +169,14 @@ def test_an_unwatched_phase_still_tells_the_row_lock_waits_their_probe_saw_whole
     waits charged whole are told, with no share and no cause; the rest is not."""
     from test_replica_report import write
     steps = [{**applied(40, row_lock=0.7, cpu=0.1), "governor.attached_ns.applier": S // 20}] * 6
-    directory = write(tmp_path, steps)
-    [phase] = summary.summary(recording.load(str(directory)))["replica"]["phases"]
+    read = verdict_check.read(str(write(tmp_path, steps)))
+    [phase] = read.summed["replica"]["phases"]
     assert phase["verdict"] == "unwatched" and phase["figures"]["counted_whole_s"]["row_lock"] == 4.2
     assert phase["detail"] == ("unwatched: the applier applied 240 events (40.0/s), counted busy 4.8 s, 4.2 s of it "
                                "waiting on row locks (their probe attached throughout); its probes were attached 5% "
                                "of the phase (the cost governor sampled them: a floor): too little watched to say "
                                "what else held it back")
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []
 
 
 def test_the_lag_finding_tells_the_waits_seen_whole_in_a_span_too_little_watched(tmp_path, monkeypatch):
@@ -181,11 +184,11 @@ def test_the_lag_finding_tells_the_waits_seen_whole_in_a_span_too_little_watched
     from innostall.analysis.wording import replica_lag
     steps = [{**applied(40, row_lock=0.7, cpu=0.1), "governor.attached_ns.applier": S // 20}] * 6
     directory = write(tmp_path, steps, lags=[0, 1, 2, 3, 4, 5])
-    told = summary.summary(recording.load(str(directory)))
-    assert told["findings"][0] == ("The replica fell behind: its lag grew from 0 s at 1.0 s to 5 s at 6.0 s. "
-                                   "0.0–6.0 s was too little watched to say what held it back, beyond 4.2 s waiting "
-                                   "on row locks (their probe attached throughout).")
-    assert verdict_check.check(str(directory)) == []
+    read = verdict_check.read(str(directory))
+    assert read.summed["findings"][0] == ("The replica fell behind: its lag grew from 0 s at 1.0 s to 5 s at 6.0 s. "
+                                          "0.0–6.0 s was too little watched to say what held it back, beyond 4.2 s "
+                                          "waiting on row locks (their probe attached throughout).")
+    assert verdict_check.contradictions(read) == []
     real = replica_lag.whole_words
     monkeypatch.setattr(replica_lag, "whole_words", lambda phases: real(phases).replace("4.2 s", "2.1 s"))
     assert any("The replica fell behind" in p and "its tables say otherwise" in p

@@ -63,7 +63,7 @@ def test_a_level_from_a_probe_says_it_is_a_peak():
 def test_the_checker_holds_the_words_to_the_servers_column_not_the_tables(monkeypatch):
     """With the report's table blind to the server's reading (the words then end at the
     probe's stale value), the checker, reading the column on its own, says so."""
-    assert verdict_check.check(str(CATCH_UP)) == []
+    # unaltered, the checker holds it as every stored recording (test_verdict_consistency)
     blind = purge_history.history_in_memory
 
     def nothing_read(rec, index):
@@ -86,17 +86,15 @@ def test_what_a_view_held_is_told_at_the_snapshot():
 def test_how_to_learn_more_is_a_note_under_the_verdict_never_in_its_sentence(monkeypatch):
     """The view pinning purge was found in the server's memory, with no stack: the sentence
     names who holds it, and the note says which probe would give where it opened."""
-    from innostall.analysis import views
     from innostall.analysis.wording import phases as phase_words
-    rec = load(CATCH_UP)
-    told = summary(rec)
+    read = verdict_check.read(str(CATCH_UP))
+    told = read.summed
     pinned = next(p for p in told["purge"]["phases"] if p["verdict"] == "pinned")
     assert pinned["detail"].startswith("pinned by connection ") and "--probes" not in pinned["detail"]
     assert told["purge"]["notes"] == [phase_words.OPENED_NOTE] and "--probes default,read_view" in phase_words.OPENED_NOTE
-    report = views.text_report(rec)
-    verdict = report[:report.index("\n\n")]
+    verdict = read.text[:read.text.index("\n\n")]
     assert verdict.endswith(f"  note: {phase_words.OPENED_NOTE}")
-    assert "--probes default,read_view" in views.html_report(rec).split('id="findings"')[0]
+    assert "--probes default,read_view" in read.html.split('id="findings"')[0]
     # the checker: the advice back inside the sentence is caught
     real = phase_words.view_words
     monkeypatch.setattr(phase_words, "view_words", lambda view: real(view) + " (where it opened: --probes default,read_view)")

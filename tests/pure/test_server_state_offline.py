@@ -64,13 +64,17 @@ def with_state(records: list[dict], states: list[dict]) -> list[dict]:
     return records
 
 
-def load(tmp_path, records, meta_state=None):
+def written(tmp_path, records, meta_state=None) -> str:
     path = recordings.write(tmp_path / "rec", records)
     if meta_state is not None:
         import json
         meta = json.loads((path / "meta.json").read_text())
         (path / "meta.json").write_text(json.dumps({**meta, "server_state": meta_state}))
-    return recording.load(str(path))
+    return str(path)
+
+
+def load(tmp_path, records, meta_state=None):
+    return recording.load(written(tmp_path, records, meta_state))
 
 
 def test_redo_checkpoint_age_and_pages(tmp_path):
@@ -150,15 +154,15 @@ def test_the_flush_finding_and_its_check(tmp_path):
     states = [{"lsn": l, "checkpoint_lsn": 100 * MIB, "async_flush_age": 12 * MIB, "max_checkpoint_age": 16 * MIB,
                "dirty_pages": 100 * i, "checkpoint_age_peak": 2 * MIB * i} for i, l in enumerate(lsn, start=1)]
     states[3]["checkpoint_age_peak"] = 11 * MIB  # a top between snapshots, then a checkpoint
-    rec = load(tmp_path, with_state(purge_journal(steps), states), {"read": list(states[0])})
-    found = [f for f in summary.summary(rec)["findings"] if f.startswith("The checkpoint age")]
+    read = verdict_check.read(written(tmp_path, with_state(purge_journal(steps), states), {"read": list(states[0])}))
+    rec = read.rec
+    found = [f for f in read.summed["findings"] if f.startswith("The checkpoint age")]
     assert found == ["The checkpoint age reached 12.0 MiB in the interval ending 6.0 s, 100% of the async flush "
                      "point (12.0 MiB); it reached that point in intervals totalling 1.0 s: from the first InnoDB "
                      "flushes dirty pages regardless of innodb_io_capacity, from the second writers wait for "
                      "that flushing. Dirty pages peaked at 600."]
-    assert verdict_check.check(rec.path) == []
-    told = summary.summary(rec)
-    told["findings"] = [found[0].replace("600", "700")]
+    assert verdict_check.contradictions(read) == []
+    told = {**read.summed, "findings": [found[0].replace("600", "700")]}
     assert any("its tables say otherwise" in p for p in verdict_check.finding_problems(told, rec))
     states[3]["checkpoint_age_peak"] = 8 * MIB  # at most 10 MiB: 83% of the point, no finding
     states[-1].update(lsn=109 * MIB, checkpoint_age_peak=9 * MIB)
@@ -200,13 +204,13 @@ def test_redo_by_writer_and_its_finding(tmp_path):
     meta = json.loads((path / "meta.json").read_text())
     meta["probes"].append({"name": "redo_write", "attached": True, "symbol": "_Z18log_buffer_reserveR5log_tm"})
     (path / "meta.json").write_text(json.dumps(meta))
-    rec = recording.load(str(path))
-    s = summary.summary(rec)
+    read = verdict_check.read(str(path))
+    rec, s = read.rec, read.summed
     assert s["redo"]["bytes"] is None  # no LSN read: the probe's split stands alone
     assert s["redo"]["by_role"] == {"purge coordinator": 30_000, "purge worker": 90_000, "other": 180_000}
     assert s["redo"]["by_role_share"] == {"purge coordinator": 0.1, "purge worker": 0.3, "other": 0.6}
     assert "Purge wrote 40.0% of the redo (0.1 of 0.3 MiB: its coordinator 10.0%, its workers 30.0%)." in s["findings"]
-    assert verdict_check.check(str(path)) == []
+    assert verdict_check.contradictions(read) == []
     told = {**s, "findings": ["Purge wrote 45.0% of the redo (0.1 of 0.3 MiB: its coordinator 10.0%, its workers 30.0%)."]}
     assert any("its tables say otherwise" in p for p in verdict_check.finding_problems(told, rec))
 
@@ -222,6 +226,7 @@ def test_the_purge_redo_finding_rounds_once(tmp_path):
     meta = json.loads((path / "meta.json").read_text())
     meta["probes"].append({"name": "redo_write", "attached": True})
     (path / "meta.json").write_text(json.dumps(meta))
-    found = [f for f in summary.summary(recording.load(str(path)))["findings"] if f.startswith("Purge wrote")]
+    read = verdict_check.read(str(path))
+    found = [f for f in read.summed["findings"] if f.startswith("Purge wrote")]
     assert found == ["Purge wrote 13.4% of the redo (0.3 of 1.9 MiB: its coordinator 9.9%, its workers 3.5%)."]
-    assert verdict_check.check(str(path)) == []
+    assert verdict_check.contradictions(read) == []

@@ -62,11 +62,19 @@ def told(directory: Path) -> dict:
     return summary.summary(recording.load(str(directory)))
 
 
+def checked(directory: Path) -> dict:
+    """The summary of a recording whose report the checker holds (verdict_check.check), read
+    once for both."""
+    read = verdict_check.read(str(directory))
+    assert verdict_check.contradictions(read) == []
+    return read.summed
+
+
 # --- short events keep their words ---------------------------------------------------
 
 def test_a_one_interval_catch_up_after_a_pin_reads_pinned_then_caught_up(tmp_path):
     directory = write(tmp_path, with_peaks(purge_journal(issue_steps()[0]), issue_steps()[1]))
-    phases = told(directory)["purge"]["phases"]
+    phases = checked(directory)["purge"]["phases"]
     assert [p["verdict"] for p in phases] == ["idle", "pinned", "catching_up", "idle"]
     pinned, catch_up = phases[1:3]
     assert (pinned["from_s"], pinned["to_s"], catch_up["to_s"]) == (6.0, 29.0, 30.0)
@@ -76,7 +84,6 @@ def test_a_one_interval_catch_up_after_a_pin_reads_pinned_then_caught_up(tmp_pat
     assert "growing" not in pinned["detail"]
     # the interval's level is the backlog it cleared, its end what was left
     assert catch_up["detail"] == "catching up: history 64,267 → 0 over 1.0 s (-64,267/s), 127 pages per batch"
-    assert verdict_check.check(str(directory)) == []
 
 
 def test_a_catch_up_too_short_to_be_a_phase_is_named_in_the_pinned_phase(tmp_path):
@@ -89,7 +96,7 @@ def test_a_catch_up_too_short_to_be_a_phase_is_named_in_the_pinned_phase(tmp_pat
               for i in range(1, 9)]
     steps.append({"history": 20500, "purge_batches": 40, "purge_pages": 4000})
     directory = write(tmp_path, purge_journal(steps))
-    pinned = told(directory)["purge"]["phases"][-1]
+    pinned = checked(directory)["purge"]["phases"][-1]
     assert (pinned["verdict"], pinned["from_s"], pinned["to_s"]) == ("pinned", 6.0, 15.0)
     assert pinned["detail"].endswith("history 20,000 → 24,000 over 8.0 s (+500/s); at 14.0 s the view "
                                      "held 24,000 of 24,000 transactions of history; the view closed "
@@ -97,7 +104,6 @@ def test_a_catch_up_too_short_to_be_a_phase_is_named_in_the_pinned_phase(tmp_pat
                                      "4,000 undo pages in 40 batches, history 24,000 → 20,500 over "
                                      "1.0 s (-3,500/s)")
     assert [(e["verdict"], e["from_s"], e["to_s"]) for e in pinned["events"]] == [("catching_up", 14.0, 15.0)]
-    assert verdict_check.check(str(directory)) == []
 
 
 def test_a_brief_stall_and_a_burst_are_named_inside_the_phase_that_took_them_in(tmp_path):
@@ -105,25 +111,23 @@ def test_a_brief_stall_and_a_burst_are_named_inside_the_phase_that_took_them_in(
     steps = [steady] * 6 + [{"history": 5000, "purge_batches": 1, "purge_empty_batches": 1}] + [steady] * 6
     steps += [{"history": 6000, "purge_batches": 30, "purge_pages": 3000}] + [steady] * 6
     directory = write(tmp_path, purge_journal(steps))
-    [phase] = told(directory)["purge"]["phases"]
+    [phase] = checked(directory)["purge"]["phases"]
     assert phase["verdict"] == "keeping_up"
     assert phase["detail"].endswith("; at 6.0–7.0 s every purge batch found nothing to purge; at 13.0–14.0 s "
                                     "the history rose: history 5,000 → 6,000 over 1.0 s (+1,000/s)")
     # the interval after the stall is no catch-up: the history did not fall in it
     assert [e["verdict"] for e in phase["events"]] == ["pinned", "falling_behind"]
-    assert verdict_check.check(str(directory)) == []
 
 
 def test_a_pinned_phase_that_took_in_working_intervals_does_not_say_every_batch_found_nothing(tmp_path):
     """Without the history length (format 1), a stretched hour of stall-then-catch-up: each
     catch-up is too small a share of all the work to be a phase of its own."""
     hour = recordings.stretched(REPO / "tests" / "data" / "purge-stall", tmp_path / "hour", 300)
-    phases = told(hour)["purge"]["phases"]
+    phases = checked(hour)["purge"]["phases"]
     pinned = [p for p in phases if p["verdict"] == "pinned"]
     assert pinned and all("every purge batch found nothing" not in p["detail"] for p in pinned if p["events"])
     assert pinned[0]["detail"].startswith("pinned: purge batches found nothing to purge in 18 of 19 intervals")
     assert pinned[0]["detail"].endswith("; at 18.0–19.0 s purge caught up: 146,149 undo pages in 1,152 batches")
-    assert verdict_check.check(str(hour)) == []
 
 
 def test_purge_not_recorded_is_said_so_never_that_no_batch_ran(tmp_path):
@@ -136,15 +140,14 @@ def test_purge_not_recorded_is_said_so_never_that_no_batch_ran(tmp_path):
     for probe in meta["probes"]:
         probe["attached"] = probe["attached"] and probe["name"] != "purge_batch"
     (directory / "meta.json").write_text(json.dumps(meta))
-    rec = recording.load(str(directory))
-    told = summary.summary(rec)
+    read = verdict_check.read(str(directory))
+    told = read.summed
     phase, throttled = told["purge"]["phases"]  # the DML delay, measured, is still told
     assert (phase["verdict"], phase["from_s"], throttled["verdict"]) == ("not_recorded", 0.0, "throttled")
     assert "purge_batch" in phase["detail"] and "2,000 µs × 120 row operations" in throttled["detail"]
     assert not any("no purge batch" in f.lower() for f in told["findings"])
-    report = views.text_report(rec)
-    assert "Purge: not recorded (probe purge_batch)" in report and "no purge batch ran" not in report
-    assert verdict_check.check(str(directory)) == []
+    assert "Purge: not recorded (probe purge_batch)" in read.text and "no purge batch ran" not in read.text
+    assert verdict_check.contradictions(read) == []
 
 
 # --- every figure checked against the tables -----------------------------------------
@@ -199,9 +202,8 @@ def test_a_level_over_intervals_whose_history_was_unknown_says_so(tmp_path):
     steps = [{"history": 0, **whole} for _ in range(3)] + [{"history": None, **none} for _ in range(3)]
     steps.append({"history": 0, **whole})
     directory = write(tmp_path, purge_journal(steps))
-    [phase] = told(directory)["purge"]["phases"]
+    [phase] = checked(directory)["purge"]["phases"]
     assert phase["detail"] == "idle: no purge batch ran, no history (read in 4 of 7 intervals)"
-    assert verdict_check.check(str(directory)) == []
     table = purge_history.purge_table(recording.load(str(directory)))
     unsaid = {**phase, "detail": "idle: no purge batch ran, no history"}
     assert any("not saying it was unknown in 3 of its 7 intervals" in p
@@ -221,9 +223,10 @@ def test_the_checker_reads_each_claim_against_its_own_span(tmp_path):
 
 
 def test_text_and_html_say_the_same_sentences_as_json(tmp_path):
-    rec = recording.load(str(recordings.synthetic(tmp_path / "rec")))
-    said = summary.summary(rec)
-    page, report = views.html_report(rec), views.text_report(rec)
+    read = verdict_check.read(str(recordings.synthetic(tmp_path / "rec")))
+    said, page, report = read.summed, read.html, read.text
+    # the checker's one reading is what the CLI's report prints: the tests that take it do too
+    assert report == views.text_report(read.rec) and said == summary.summary(read.rec)
     assert verdict_check.view_problems(said, report, page) == []
     assert said["findings"] and all(f"  finding: {f}" in report.splitlines() for f in said["findings"])
     altered = report.replace("every purge batch found nothing", "every purge batch found little")
@@ -246,29 +249,28 @@ def named_recording(tmp_path) -> Path:
 
 
 def test_the_finding_names_the_hot_block_as_the_latch_table_does(tmp_path):
-    directory = named_recording(tmp_path)
-    rec = recording.load(str(directory))
-    said = summary.summary(rec)
+    read = verdict_check.read(str(named_recording(tmp_path)))
+    rec, said = read.rec, read.summed
     block = "block 5:3 sbtest/sbtest1 PRIMARY"
     assert block in list(rec.latches["name"])
     assert said["block_lock"]["top_pages"][0]["name"] == block
     [latches] = [f for f in said["findings"] if f.startswith("Threads waited")]
     assert f"% of that time was on one page, {block}: a hot spot" in latches
     assert "space 5 page 3" not in json.dumps(said)
-    assert re.search(r"^\s+5\s+3\s+\d+\s+[\d.]+\s+block 5:3 sbtest/sbtest1 PRIMARY$", views.text_report(rec), re.M)
-    assert verdict_check.check(str(directory)) == []
+    assert re.search(r"^\s+5\s+3\s+\d+\s+[\d.]+\s+block 5:3 sbtest/sbtest1 PRIMARY$", read.text, re.M)
+    assert verdict_check.contradictions(read) == []
 
 
 def test_names_are_shortened_only_at_word_boundaries_and_whole_in_json_and_html(tmp_path):
-    rec = recording.load(str(named_recording(tmp_path)))
-    report = views.text_report(rec)
+    read = verdict_check.read(str(named_recording(tmp_path)))
+    report = read.text
     assert LONG_LATCH not in report  # too long for its column ...
     cut = shorten(LONG_LATCH, 48)
     assert cut == "condition's mutex retaken in net_real_write…"
     assert f"  {cut}" in report and "net_real_write ← ne " not in report  # ... cut between words
     assert all(LONG_LATCH.startswith(c.rstrip("…")) for c in re.findall(r"condition's[^…]*…", report))
-    assert LONG_LATCH in [t["name"] for t in summary.summary(rec)["latches"]["top"]]  # whole in JSON
-    assert f'title="{escape(LONG_LATCH)}"' in views.html_report(rec)  # and in the HTML title
+    assert LONG_LATCH in [t["name"] for t in read.told["latches"]["top"]]  # whole in JSON
+    assert f'title="{escape(LONG_LATCH)}"' in read.html  # and in the HTML title
 
 
 def test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_title(tmp_path):
@@ -276,13 +278,13 @@ def test_a_long_statement_is_cut_between_words_and_whole_in_json_and_the_html_ti
     snapshot = view(4321, 0.5, 1000, connection_id=17, user="app", statement=statement)
     steps = [{"history": 1000 + 800 * i, "purge_batches": 1, "purge_empty_batches": 1, "views": [snapshot]}
              for i in range(1, 8)]
-    rec = recording.load(str(write(tmp_path, purge_journal(steps))))
-    [phase] = summary.summary(rec)["purge"]["phases"]
+    read = verdict_check.read(str(write(tmp_path, purge_journal(steps))))
+    [phase] = read.summed["purge"]["phases"]
     shown = re.search(r'now running "([^"]*)"', phase["detail"])[1]
     assert shown.endswith("…") and statement.startswith(shown[:-1]) and statement[len(shown) - 1] == " "
     assert phase["figures"]["views"][0]["statement"] == statement
-    assert f'title="connection 17 running {escape(statement)}"' in views.html_report(rec)
-    assert verdict_check.check(rec.path) == []
+    assert f'title="connection 17 running {escape(statement)}"' in read.html
+    assert verdict_check.contradictions(read) == []
 
 
 def test_shorten_keeps_words_whole():
@@ -296,14 +298,13 @@ def test_shorten_keeps_words_whole():
 # --- a real recording of the catch-up, when one is at hand ----------------------------
 
 def test_a_real_catch_up_after_a_pin_reads_as_one():
-    phases = told(CATCH_UP)["purge"]["phases"]
+    phases = checked(CATCH_UP)["purge"]["phases"]
     pins = [i for i, p in enumerate(phases) if p["verdict"] == "pinned"]
     assert pins, [p["detail"] for p in phases]
     caught_up = [phases[i + 1]["verdict"] == "catching_up" if i + 1 < len(phases) else False
                  for i in pins]
     said_inside = [any(e["verdict"] == "catching_up" for e in phases[i]["events"]) for i in pins]
     assert any(a or b for a, b in zip(caught_up, said_inside)), [p["detail"] for p in phases]
-    assert verdict_check.check(str(CATCH_UP)) == []
 
 
 def test_two_moments_a_tenth_apart_are_told_apart():
@@ -330,16 +331,16 @@ def test_block_waits_on_pages_being_written_are_the_disks_not_a_hot_spot(tmp_pat
         if r["type"] == "interval":  # four fifths of the block-latch time on pages being written
             r["counters"].update(block_write_waits=r["counters"]["block_waits_x"], block_read_wait_ns=0,
                                  block_write_wait_ns=r["counters"]["block_wait_ns"] * 4 // 5)
-    directory = write(tmp_path, records)
-    said = summary.summary(recording.load(str(directory)))
+    read = verdict_check.read(str(write(tmp_path, records)))
+    said = read.summed
     [latches] = [f for f in said["findings"] if f.startswith("Threads waited")]
     assert "was on pages being written to disk" in latches and "hot spot" not in latches
     assert said["block_lock"]["page_write_wait_s"] >= 0.5 * said["block_lock"]["total_wait_s"]
-    assert verdict_check.check(str(directory)) == []
+    assert verdict_check.contradictions(read) == []
     first = latches[:latches.index(").") + 2]
     said["findings"] = [first + " 85% of that time was on one page, block 5:3 sbtest/sbtest1 PRIMARY: a hot spot "
                         "(hot rows, a small table or an index root)."]
-    assert verdict_check.finding_problems(said, recording.load(str(directory))) != []
+    assert verdict_check.finding_problems(said, read.rec) != []
 
 
 def test_a_phase_is_flush_bound_for_waits_on_pages_being_written_from_a_tenth_of_its_time():
@@ -363,13 +364,12 @@ def test_waits_for_a_free_page_are_said_in_the_phase_and_a_finding_the_checker_h
     probes = [*recordings.meta(False)["probes"], {"name": "free_page_wait", "attached": True, "fallback": False,
                                                    "symbol": "pthread_cond_timedwait", "offset": 4, "reason": None}]
     directory = recordings.write(tmp_path / "rec", purge_journal(steps), probes=probes)
-    said = told(directory)
+    said = checked(directory)
     assert {k: said["flushing"]["free_page"][k] for k in ("waits", "wait_s")} == {"waits": 18, "wait_s": 12.0}
     [phase] = said["purge"]["phases"]
     assert phase["detail"].endswith("; flush-bound: threads waited 12.0 s in 18 waits for a free page")
     assert any(f.startswith("Threads waited 12.0 s for a free page in the buffer pool (18 waits)")
                for f in said["findings"])
-    assert verdict_check.check(str(directory)) == []
     table = purge_history.purge_table(recording.load(str(directory)))
     tampered = {**phase, "detail": phase["detail"].replace("18 waits", "19 waits")}
     assert verdict_check.phase_problems(tampered, table) != []
@@ -421,6 +421,5 @@ def test_an_event_in_the_last_two_milliseconds_is_read_against_its_own_snapshot(
     final["mono_ns"] = records[-3]["mono_ns"] + 2 * 10**6
     records[-2]["mono_ns"] = final["mono_ns"] - 1000
     directory = write(tmp_path, records)
-    events = [e for p in told(directory)["purge"]["phases"] for e in p["events"]]
+    events = [e for p in checked(directory)["purge"]["phases"] for e in p["events"]]
     assert [(e["verdict"], e["to_s"] - e["from_s"]) for e in events] == [("falling_behind", pytest.approx(0.002))]
-    assert verdict_check.check(str(directory)) == []
