@@ -1,8 +1,10 @@
 """Whether a report contradicts the recording it summarizes: the checker of the verdict and
 the findings, for the tests and for anyone who doubts a report.
 
-    from innostall.analysis.checks.verdict_check import check
+    from innostall.analysis.checks.verdict_check import check, contradictions, read
     check("path/to/recording")  # [] when the report holds; else one line per contradiction
+    said = read("path/to/recording")  # the same in two steps, for a caller that also reads
+    contradictions(said)              # the summary, text or page the check read
 
 What it checks, on `report --json`'s summary and the per-interval table (purge_history.purge_table):
 - the phases tile the recording, and each verdict has a reason in its own rows (a pinned
