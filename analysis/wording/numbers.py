@@ -30,9 +30,10 @@ def at(t: float) -> str:
 
 
 def between(a: float, b: float) -> str:
-    """Two moments, told apart: 'between 28.0 and 29.0 s', or 'between 9.000 and 9.016 s'
-    for a final snapshot taken just after an interval's."""
-    digits = 1 if at(a) != at(b) else 3
+    """Two moments, told apart: 'between 28.0 and 29.0 s', or 'between 9.000 and 9.050 s'
+    for a final snapshot taken just after an interval's. Under a tenth of a second apart,
+    a tenth would print 9.05 as 9.1, and its 9.0 would stand for either snapshot."""
+    digits = 1 if abs(b - a) >= 0.1 else 3
     return f"between {a:.{digits}f} and {b:.{digits}f} s"
 
 

@@ -423,3 +423,21 @@ def test_an_event_in_the_last_two_milliseconds_is_read_against_its_own_snapshot(
     directory = write(tmp_path, records)
     events = [e for p in checked(directory)["purge"]["phases"] for e in p["events"]]
     assert [(e["verdict"], e["to_s"] - e["from_s"]) for e in events] == [("falling_behind", pytest.approx(0.002))]
+
+
+def test_a_view_closed_by_the_final_snapshot_50_ms_on_is_told_apart_from_the_last_interval(tmp_path):
+    """The recording stops 50 ms after its last whole interval, and the view pinning purge
+    is gone by that final snapshot. 'between 9.0 and 9.1 s' printed 9.05 as 9.1, and its
+    '9.0' matched both snapshots, 50 ms apart (a fresh root's MySQL 8.0.15 recording, which
+    the checker refused): moments less than a tenth of a second apart are told to the
+    millisecond."""
+    snapshot = view(77, 0.5, 1000)
+    steps = [{"history": 1000 + 500 * i, "purge_batches": 1, "purge_empty_batches": 1, "views": [snapshot]}
+             for i in range(1, 10)]
+    steps.append({"history": 5400, "purge_batches": 2, "purge_pages": 200})
+    records = purge_journal(steps)
+    final = records[-1]
+    final["mono_ns"] = records[-3]["mono_ns"] + 50 * 10**6
+    records[-2]["mono_ns"] = final["mono_ns"] - 1000
+    pinned = checked(write(tmp_path, records))["purge"]["phases"][-1]
+    assert pinned["verdict"] == "pinned" and "; the view closed between 9.000 and 9.050 s" in pinned["detail"]
