@@ -8,10 +8,11 @@ import datetime as dt
 import os
 
 import jinja2
+import pandas as pd
 from markupsafe import Markup
 
 from innostall import __version__
-from innostall.names import demangle, leaf_first, path, server_label
+from innostall.names import demangle, leaf_first, leaf_path, path, server_label
 from innostall.format.schema import prose_unit
 from innostall.errors import UserError
 from innostall.format import files
@@ -116,8 +117,27 @@ def timeline_chart(rec: Recording, told: dict, replica: dict | None) -> Markup |
     if replica:
         lanes, extra = replica_series(rec, applier_table(rec), story.index)
         story = story.join(lanes)
-    fig = charts.timeline_figure(story, report_tables.view_spans(rec, told["pinned_by"]), told["phases"], extra)
+    fig = charts.timeline_figure(story, view_spans(rec, told["pinned_by"]), told["phases"], extra)
     return Markup(charts.fragment(fig, "purge-timeline"))
+
+
+def view_spans(rec: Recording, pinning: list[dict]) -> pd.DataFrame:
+    """One row per read view that pinned purge: label, from_s (its opening, or the attach
+    if before it), to_s (the last snapshot that saw it open) and a hover text."""
+    rows = []
+    for v in pinning:
+        same = rec.read_views[(rec.read_views["opened_s"] - v["opened_s"]).abs() < 1e-3]
+        names = ([f"tid {v['tid']}"] if v["tid"] is not None else []) + \
+            ([f"conn {v['connection_id']}"] if v["connection_id"] is not None else [])
+        label = " / ".join(names) or f"opened at {v['opened_s']:.1f} s"
+        where = shorten(leaf_path(v["stack"]), 160)
+        hover = "; ".join(x for x in [
+            f"opened at {v['opened_s']:.1f} s", f"held up to {v['pinned_max']:,} transactions",
+            f"stack: {where}" if where else "",
+            f"running: {shorten(v['statement'], 120)}" if v["statement"] else ""] if x)
+        rows.append({"label": label, "from_s": max(0.0, v["opened_s"]),
+                     "to_s": float(same["t_s"].max()) if len(same) else v["pinned_to_s"], "hover": hover})
+    return pd.DataFrame(rows, columns=["label", "from_s", "to_s", "hover"])
 
 
 def split_rows(told: dict) -> list[dict]:

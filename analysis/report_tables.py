@@ -7,10 +7,9 @@ import pandas as pd
 
 from innostall.format.journal import SERVER_STATE
 from innostall.format.schema import prose_unit
-from innostall.names import leaf_first, leaf_path, path
+from innostall.names import leaf_first, path
 
 from .histogram import slot_bounds, stats
-from .wording.numbers import shorten
 from .recording import Recording
 from .timeline import interval_lengths, per_interval
 
@@ -200,22 +199,3 @@ def story_series(table: pd.DataFrame) -> pd.DataFrame:
         "block-lock wait ms/s": table["block_wait_ns"] / 1e6 / per_s,
         "other latch wait ms/s": table["other_latch_wait_ns"] / 1e6 / per_s,
     }, index=table.index)
-
-
-def view_spans(rec: Recording, pinning: list[dict]) -> pd.DataFrame:
-    """One row per read view that pinned purge: label, from_s (its opening, or the attach
-    if before it), to_s (the last snapshot that saw it open) and a hover text."""
-    rows = []
-    for v in pinning:
-        same = rec.read_views[(rec.read_views["opened_s"] - v["opened_s"]).abs() < 1e-3]
-        names = ([f"tid {v['tid']}"] if v["tid"] is not None else []) + \
-            ([f"conn {v['connection_id']}"] if v["connection_id"] is not None else [])
-        label = " / ".join(names) or f"opened at {v['opened_s']:.1f} s"
-        where = shorten(leaf_path(v["stack"]), 160)
-        hover = "; ".join(x for x in [
-            f"opened at {v['opened_s']:.1f} s", f"held up to {v['pinned_max']:,} transactions",
-            f"stack: {where}" if where else "",
-            f"running: {shorten(v['statement'], 120)}" if v["statement"] else ""] if x)
-        rows.append({"label": label, "from_s": max(0.0, v["opened_s"]),
-                     "to_s": float(same["t_s"].max()) if len(same) else v["pinned_to_s"], "hover": hover})
-    return pd.DataFrame(rows, columns=["label", "from_s", "to_s", "hover"])

@@ -14,7 +14,7 @@ from conftest import REPO, innostall
 from innostall.format import journal as fmt
 from innostall.analysis.wording import phases as phase_words
 from innostall.analysis.wording.phase_list import PHASES_SHOWN
-from innostall.analysis import diff, metrics, phases, purge_history, purge_time, recording, report_tables, summary, views
+from innostall.analysis import diff, html, metrics, phases, purge_history, purge_time, recording, report_tables, summary, views
 from innostall.analysis.checks import verdict_check
 from recordings import purge_journal, view
 
@@ -394,7 +394,7 @@ def test_a_transaction_found_by_sql_without_a_thread_is_named_by_its_connection(
     [view_] = s["pinned_by"]
     assert (view_["tid"], view_["connection_id"], view_["source"], view_["opened_s"]) == (None, 5, "sql", -30.0)
     assert "tid ?" in views.text_report(rec)
-    assert report_tables.view_spans(rec, s["pinned_by"])["label"].tolist() == ["conn 5"]
+    assert html.view_spans(rec, s["pinned_by"])["label"].tolist() == ["conn 5"]
 
 
 def test_history_is_unknown_where_the_governor_detached_its_probes(tmp_path):
