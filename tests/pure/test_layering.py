@@ -103,3 +103,25 @@ def test_the_rule_is_read_from_imports_inside_functions_too():
     names = imported(module, source)
     assert "innostall.collector.discovery.elf" in names
     assert {stage_of_module(n) for n in names} - {"analysis", *STAGES["analysis"]} == {"discovery"}
+
+
+def test_the_analysis_stands_on_at_most_five_floors_without_a_circle():
+    """Issue 47: a reader holds the analysis as five floors (analysis/sections/__init__.py
+    names them); a sixth comes back with one convenient import, such as a table module
+    wording a hover text (report_tables importing wording/ did, until its view spans went to
+    the page that draws them). A folder counts as one room, as a reader takes it: its
+    modules' imports are its imports (scripts/import_floors.py counts modules)."""
+    import import_floors  # scripts/, on sys.path from conftest
+    modules = import_floors.module_names(REPO / "analysis", "analysis")
+
+    def room(name: str) -> str:  # analysis.wording.numbers is in the room analysis.wording
+        folder = ".".join(name.split(".")[:2])
+        return folder if (REPO / Path(*folder.split("."))).is_dir() else name
+
+    rooms: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        imports = {room(target) for target in import_floors.imports_of(name, path, modules)}
+        rooms.setdefault(room(name), set()).update(imports - {room(name)})
+    assert import_floors.circles(rooms) == []
+    floors = import_floors.floors(rooms)
+    assert max(floors.values()) <= 5, sorted((f, n) for n, f in floors.items() if f > 4)
