@@ -8,6 +8,7 @@
 #   SERVER: mariadb-11.4.5 | mysql-9.7.4 | mysql-8.0.15
 #   ACTION: setup [WORKERS]  the pair, replicating; WORKERS parallel appliers (0: the
 #                            single SQL thread; MySQL 8.4+ has no such thread, 0 is 1 worker)
+#           workers WORKERS  the running replica's appliers set to WORKERS, as setup's
 #           wait [SECONDS]   until the replica has applied what the primary had written
 #           status           the replica's SHOW SLAVE/REPLICA STATUS, one field a line
 #           stop             both stopped, the primary started again as the suite expects it
@@ -73,6 +74,24 @@ replica_opts() {  # replica_opts WORKERS: the replica's start options
   esac
 }
 
+workers() {  # workers WORKERS: the running replica's appliers, as replica_opts would start them
+  local n=${1:-0} set
+  [[ $n =~ ^[0-9]+$ ]] || usage
+  # each server takes the change only with its applier stopped (MariaDB: every replica thread)
+  case $flavour in
+    mariadb) on "$replica" "STOP SLAVE; SET GLOBAL slave_parallel_threads = $n; START SLAVE" ;;
+    mysql80) if [ "$n" -gt 0 ]; then
+               set="slave_parallel_type = 'LOGICAL_CLOCK', slave_preserve_commit_order = ON"
+             else
+               set="slave_preserve_commit_order = OFF, slave_parallel_type = 'DATABASE'"
+             fi
+             on "$replica" "STOP SLAVE SQL_THREAD; SET GLOBAL $set, slave_parallel_workers = $n;
+               START SLAVE SQL_THREAD" ;;
+    mysql84) on "$replica" "STOP REPLICA SQL_THREAD; SET GLOBAL replica_parallel_workers = $(( n > 0 ? n : 1 ));
+               START REPLICA SQL_THREAD" ;;
+  esac
+}
+
 replicate() {  # the replication user on the primary; the replica pointed at its position, started
   local file pos gtid
   on "$server" "SET sql_log_bin = 0; CREATE USER IF NOT EXISTS 'repl'@'127.0.0.1' IDENTIFIED BY '';
@@ -133,23 +152,30 @@ wait_applied() {  # wait_applied SECONDS: the replica has applied everything the
     die "the replica did not catch up within $secs s ($(status | grep -E 'Last_(IO_|SQL_)?Error: .' | head -n 1))"
 }
 
+until_running() {  # until_running STEP: the replica replicating within 30 s, or STEP failed
+  local i
+  for ((i = 0; i < 120; i++)); do
+    running && return 0
+    sleep 0.25
+  done
+  die "step '$1' failed: $(status | grep -E '_Running:|Last_(IO_|SQL_)?Error: .' | tr '\n' ' ')"
+}
+
 setup() {
-  local workers=${1:-0} i
+  local workers=${1:-0}
   [[ $workers =~ ^[0-9]+$ ]] || usage
   clone || die "step 'copy the data' failed"
   "$fixture" "$server" start "${primary_opts[@]}" || die "step 'start the primary' failed"
   replica_opts "$workers"
   "$fixture" "$replica" start "${opts[@]}" || die "step 'start the replica' failed"
   replicate || die "step 'start replicating' failed"
-  for ((i = 0; i < 120; i++)); do
-    running && return 0
-    sleep 0.25
-  done
-  die "step 'start replicating' failed: $(status | grep -E '_Running:|Last_(IO_|SQL_)?Error: .' | tr '\n' ' ')"
+  until_running "start replicating"
 }
 
 case $action in
   setup) setup "$@" ;;
+  workers) workers "$@" || die "step 'set the appliers' failed"
+           until_running "set the appliers" ;;
   wait) wait_applied "$@" ;;
   status) status ;;
   stop) "$fixture" "$replica" stop && "$fixture" "$server" stop && "$fixture" "$server" start ;;

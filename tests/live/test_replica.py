@@ -79,20 +79,40 @@ def replica_sh(server: str, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def pair(servers, request):
-    """(primary, replica), replicating with that many parallel workers; afterwards the
-    primary alone again, as the other tests expect it. Set up once per module for each
-    (server, workers): a setup copies the primary's data and restarts both servers, and a
-    stop restarts the primary, seconds each, while every test reads the replica's counters
-    as differences over its own load (or from a fresh recording), which a replica that
-    applied an earlier test's load leaves as they were."""
+def replicating(servers):
+    """The servers replicating to a replica of theirs, and the number of parallel appliers
+    each has; afterwards each primary alone again, as the other tests expect it. A setup
+    copies the primary's data and restarts both servers, and a stop restarts the primary,
+    5-27 s each: each pair is set up once, by the first test that asks for it, and kept until
+    the module ends."""
+    appliers: dict[str, int] = {}
+    try:
+        yield appliers
+    finally:  # a setup that failed half-way may have left the primary stopped or replicating
+        for name in appliers:
+            replica_sh(name, "stop")
+
+
+@pytest.fixture(scope="module")
+def pair(servers, replicating, request):
+    """(primary, replica) for a (server, workers): replicating with that many parallel
+    appliers, another number than the pair had restarting the applier alone. Every test reads
+    the replica's counters as differences over its own load (or from a fresh recording),
+    which a replica that applied an earlier test's load leaves as they were."""
     name, workers = request.param
     servers(name)  # fetched, loaded and started once per session
-    try:
+    if name not in replicating:
+        replicating[name] = None  # stopped at the end even if its setup fails half-way
         replica_sh(name, "setup", str(workers))
-        yield Server(name), Server(f"{name}:replica")
-    finally:  # a setup that failed half-way may have left the primary stopped or replicating
-        replica_sh(name, "stop")
+    elif replicating[name] != workers:
+        replica_sh(name, "workers", str(workers))
+    replicating[name] = workers
+    return Server(name), Server(f"{name}:replica")
+
+
+def pairs(which: list[tuple[str, int]]):
+    """The test once for each (server, workers) of which, on the module's pairs."""
+    return pytest.mark.parametrize("pair", which, indirect=True, ids=[f"{n}-{w}-workers" for n, w in which])
 
 
 def checksums(server: Server) -> dict[str, int]:
@@ -160,7 +180,7 @@ def row_locks(server: Server) -> tuple[int, int]:
     return int(found["Innodb_row_lock_waits"]), int(found["Innodb_row_lock_time"])
 
 
-@pytest.mark.parametrize("pair", NAMED_PAIRS, indirect=True, ids=[f"{n}-{w}-workers" for n, w in NAMED_PAIRS])
+@pairs(NAMED_PAIRS)
 def test_the_replica_applies_and_its_appliers_are_named(pair, tmp_path):
     primary, replica = pair
     out = tmp_path / "rec"
@@ -224,7 +244,7 @@ def attach_mono_ns(out) -> int:
 
 
 @pytest.mark.parametrize("budget", BUDGETS, ids=["exact", "default-budget"])
-@pytest.mark.parametrize("pair", STALL_PAIRS, indirect=True, ids=[f"{n}-{w}-workers" for n, w in STALL_PAIRS])
+@pairs(STALL_PAIRS)
 def test_rows_held_on_the_replica_stall_its_applier_on_row_locks(pair, budget, tmp_path):
     primary, replica = pair
     out = tmp_path / "rec"
@@ -295,7 +315,7 @@ def interval_sums(rec, names: list[str], after_s: float, before_s: float) -> dic
     return {name: int(rows.loc[rows["name"] == name, "value"].sum()) for name in names}
 
 
-@pytest.mark.parametrize("pair", SYNC_PAIRS, indirect=True, ids=[f"{n}-{w}-workers" for n, w in SYNC_PAIRS])
+@pairs(SYNC_PAIRS)
 def test_the_applier_waits_for_the_redo_log_where_its_commits_sync_it(pair, tmp_path):
     """The applier's redo-log waits (probe applier_redo_wait) against the server's own
     switches: with innodb_flush_log_at_trx_commit=1 each commit writes the log and syncs it,
