@@ -38,7 +38,7 @@ from innostall.analysis import recording, summary
 from innostall.analysis.advice.judge import figure_of
 from innostall.analysis.estimates import estimated_total
 from scenario_runs import SCENARIOS
-from test_replica import pair  # noqa: F401 (the fixture: the pair replicating, stopped after)
+from test_replica import pair, replicating  # noqa: F401 (the fixtures: the pair replicating, stopped after)
 from test_verify_live import setting
 
 PAIRS = [("mariadb-11.4.5", 0)]
