@@ -18,8 +18,10 @@ against what the server says and what the test makes happen:
   wakes it, as the load would on a live server. The catch-up is over when purge has
   purged that update: the server's "Purge done for trx's n:o < N" passes the trx id counter
   read just before it (each commit's number is drawn from that counter after its id, and purge
-  goes in their order), and purge is idle again: that number is how far purge has read, and
-  it purges what it read afterwards (10.2.11's 481 KB came a second after it). The history list length is no measure of it: MySQL, and MariaDB
+  goes in their order), and purge is idle again, and the LSN has then held still for 2 s:
+  that number is how far purge has read, and purge frees the undo logs it purged at a later
+  wake (10.2.11's 481 KB came a second after both, and a fresh root's catch-up window held
+  none of it without the LSN's wait). The history list length is no measure of it: MySQL, and MariaDB
   before MDEV-32050 (10.6.16, 10.11.6), shorten it only when purge truncates its rollback
   segments, every innodb_purge_rseg_truncate_frequency (128) batches, so a purged history of 4,721 stays
   4,721 for 3 s on 8.0.15, and a CI run read 3,160 of 4,059 left 25 s after the commit;
@@ -98,6 +100,9 @@ def test_redo_by_writer_against_the_lsn_and_the_load(servers, server_name, tmp_p
     # purges what it read and sleeps again
     (_, _, purged_below, idle), _ = settled(lambda: innodb_status(conn), quiet_s=WAKE_S, timeout_s=25,
                                             done=lambda status: status[2] > counter and status[3])
+    # and frees the undo logs it purged at a later wake (MariaDB 10.2.11: the master
+    # thread's, a second on, the most of purge's redo there): over once the LSN holds still
+    settled(lambda: innodb_status(conn)[0], quiet_s=2, timeout_s=10)
     drained = time.time()
     time.sleep(1.5)  # the interval that holds the end of the catch-up, written whole
     record.send_signal(signal.SIGINT)
