@@ -16,15 +16,16 @@ against what the server says and what the test makes happen:
   after a second of activity. The snapshot's rollback is neither (it wrote no undo), and on
   a slow machine the recording once ended with purge still asleep; one single-row update
   wakes it, as the load would on a live server. The catch-up is over when purge has
-  purged that update: the server's "Purge done for trx's n:o < N" passes the trx id counter
-  read just before it (each commit's number is drawn from that counter after its id, and purge
-  goes in their order), and purge is idle again, and the LSN has then held still for 2 s:
-  that number is how far purge has read, and purge frees the undo logs it purged at a later
-  wake (10.2.11's 481 KB came a second after both, and a fresh root's catch-up window held
-  none of it without the LSN's wait). The history list length is no measure of it: MySQL, and MariaDB
-  before MDEV-32050 (10.6.16, 10.11.6), shorten it only when purge truncates its rollback
-  segments, every innodb_purge_rseg_truncate_frequency (128) batches, so a purged history of 4,721 stays
-  4,721 for 3 s on 8.0.15, and a CI run read 3,160 of 4,059 left 25 s after the commit;
+  purged that update: the server's "Purge done for trx's n:o < N" passes the trx id
+  counter read just before it (each commit's number is drawn from that counter after its
+  id, and purge goes in their order), and purge is idle again, and the LSN has then held
+  still for 2 s: that number is how far purge has read, and purge frees the undo logs it
+  purged at a later wake (10.2.11's 481 KB came a second after both, and a fresh root's
+  catch-up window held none of it without the LSN's wait). The history list length is no
+  measure of it: MySQL, and MariaDB before MDEV-32050 (10.6.16, 10.11.6), shorten it only
+  when purge truncates its rollback segments, every innodb_purge_rseg_truncate_frequency
+  (128) batches, so a purged history of 4,721 stays 4,721 for 3 s on 8.0.15, and a CI run
+  read 3,160 of 4,059 left 25 s after the commit;
 - where the server's LSN is read from its memory, the report's redo is its growth, within 2%;
 - the redo the report gives user connections (each thread's role from the stack of its
   first write), with the I/O completion threads', is the LSN's growth while the load ran,
