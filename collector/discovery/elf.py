@@ -27,6 +27,8 @@ SHDR_DTYPE = np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("add
                        ("offset", "<u8"), ("size", "<u8"), ("link", "<u4"), ("info", "<u4"),
                        ("addralign", "<u8"), ("entsize", "<u8")])
 SHF_ALLOC = 2
+SHT_NOBITS = 8
+NT_GNU_BUILD_ID = 3
 PHDR_DTYPE = np.dtype([("type", "<u4"), ("flags", "<u4"), ("offset", "<u8"), ("vaddr", "<u8"),
                        ("paddr", "<u8"), ("filesz", "<u8"), ("memsz", "<u8"), ("align", "<u8")])
 PT_LOAD = 1
@@ -73,6 +75,7 @@ class ElfImage:
             raise UserError(f"{path}: unreadable ELF file ({e})")
         if self._elf.elfclass != 64 or self._elf["e_machine"] != "EM_X86_64":
             raise UserError(f"{path}: not an x86-64 executable; innostall supports x86-64 only")
+        self._symbol_tables: dict[str, tuple[np.ndarray, bytes] | None] = {}
 
     @property
     def is_pie(self) -> bool:
@@ -99,24 +102,70 @@ class ElfImage:
                 for h in headers[headers["type"] == PT_LOAD]]
 
     @cached_property
-    def build_id(self) -> str | None:
-        section = self._elf.get_section_by_name(".note.gnu.build-id")
-        if section is None:
+    def _section_headers(self) -> np.ndarray:
+        """The section headers read as an array: pyelftools' get_section_by_name and
+        iter_sections build every section first, and a .gnu.hash one by parsing its whole
+        table (0.2 s on a MySQL server, at each start)."""
+        header = self._elf.header
+        count, at = header["e_shnum"], header["e_shoff"]
+        if not count or header["e_shentsize"] != SHDR_DTYPE.itemsize \
+                or at + count * SHDR_DTYPE.itemsize > len(self._map) or header["e_shstrndx"] >= count:
+            return np.empty(0, SHDR_DTYPE)
+        return np.frombuffer(self._map, dtype=SHDR_DTYPE, count=count, offset=at)
+
+    @cached_property
+    def _sections(self) -> dict[str, int]:
+        """Section name -> its index among the headers (the last of a name, as pyelftools)."""
+        headers = self._section_headers
+        if not len(headers):
+            return {}
+        names_at = int(headers[self._elf.header["e_shstrndx"]]["offset"])
+        sections = {}
+        for i, h in enumerate(headers):
+            start = names_at + int(h["name"])
+            sections[self._map[start:self._map.find(b"\0", start)].decode(errors="replace")] = i
+        return sections
+
+    def _header(self, name: str):
+        """The section's header, or None where there is no such section or it has no bytes
+        in the file (a stripped file keeps NOBITS headers)."""
+        index = self._sections.get(name)
+        return None if index is None else self._header_at(index)
+
+    def _header_at(self, index: int):
+        if not 0 <= index < len(self._section_headers) \
+                or int(self._section_headers[index]["type"]) == SHT_NOBITS:
             return None
-        for note in section.iter_notes():
-            if note["n_type"] == "NT_GNU_BUILD_ID":
-                return note["n_desc"]
+        return self._section_headers[index]
+
+    def _bytes_of(self, header) -> bytes:
+        if header is None:
+            return b""
+        start = int(header["offset"])
+        return self._map[start:start + int(header["size"])]
+
+    @cached_property
+    def build_id(self) -> str | None:
+        """The GNU build id (hex), from the .note.gnu.build-id note read in place."""
+        note = self.section_bytes(".note.gnu.build-id")
+        at = 0
+        while at + 12 <= len(note):
+            name_size, desc_size, kind = (int.from_bytes(note[at + i:at + i + 4], "little") for i in (0, 4, 8))
+            name_end = at + 12 + ((name_size + 3) & ~3)
+            if kind == NT_GNU_BUILD_ID and note[at + 12:at + 12 + name_size] == b"GNU\0":
+                return note[name_end:name_end + desc_size].hex() or None
+            at = name_end + ((desc_size + 3) & ~3)
         return None
 
     @cached_property
     def has_symtab(self) -> bool:
-        section = self._elf.get_section_by_name(".symtab")
-        return section is not None and section["sh_size"] > 0
+        header = self._header(".symtab")
+        return header is not None and int(header["size"]) > 0
 
     def has_section(self, name: str) -> bool:
         """A section of that name with contents (a stripped file keeps NOBITS headers)."""
-        section = self._elf.get_section_by_name(name)
-        return section is not None and section["sh_type"] != "SHT_NOBITS" and section["sh_size"] > 0
+        header = self._header(name)
+        return header is not None and int(header["size"]) > 0
 
     @cached_property
     def debuglink(self) -> tuple[str, int] | None:
@@ -132,25 +181,30 @@ class ElfImage:
         return zlib.crc32(self._map)
 
     def section_bytes(self, name: str) -> bytes:
-        section = self._elf.get_section_by_name(name)
-        if section is None or section["sh_type"] == "SHT_NOBITS":
-            return b""
-        start = section["sh_offset"]
-        return self._map[start:start + section["sh_size"]]
+        return self._bytes_of(self._header(name))
+
+    def symbol_table(self, table: str) -> tuple[np.ndarray, bytes] | None:
+        """(the symbols, their string table) of .symtab or .dynsym, or None where the file
+        has none; copied out of the file once (a start looks names up ~80 times, and a
+        server's string table is megabytes)."""
+        if table not in self._symbol_tables:
+            header = self._header(table)
+            strings = None if header is None else self._header_at(int(header["link"]))
+            self._symbol_tables[table] = None if strings is None else (
+                np.frombuffer(self._bytes_of(header), dtype=SYM_DTYPE), self._bytes_of(strings))
+        return self._symbol_tables[table]
 
     def find(self, names: list[str], table: str, sym_type: int = STT_FUNC) -> dict[str, Symbol]:
         """Defined symbols of one type among `names`, in one symbol table."""
-        section = self._elf.get_section_by_name(table)
-        if section is None or section["sh_type"] == "SHT_NOBITS":
+        if (symbols := self.symbol_table(table)) is None:
             return {}
-        strtab = self.section_bytes(self._elf.get_section(section["sh_link"]).name)
+        syms, strtab = symbols
         offsets = _string_offsets(strtab, names)
         if not offsets:
             return {}
-        syms = np.frombuffer(self.section_bytes(table), dtype=SYM_DTYPE)
         wanted = np.isin(syms["name"], list(offsets)) & ((syms["info"] & 0xF) == sym_type) \
             & (syms["shndx"] != 0) & (syms["value"] != 0)
-        if table == ".dynsym" and self._elf.get_section_by_name(".gnu.version") is not None:
+        if table == ".dynsym" and self._header(".gnu.version") is not None:
             # a name a library keeps in several versions (glibc's pthread_cond_wait@GLIBC_2.2.5
             # and @@GLIBC_2.3.2) is the default one, the one programs link to: hidden ones are not
             versions = np.frombuffer(self.section_bytes(".gnu.version"), dtype="<u2")
@@ -163,11 +217,8 @@ class ElfImage:
         """Mangled names in one table's strings that contain identifier as a name
         component (its length, then itself: "9trx_purge"): the candidates for a function
         looked up by its demangled name, found without demangling the whole table."""
-        section = self._elf.get_section_by_name(table)
-        if section is None or section["sh_type"] == "SHT_NOBITS":
-            return []
-        return _mangled_names_mentioning(self.section_bytes(self._elf.get_section(section["sh_link"]).name),
-                                         identifier)
+        symbols = self.symbol_table(table)
+        return [] if symbols is None else _mangled_names_mentioning(symbols[1], identifier)
 
     @cached_property
     def import_slots(self) -> dict[int, str]:
@@ -190,21 +241,10 @@ class ElfImage:
 
     @cached_property
     def _allocated_sections(self) -> list[tuple[int, int, str]]:
-        """(start, end, name) of each section loaded into memory, from the section headers
-        read as an array: pyelftools' iter_sections builds every section, and builds a
-        .gnu.hash section by parsing its whole table (a tenth of a second each time)."""
-        header = self._elf.header
-        count, at = header["e_shnum"], header["e_shoff"]
-        if not count or header["e_shentsize"] != SHDR_DTYPE.itemsize:
-            return []
-        headers = np.frombuffer(self._map, dtype=SHDR_DTYPE, count=count, offset=at)
-        names_at = int(headers[header["e_shstrndx"]]["offset"])
-        sections = []
-        for h in headers[(headers["flags"] & SHF_ALLOC) != 0]:
-            start = names_at + int(h["name"])
-            name = self._map[start:self._map.find(b"\0", start)].decode(errors="replace")
-            sections.append((int(h["addr"]), int(h["addr"]) + int(h["size"]), name))
-        return sections
+        """(start, end, name) of each section loaded into memory."""
+        headers = self._section_headers
+        return [(int(headers[i]["addr"]), int(headers[i]["addr"]) + int(headers[i]["size"]), name)
+                for name, i in self._sections.items() if int(headers[i]["flags"]) & SHF_ALLOC]
 
     def section_of(self, vaddr: int) -> str | None:
         """The name of the allocated section holding vaddr (.text, .plt, .plt.sec ...)."""
@@ -271,17 +311,16 @@ class FunctionIndex:
         self.segments = _load_segments(images[0])  # (file offset, vaddr, size) per PT_LOAD
 
     def _functions(self, image: ElfImage, table_name: str) -> np.ndarray:
-        section = image._elf.get_section_by_name(table_name)
-        if section is None or section["sh_type"] == "SHT_NOBITS":
+        if (symbols := image.symbol_table(table_name)) is None:
             return np.empty(0, _INDEX_DTYPE)
-        syms = np.frombuffer(image.section_bytes(table_name), dtype=SYM_DTYPE)
+        syms, strtab = symbols
         syms = syms[((syms["info"] & 0xF) == STT_FUNC) & (syms["shndx"] != 0) & (syms["value"] != 0)]
         out = np.empty(len(syms), _INDEX_DTYPE)
         out["start"] = syms["value"]
         out["end"] = syms["value"] + np.maximum(syms["size"], 1)
         out["name"] = syms["name"]
         out["strtab"] = len(self._strtabs)
-        self._strtabs.append(image.section_bytes(image._elf.get_section(section["sh_link"]).name))
+        self._strtabs.append(strtab)
         return out
 
     def __len__(self) -> int:

@@ -20,6 +20,9 @@ from .elf import STT_FUNC, STT_OBJECT, ElfImage, Symbol
 #    (its release after the dash), and MYSQL_BASE_VERSION, "mysqld-8.0", the option-file
 #    group every release reads: it tells the version apart from other dotted numbers.
 MARIADB_VERSION = re.compile(rb"(?<![\d.])(\d{2}\.\d{1,2}\.\d{1,3})-MariaDB")
+# the suffix MARIADB_VERSION ends on, looked for first: the expression, which begins with
+# a digit, scans a MySQL server's 12 MB of .rodata in 0.6 s, and finds nothing there
+MARIADB_SUFFIX = b"-MariaDB"
 PERCONA_MARKER = re.compile(rb"Percona Server")
 MYSQL_MARKER = re.compile(rb"MySQL (?:Community|Enterprise) Server|mysqld")
 BASE_VERSION = re.compile(rb"\0mysqld-(\d{1,4})\.(\d{1,2})\0")
@@ -176,8 +179,8 @@ def debug_symbols_hint(target: Target) -> str:
 
 def identify(target: Target) -> None:
     rodata = target.elf.section_bytes(".rodata")
-    if m := MARIADB_VERSION.search(rodata):
-        target.family, target.version = "mariadb", m.group(1).decode()
+    if version := mariadb_version(rodata):
+        target.family, target.version = "mariadb", version
         return
     if PERCONA_MARKER.search(rodata):
         target.family = "percona"
@@ -186,6 +189,18 @@ def identify(target: Target) -> None:
     else:
         raise UserError(f"{target.exe}: not a MySQL, Percona or MariaDB server binary")
     target.version = mysql_version(rodata)
+
+
+def mariadb_version(rodata: bytes) -> str | None:
+    """The first MARIADB_VERSION in rodata: matched just before each MARIADB_SUFFIX, in a
+    window of 12 bytes (a version has 9 at most, so its start and the byte before it are
+    inside)."""
+    at = rodata.find(MARIADB_SUFFIX)
+    while at >= 0:
+        if m := MARIADB_VERSION.search(rodata, max(0, at - 12), at + len(MARIADB_SUFFIX)):
+            return m.group(1).decode()
+        at = rodata.find(MARIADB_SUFFIX, at + 1)
+    return None
 
 
 def mysql_version(rodata: bytes) -> str | None:

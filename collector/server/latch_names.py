@@ -31,7 +31,7 @@ import numpy as np
 from innostall.names import address_name, demangle
 
 from ..discovery import layouts
-from ..discovery.elf import STT_OBJECT, SYM_DTYPE
+from ..discovery.elf import STT_OBJECT
 
 # enum latch_kind (probes/innostall.h)
 LATCH_SRW, LATCH_BLOCK, LATCH_MUTEX, LATCH_RW_LOCK = 0, 1, 2, 3
@@ -135,13 +135,12 @@ class GlobalObjects:
         starts, ends, names = [], [], []
         for image in images:
             for table in (".symtab", ".dynsym"):
-                section = image._elf.get_section_by_name(table) if image else None
-                if section is None or section["sh_type"] == "SHT_NOBITS":
+                symbols = image.symbol_table(table) if image else None
+                if symbols is None:
                     continue
-                syms = np.frombuffer(image.section_bytes(table), dtype=SYM_DTYPE)
+                syms, strtab = symbols
                 syms = syms[((syms["info"] & 0xF) == STT_OBJECT) & (syms["size"] > 0)
                             & (syms["shndx"] != 0)]
-                strtab = image.section_bytes(image._elf.get_section(section["sh_link"]).name)
                 starts.append(syms["value"] + bias)
                 ends.append(syms["value"] + syms["size"] + bias)
                 names += [(strtab, int(n)) for n in syms["name"]]

@@ -35,8 +35,13 @@ def test_mysql_version_from_rodata(text, version):
 
 def test_mariadb_version_even_tail_merged():
     for text, version in [(b"\0" + b"10.2.11-MariaDB\0", "10.2.11"),
-                          (b"Ver 12.1.2-MariaDB-log\0", "12.1.2")]:
-        assert target.MARIADB_VERSION.search(text).group(1).decode() == version
+                          (b"Ver 12.1.2-MariaDB-log\0", "12.1.2"),
+                          (b"10.11.5-MariaDB", "10.11.5"),  # at the very start
+                          (b"x-MariaDB\0" + b"1.2.3-MariaDB\0" + b"11.4.5-MariaDB\0", "11.4.5"),  # not the first suffix
+                          (b"\0123456789.1.1-MariaDB" + b"\0" + b"10.6.1-MariaDB", "10.6.1")]:  # digits before: not a version
+        assert target.mariadb_version(text) == version
+        assert target.MARIADB_VERSION.search(text).group(1).decode() == version  # the expression's own first
+    assert target.mariadb_version(b"\0mysqld-8.0\0" + b"8.0.15\0 -MariaDB") is None
 
 
 def test_a_build_newer_than_checked_is_said_plainly():
