@@ -233,8 +233,9 @@ def write_recording(target: Target, probes: list[ResolvedProbe], out_dir: str, a
     at_once = None  # the second signal's name, when one ended the recording at once
     stacks = StackJournal(target, names, namer, views, prepared.schema.tables)  # the loader's tables as it prints them
     stacks.index_executable()  # while the loader calibrates, not once attached
-    # the tables' writer, started ahead of a known end (store.TablesAhead); one not asked for is ended
-    with contextlib.closing(store.TablesAhead(out_dir, group, None if asked.watch else asked.duration_s)) as tables:
+    # the tables' writer, started ahead of the end (store.TablesAhead); one not asked for is ended
+    with contextlib.closing(store.TablesAhead(out_dir, group, None if asked.watch else asked.duration_s,
+                                              open_ended=not asked.watch)) as tables:
         try:
             attached_at = follow(proc, journal, meta, stacks, asked.on_event,
                                  LiveLine(prepared.groups, prepared.schema) if sys.stderr.isatty() else None,

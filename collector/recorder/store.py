@@ -78,32 +78,45 @@ ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 WRITER = [sys.executable, "-m", "innostall.collector.recorder.store"]  # + [--when-told] DIR
 WHEN_TOLD = "--when-told"
 WRITE_WORD = "write\n"
-# The writer started ahead begins this long before the recording's known end: its imports
-# take 0.5-0.8 s of CPU on a 2-core machine, more where the server leaves less, and it
-# holds ~110 MB meanwhile (its peak writing, 125 MB), so not for the whole of a long recording.
+# A long recording's writer begins this long before its known end: its imports take
+# 0.5-0.8 s of CPU on a 2-core machine, more where the server leaves less, and it holds
+# ~110 MB meanwhile (its peak writing, 125 MB; 54 MB of it its own, the rest shared
+# libraries), so not for the whole of a long recording.
 AHEAD_S = 5.0
+# A writer is parked at most this long: one of a recording of up to that length (ended by
+# its --duration, or by a signal before, as a load test's often is) starts at the attach,
+# its Ctrl-C then returning a second sooner; a longer one's starts AHEAD_S before its end,
+# and one with no known end is ended at this age (the one started at its end writes).
+PARKED_AT_MOST_S = 600.0
 
 
 class TablesAhead:
-    """The tables' writer, started before the recording ends (AHEAD_S before a --duration's
-    end), so that what it imports (pandas, pyarrow: most of a writer's time, its writing a
-    tenth of a second) is loaded when the loader has ended; it then waits for the word on
-    its stdin. Only where the idle cgroup is: until the tables are asked for it is parked
-    there with no patience (idle.IdleGroup.park), so while the server is traced its imports
-    take no CPU the server wants, however long that takes; once asked, its stay has the
-    group's patience, as a writer started then has. A recording without a known end
-    (Ctrl-C, a watch) starts its writer at the end, as before."""
+    """The tables' writer, started before the recording ends (at the attach, or AHEAD_S
+    before the end of a recording longer than PARKED_AT_MOST_S), so that what it imports
+    (pandas, pyarrow: most of a writer's time, its writing a tenth of a second) is loaded
+    when the loader has ended; it then waits for the word on its stdin. Only where the idle
+    cgroup is: until the tables are asked for it is parked there with no patience
+    (idle.IdleGroup.park), so while the server is traced its imports take no CPU the server
+    wants, however long that takes; once asked, its stay has the group's patience, as a
+    writer started then has. A watch starts its writer at the end."""
 
-    def __init__(self, directory: str, group: idle.IdleGroup | None, duration_s: float | None):
+    def __init__(self, directory: str, group: idle.IdleGroup | None, duration_s: float | None,
+                 open_ended: bool = False):
+        """open_ended: without a duration, the recording ends on a signal (not a watch's)."""
         self.directory, self.group, self.duration_s = directory, group, duration_s
+        self.open_ended = open_ended
         self.due: float | None = None  # time.monotonic() from which the writer is started
+        self.until: float | None = None  # ... and until which it may stay parked
         self.proc: subprocess.Popen | None = None
 
     def heed(self, kind: str) -> None:
         """A loader line of this kind has come: the attach sets when the writer is due."""
         now = time.monotonic()
-        if kind == "attached" and self.group and self.duration_s is not None:
-            self.due = now + max(0.0, self.duration_s - AHEAD_S)
+        if kind == "attached" and self.group:
+            if self.duration_s is not None and self.duration_s > PARKED_AT_MOST_S:
+                self.due = now + self.duration_s - AHEAD_S
+            elif self.duration_s is not None or self.open_ended:
+                self.due, self.until = now, now + PARKED_AT_MOST_S
         if self.proc is None and self.due is not None and now >= self.due:
             self.due = None  # once: one that cannot be started is started at the end instead
             with contextlib.suppress(OSError):
@@ -111,6 +124,9 @@ class TablesAhead:
                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                              start_new_session=True)  # the terminal's Ctrl-C is ours
                 self.group.park(self.proc.pid)
+        if self.proc is not None and self.until is not None and now >= self.until:
+            self.until = None
+            self.close()  # its memory back: one started at the end writes the tables
 
     def take(self) -> tuple[subprocess.Popen, idle.Stay] | None:
         """The writer started ahead, now waited for (its patience from now), or None."""

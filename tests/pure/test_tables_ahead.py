@@ -4,6 +4,8 @@ started at the end writes, once told; one never told writes nothing and is reape
 from __future__ import annotations
 
 import shutil
+import sys
+import time
 
 import pytest
 
@@ -59,12 +61,34 @@ def test_a_writer_started_ahead_writes_once_told_the_tables_of_one_started_at_th
     assert proc.returncode is not None and never.proc is None and not tables(untold)
 
 
-@pytest.mark.parametrize("parked, duration_s", [(True, None), (False, 1.0), (True, store.AHEAD_S + 60)])
-def test_no_writer_is_started_ahead_without_a_known_end_near_or_an_idle_group(tmp_path, parked, duration_s):
-    """Ctrl-C or a watch ends the recording when it may; without the idle cgroup the writer's
-    imports would compete with the server while it is traced; a long recording's end is
-    far off (the writer holds ~110 MB meanwhile)."""
+@pytest.mark.parametrize("parked, duration_s", [(True, None), (False, 1.0), (True, store.PARKED_AT_MOST_S + 60)])
+def test_no_writer_is_started_ahead_for_a_watch_a_long_recording_or_without_an_idle_group(tmp_path, parked, duration_s):
+    """A watch (no duration, not open-ended) saves when it may; without the idle cgroup the
+    writer's imports would compete with the server while it is traced; a long recording's
+    end is far off (the writer holds ~110 MB meanwhile)."""
     ahead = store.TablesAhead(str(tmp_path), ParkedGroup() if parked else None, duration_s)
     for kind in ("attached", "interval", "interval"):
         ahead.heed(kind)
     assert ahead.proc is None
+
+
+@pytest.mark.parametrize("duration_s", [None, 120.0])
+def test_a_recording_that_may_end_on_a_signal_starts_its_writer_at_the_attach_parked_at_most_so_long(
+        tmp_path, monkeypatch, duration_s):
+    """Ctrl-C, with or without a --duration of up to PARKED_AT_MOST_S: the writer's imports
+    done while the recording runs, the tables a second sooner after it; one parked that long
+    gives its memory back, and the writer started at the end writes."""
+    monkeypatch.setattr(store, "WRITER", [sys.executable, "-c", "import sys; sys.stdin.read()"])
+    group = ParkedGroup()
+    ahead = store.TablesAhead(str(tmp_path), group, duration_s, open_ended=duration_s is None)
+    ahead.heed("attached")
+    started = ahead.proc
+    assert started and group.parked == [started.pid]
+    ahead.heed("interval")
+    assert ahead.proc is started and started.poll() is None  # still parked, waiting for the word
+    later = ahead.until + 1  # PARKED_AT_MOST_S after the attach
+    monkeypatch.setattr(time, "monotonic", lambda: later)
+    ahead.heed("interval")
+    assert ahead.proc is None and started.returncode is not None  # ended and reaped
+    ahead.heed("interval")
+    assert ahead.proc is None and group.parked == [started.pid]  # not started again
