@@ -78,27 +78,27 @@ ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 WRITER = [sys.executable, "-m", "innostall.collector.recorder.store"]  # + [--when-told] DIR
 WHEN_TOLD = "--when-told"
 WRITE_WORD = "write\n"
-# A long recording's writer begins this long before its known end: its imports take
+# A --duration's writer begins this long before its end: its imports take
 # 0.5-0.8 s of CPU on a 2-core machine, more where the server leaves less, and it holds
 # ~110 MB meanwhile (its peak writing, 125 MB; 54 MB of it its own, the rest shared
 # libraries), so not for the whole of a long recording.
 AHEAD_S = 5.0
-# A writer is parked at most this long: one of a recording of up to that length (ended by
-# its --duration, or by a signal before, as a load test's often is) starts at the attach,
-# its Ctrl-C then returning a second sooner; a longer one's starts AHEAD_S before its end,
-# and one with no known end is ended at this age (the one started at its end writes).
+# A recording with no --duration (ended by a signal) starts its writer at the attach, its
+# Ctrl-C then returning a second sooner, and ends it if it is still parked at this age (the
+# one started at the end writes). One with a --duration keeps its imports out of what it
+# measures until AHEAD_S before its end (the bench's windows end by SIGINT well before it).
 PARKED_AT_MOST_S = 600.0
 
 
 class TablesAhead:
-    """The tables' writer, started before the recording ends (at the attach, or AHEAD_S
-    before the end of a recording longer than PARKED_AT_MOST_S), so that what it imports
-    (pandas, pyarrow: most of a writer's time, its writing a tenth of a second) is loaded
-    when the loader has ended; it then waits for the word on its stdin. Only where the idle
-    cgroup is: until the tables are asked for it is parked there with no patience
-    (idle.IdleGroup.park), so while the server is traced its imports take no CPU the server
-    wants, however long that takes; once asked, its stay has the group's patience, as a
-    writer started then has. A watch starts its writer at the end."""
+    """The tables' writer, started before the recording ends (AHEAD_S before a --duration's
+    end, at the attach without one), so that what it imports (pandas, pyarrow: most of a
+    writer's time, its writing a tenth of a second) is loaded when the loader has ended; it
+    then waits for the word on its stdin. Only where the idle cgroup is: until the tables
+    are asked for it is parked there with no patience (idle.IdleGroup.park), so while the
+    server is traced its imports take no CPU the server wants, however long that takes; once
+    asked, its stay has the group's patience, as a writer started then has. A watch starts
+    its writer at the end."""
 
     def __init__(self, directory: str, group: idle.IdleGroup | None, duration_s: float | None,
                  open_ended: bool = False):
@@ -113,9 +113,9 @@ class TablesAhead:
         """A loader line of this kind has come: the attach sets when the writer is due."""
         now = time.monotonic()
         if kind == "attached" and self.group:
-            if self.duration_s is not None and self.duration_s > PARKED_AT_MOST_S:
-                self.due = now + self.duration_s - AHEAD_S
-            elif self.duration_s is not None or self.open_ended:
+            if self.duration_s is not None:
+                self.due = now + max(0.0, self.duration_s - AHEAD_S)
+            elif self.open_ended:
                 self.due, self.until = now, now + PARKED_AT_MOST_S
         if self.proc is None and self.due is not None and now >= self.due:
             self.due = None  # once: one that cannot be started is started at the end instead

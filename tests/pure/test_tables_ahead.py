@@ -61,26 +61,25 @@ def test_a_writer_started_ahead_writes_once_told_the_tables_of_one_started_at_th
     assert proc.returncode is not None and never.proc is None and not tables(untold)
 
 
-@pytest.mark.parametrize("parked, duration_s", [(True, None), (False, 1.0), (True, store.PARKED_AT_MOST_S + 60)])
-def test_no_writer_is_started_ahead_for_a_watch_a_long_recording_or_without_an_idle_group(tmp_path, parked, duration_s):
+@pytest.mark.parametrize("parked, duration_s", [(True, None), (False, 1.0), (True, store.AHEAD_S + 60)])
+def test_no_writer_is_started_ahead_for_a_watch_a_far_end_or_without_an_idle_group(tmp_path, parked, duration_s):
     """A watch (no duration, not open-ended) saves when it may; without the idle cgroup the
-    writer's imports would compete with the server while it is traced; a long recording's
-    end is far off (the writer holds ~110 MB meanwhile)."""
+    writer's imports would compete with the server while it is traced; a --duration's end
+    is far off (its imports kept out of what it measures until then)."""
     ahead = store.TablesAhead(str(tmp_path), ParkedGroup() if parked else None, duration_s)
     for kind in ("attached", "interval", "interval"):
         ahead.heed(kind)
     assert ahead.proc is None
 
 
-@pytest.mark.parametrize("duration_s", [None, 120.0])
-def test_a_recording_that_may_end_on_a_signal_starts_its_writer_at_the_attach_parked_at_most_so_long(
-        tmp_path, monkeypatch, duration_s):
-    """Ctrl-C, with or without a --duration of up to PARKED_AT_MOST_S: the writer's imports
-    done while the recording runs, the tables a second sooner after it; one parked that long
-    gives its memory back, and the writer started at the end writes."""
+def test_a_recording_without_a_duration_starts_its_writer_at_the_attach_parked_at_most_so_long(
+        tmp_path, monkeypatch):
+    """Ctrl-C: the writer's imports done while the recording runs, the tables a second sooner
+    after it; one parked PARKED_AT_MOST_S gives its memory back, and the writer started at
+    the end writes."""
     monkeypatch.setattr(store, "WRITER", [sys.executable, "-c", "import sys; sys.stdin.read()"])
     group = ParkedGroup()
-    ahead = store.TablesAhead(str(tmp_path), group, duration_s, open_ended=duration_s is None)
+    ahead = store.TablesAhead(str(tmp_path), group, None, open_ended=True)
     ahead.heed("attached")
     started = ahead.proc
     assert started and group.parked == [started.pid]
