@@ -114,17 +114,19 @@ class ElfImage:
         return np.frombuffer(self._map, dtype=SHDR_DTYPE, count=count, offset=at)
 
     @cached_property
-    def _sections(self) -> dict[str, int]:
-        """Section name -> its index among the headers (the last of a name, as pyelftools)."""
+    def _section_names(self) -> list[str]:
+        """Each section header's name, in their order."""
         headers = self._section_headers
         if not len(headers):
-            return {}
+            return []
         names_at = int(headers[self._elf.header["e_shstrndx"]]["offset"])
-        sections = {}
-        for i, h in enumerate(headers):
-            start = names_at + int(h["name"])
-            sections[self._map[start:self._map.find(b"\0", start)].decode(errors="replace")] = i
-        return sections
+        starts = [names_at + int(h["name"]) for h in headers]
+        return [self._map[at:self._map.find(b"\0", at)].decode(errors="replace") for at in starts]
+
+    @cached_property
+    def _sections(self) -> dict[str, int]:
+        """Section name -> its index among the headers (the last of a name, as pyelftools)."""
+        return {name: i for i, name in enumerate(self._section_names)}
 
     def _header(self, name: str):
         """The section's header, or None where there is no such section or it has no bytes
@@ -159,8 +161,7 @@ class ElfImage:
 
     @cached_property
     def has_symtab(self) -> bool:
-        header = self._header(".symtab")
-        return header is not None and int(header["size"]) > 0
+        return self.has_section(".symtab")
 
     def has_section(self, name: str) -> bool:
         """A section of that name with contents (a stripped file keeps NOBITS headers)."""
@@ -241,10 +242,9 @@ class ElfImage:
 
     @cached_property
     def _allocated_sections(self) -> list[tuple[int, int, str]]:
-        """(start, end, name) of each section loaded into memory."""
-        headers = self._section_headers
-        return [(int(headers[i]["addr"]), int(headers[i]["addr"]) + int(headers[i]["size"]), name)
-                for name, i in self._sections.items() if int(headers[i]["flags"]) & SHF_ALLOC]
+        """(start, end, name) of each section loaded into memory, in the headers' order."""
+        return [(int(h["addr"]), int(h["addr"]) + int(h["size"]), name)
+                for h, name in zip(self._section_headers, self._section_names) if int(h["flags"]) & SHF_ALLOC]
 
     def section_of(self, vaddr: int) -> str | None:
         """The name of the allocated section holding vaddr (.text, .plt, .plt.sec ...)."""
