@@ -22,14 +22,22 @@ thread writes out itself (the probe: buf_flush_single_page_from_LRU, entry and r
 right after the write. Measured equal in every
 run: MariaDB 11.4.5 74, 8, 9 and 9 waits with its writes held to 30 a second, 231, 22 and 221
 at 15 (how many varies with what the pool holds when the load starts: only more than 0 is
-asked); MySQL 9.7.4 321, 355 and 466. The MySQL counter is a plain add (not atomic): two
+asked); MySQL 9.7.4 321, 355 and 466, in loads of 10 s. Ended 3 s after the first wait
+(below): MariaDB 11.4.5 25, 20 and 11, MySQL 9.7.4 68 (2026-12-01). The MySQL counter is a plain add (not atomic): two
 threads counting at once could lose one, so the server's figure could only be lower than
 the probe's there; it never was.
 
-In one fresh root, MariaDB 11.4.5's slowed load made 165 updates in 10 s and no free-page
-wait (its writers stalled elsewhere): the load is tried again, up to TRIES times, and
-where none of them makes a wait there is nothing to compare, which the test says as a skip
-(the probe's count is then in the message: it was 0)."""
+The load runs until the server has counted a wait, at most LOAD_S: on MariaDB 11.4.5 the
+first came 0.5 s into a slowed load begun right after the table's fill, and 19-33 s into one
+begun 5 s later, once the page cleaner had written the fill's pages and the pool had 300-360
+pages free again (2026-12-01, without innostall): fixed loads of 10 s, three tries, had made
+none in most runs (a fresh root's 165 updates in 10 s). So the updates first run UNSLOWED_S
+at full speed, which dirties pages faster than a slowed load can, and then slowed: the first
+wait came 6.5-17 s later. The load goes on WAITING_S past the first wait, and the limit is
+lifted before the updates are stopped (a statement held behind the slowed writes took up to
+45 s to end). Where none comes within LOAD_S there is nothing to compare, which the test
+says as a skip (the probe's count is then in the message).
+"""
 from __future__ import annotations
 
 import contextlib
@@ -56,8 +64,9 @@ ROWS_LOG2 = 16  # 65,536 rows of 200 bytes and more: about 4 times the pool
 # slowed, it cannot. MySQL 9.7.4's threads find none free at full speed; slowed, they wait
 # on the log and the doublewrite buffer instead (116 updates in 10 s, no free-page wait).
 SLOW_IOPS = {"mariadb-11.4.5": 15, "mysql-9.7.4": None}
-LOAD_S = 10
-TRIES = 3  # loads, until one makes the server count a wait (a fresh root's once made none in 165 updates)
+LOAD_S = 45  # at most, until the server has counted a wait (the first came 6.5-17 s into the slowed load)
+WAITING_S = 3  # the load goes on this long after the first wait: several waits compared, not one
+UNSLOWED_S = 2  # the updates' first seconds at full speed: they dirty the pool the fill left clean
 THREADS = 4
 
 
@@ -72,15 +81,17 @@ def fill_table(conn) -> None:
             cur.execute("INSERT INTO fw.big (k, pad) SELECT k, pad FROM fw.big")
 
 
-def update_at_random(srv, seconds: float) -> int:
-    """THREADS connections updating random rows of fw.big for that long: the updates done."""
-    done, lock = [0], threading.Lock()
+@contextlib.contextmanager
+def updating_at_random(srv):
+    """THREADS connections updating random rows of fw.big until the block ends; yields a
+    list whose one item is the updates done, once the block has ended."""
+    done, stop, lock = [0], threading.Event(), threading.Lock()
 
     def work():
         conn = srv.connect()
-        ids, end, n = 1 << ROWS_LOG2, time.monotonic() + seconds, 0
+        ids, n = 1 << ROWS_LOG2, 0
         with conn.cursor() as cur:
-            while time.monotonic() < end:
+            while not stop.is_set():
                 cur.execute("UPDATE fw.big SET k = k + 1 WHERE id = %s", (random.randint(1, ids),))
                 n += 1
         conn.close()
@@ -90,9 +101,29 @@ def update_at_random(srv, seconds: float) -> int:
     threads = [threading.Thread(target=work) for _ in range(THREADS)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
-    return done[0]
+    try:
+        yield done
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+
+def until_the_server_counts_a_wait(srv, conn, before: int, iops: int | None) -> tuple[float, int]:
+    """Load the server until WAITING_S after it has counted a free-page wait, or LOAD_S, its
+    writes slowed to iops after UNSLOWED_S when asked: the seconds it took and the updates."""
+    with updating_at_random(srv) as updates:
+        begun = time.monotonic()
+        if iops:
+            time.sleep(UNSLOWED_S)
+        with slow_disk.slow_writes(srv.pid, data_dir(srv.pid), iops) if iops else contextlib.nullcontext():
+            waited = None
+            while time.monotonic() - begun < LOAD_S and (waited is None or time.monotonic() < waited + WAITING_S):
+                if waited is None and srv.status(conn, "Innodb_buffer_pool_wait_free") > before:
+                    waited = time.monotonic()
+                time.sleep(0.2)
+        took = time.monotonic() - begun
+    return took, updates[0]
 
 
 @pytest.mark.parametrize("small_pool_server", SERVERS, indirect=True)
@@ -110,14 +141,10 @@ def test_free_page_waits_are_the_servers(small_pool_server, tmp_path):
                               stderr=subprocess.PIPE, text=True)
     try:
         wait_for_line(out / "journal.jsonl", "interval")
-        before, updates, after = srv.status(conn, "Innodb_buffer_pool_wait_free"), 0, None
-        for _ in range(TRIES):  # each try a load of its own, until the server counted a wait
-            with slow_disk.slow_writes(srv.pid, data_dir(srv.pid), iops) if iops else contextlib.nullcontext():
-                updates += update_at_random(srv, LOAD_S)
-            after, still = settled(lambda: srv.status(conn, "Innodb_buffer_pool_wait_free"), quiet_s=2, timeout_s=60)
-            assert still, "the server's count of free-page waits never held still"
-            if after > before:
-                break
+        before = srv.status(conn, "Innodb_buffer_pool_wait_free")
+        took, updates = until_the_server_counts_a_wait(srv, conn, before, iops)
+        after, still = settled(lambda: srv.status(conn, "Innodb_buffer_pool_wait_free"), quiet_s=2, timeout_s=60)
+        assert still, "the server's count of free-page waits never held still"
     finally:
         record.send_signal(signal.SIGINT)
         assert record.wait(timeout=60) == 0, record.stderr.read()
@@ -125,14 +152,14 @@ def test_free_page_waits_are_the_servers(small_pool_server, tmp_path):
     probed, wait_s = rec.counter_total("free_page_waits"), rec.counter_total("free_page_wait_ns") / 1e9
     table = rec.flush_waits[rec.flush_waits["kind"] == "free page"]
     hits = rec.counter_total("hits.free_page_wait")
-    print(f"{srv.name}: {updates} updates; free-page waits: server {after - before}, probe {probed} "
+    print(f"{srv.name}: {updates} updates in {took:.1f} s; free-page waits: server {after - before}, probe {probed} "
           f"({wait_s:.1f} s; by role {table.groupby('role')['waits'].sum().to_dict()}); probe hits {hits} "
           f"in {rec.duration_s:.0f} s; estimate {cost.cost_summary(rec)['overhead_ms']:.0f} ms of a "
           f"{cost.cost_summary(rec)['budget_ms']:.0f} ms budget")
     assert cost.coverage(rec, "free_page_wait") == 1.0  # never sampled: the default tells the stall whole
     assert hits == 2 * probed  # an entry and an end a wait, no other caller's: bounded by the event
     if after == before:  # the load stalled elsewhere (the log, the doublewrite buffer): nothing to compare
-        pytest.skip(f"no free-page wait in {TRIES} loads of {LOAD_S} s ({updates} updates); the probe counted {probed}")
+        pytest.skip(f"no free-page wait in {LOAD_S} s of load ({updates} updates); the probe counted {probed}")
     assert probed == after - before
     assert int(table["waits"].sum()) == probed  # every wait in the table, with its stack and role
     assert wait_s > 0
