@@ -101,7 +101,8 @@ static bool sampled(const struct governor *gov, const struct group_state *g)
  * past its allowance for the rest of the interval. A group of unknown demand (the first
  * interval's) has no average yet, so its runs were charged nothing until the interval
  * ended: the latch group's first window on a slow-disk purge ran 470 ms and cost 5.7 ms
- * on a 0.9 ms allowance, and repaying that closed every sampled group for 5 s. */
+ * on a 0.9 ms allowance, and repaying that closed every sampled group for 5 s
+ * (docs/overhead.md, the first interval). */
 static void settle_open_groups(struct governor *gov)
 {
 	bool settled[MAX_ATTACHMENTS] = {};
@@ -481,11 +482,10 @@ void governor_start(struct governor *gov, struct innostall_bpf *obj, struct atta
 		gov->cpu_start_ns = gov->cpu_last_ns = server_cpu_ns(cfg->pid);
 	for (group = 1; group < gov->nr_groups; group++) {
 		gov->groups[group].demand = -1; /* unknown until it has been attached a while */
-		/* the first interval: an equal share of what it is sure to earn (MIN_BASE_CPU),
-		 * as planned for (AIM). Shares of one whole CPU's budget let it spend 10 ms
-		 * where a server using a fifth of a CPU earned 2.5: a debt of 4 s, all sampled
-		 * groups closed while it was repaid */
-		gov->groups[group].allowance_ns = sampling(gov) ? AIM * MIN_BASE_CPU *
+		/* the first interval: an equal share of one CPU's budget, more than a quiet
+		 * server earns; shares of what it is sure to earn (a quarter CPU) cut a deep
+		 * read made at the attach (docs/overhead.md, the first interval) */
+		gov->groups[group].allowance_ns = sampling(gov) ?
 			cfg->budget_ppm / 1e6 * cfg->interval_ms * 1e6 / (gov->nr_groups - 1) : INFINITY;
 	}
 	attacher_start(&gov->attacher, obj, att, nr_att, cfg->pid, cfg->binary);
